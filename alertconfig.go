@@ -1,0 +1,560 @@
+package herald
+
+import (
+	"fmt"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// Notification says who is told about an alert and when, as the API shows it (secrets in the
+// clear: the API masks them on the way out with Masked).
+type Notification struct {
+	TypeName            string   `json:"typeName"`
+	DelayMin            int      `json:"delayMin"`
+	IntervalMin         int      `json:"intervalMin"`
+	EmailAddress        string   `json:"emailAddress,omitempty"`
+	EmailEnabled        *bool    `json:"emailEnabled,omitempty"`
+	SMSEnabled          *bool    `json:"smsEnabled,omitempty"`
+	MobileNumber        string   `json:"mobileNumber,omitempty"`
+	Username            string   `json:"username,omitempty"`
+	Roles               []string `json:"roles,omitempty"`
+	APIToken            string   `json:"apiToken,omitempty"`
+	ChannelName         string   `json:"channelName,omitempty"`
+	NotificationToken   string   `json:"notificationToken,omitempty"`
+	RoomName            string   `json:"roomName,omitempty"`
+	MetricsAAPIKey      string   `json:"metricsAApiKey,omitempty"`
+	ServiceKey          string   `json:"serviceKey,omitempty"`
+	AlertingAAPIKey     string   `json:"alertingAApiKey,omitempty"`
+	AlertingARegion     string   `json:"alertingARegion,omitempty"`
+	AlertingBAPIKey     string   `json:"alertingBApiKey,omitempty"`
+	AlertingBRoutingKey string   `json:"alertingBRoutingKey,omitempty"`
+	ChatCWebhookURL     string   `json:"chatCWebhookUrl,omitempty"`
+	WebhookURL          string   `json:"webhookUrl,omitempty"`
+	WebhookSecret       string   `json:"webhookSecret,omitempty"`
+}
+
+// Masked is the notification as a read shows it.
+func (n Notification) Masked() Notification {
+	n.APIToken = MaskTail(n.APIToken)
+	n.NotificationToken = MaskTail(n.NotificationToken)
+	n.MetricsAAPIKey = MaskTail(n.MetricsAAPIKey)
+	n.ServiceKey = MaskTail(n.ServiceKey)
+	n.AlertingAAPIKey = MaskTail(n.AlertingAAPIKey)
+	n.AlertingBAPIKey = MaskTail(n.AlertingBAPIKey)
+	n.ChatCWebhookURL = MaskURL(n.ChatCWebhookURL)
+	n.WebhookURL = MaskURL(n.WebhookURL)
+	n.WebhookSecret = MaskAll(n.WebhookSecret)
+	return n
+}
+
+// Matcher narrows a configuration to the entities whose field matches.
+type Matcher struct {
+	FieldName string `json:"fieldName"`
+	Operator  string `json:"operator"`
+	Value     string `json:"value"`
+}
+
+// Threshold is the limit of a thresholded event type (TOO_FEW_HEALTHY_MEMBERS, ...).
+type Threshold struct {
+	Operator  string  `json:"operator"`
+	Threshold float64 `json:"threshold"`
+	Units     string  `json:"units,omitempty"`
+}
+
+// MetricThreshold is the limit of an OUTSIDE_METRIC_THRESHOLD configuration.
+type MetricThreshold struct {
+	MetricName string  `json:"metricName"`
+	Mode       string  `json:"mode"`
+	Operator   string  `json:"operator"`
+	Threshold  float64 `json:"threshold"`
+	Units      string  `json:"units"`
+}
+
+// AlertRule is what project and global alert configurations have in common: the condition
+// that opens an alert and who is told. The alert engine works on rules.
+type AlertRule struct {
+	Enabled         bool             `json:"enabled"`
+	EventTypeName   string           `json:"eventTypeName"`
+	Matchers        []Matcher        `json:"matchers"`
+	MetricThreshold *MetricThreshold `json:"metricThreshold,omitempty"`
+	Threshold       *Threshold       `json:"threshold,omitempty"`
+	Notifications   []Notification   `json:"notifications"`
+}
+
+// Masked is the rule with every notification masked.
+func (r AlertRule) Masked() AlertRule {
+	ns := make([]Notification, len(r.Notifications))
+	for i, n := range r.Notifications {
+		ns[i] = n.Masked()
+	}
+	r.Notifications = ns
+	return r
+}
+
+// AlertConfig is a project's alert configuration.
+type AlertConfig struct {
+	ID      string `json:"id"`
+	GroupID string `json:"groupId"`
+	Created Time   `json:"created"`
+	Updated Time   `json:"updated"`
+	AlertRule
+}
+
+// Masked is the configuration as a read shows it.
+func (c AlertConfig) Masked() AlertConfig { c.AlertRule = c.AlertRule.Masked(); return c }
+
+// GlobalAlertConfig is a platform-wide alert configuration: for all projects (narrowed by
+// Tags) or for GroupIDs.
+type GlobalAlertConfig struct {
+	ID           string   `json:"id"`
+	Created      Time     `json:"created"`
+	Updated      Time     `json:"updated"`
+	ForAllGroups bool     `json:"forAllGroups"`
+	GroupIDs     []string `json:"groupIds,omitempty"`
+	Tags         []string `json:"tags,omitempty"`
+	AlertRule
+}
+
+// Masked is the configuration as a read shows it.
+func (c GlobalAlertConfig) Masked() GlobalAlertConfig { c.AlertRule = c.AlertRule.Masked(); return c }
+
+// AppliesTo reports whether the configuration covers project p.
+func (c GlobalAlertConfig) AppliesTo(p Project) bool {
+	if !c.ForAllGroups {
+		for _, id := range c.GroupIDs {
+			if id == p.ID {
+				return true
+			}
+		}
+		return false
+	}
+	for _, want := range c.Tags {
+		found := false
+		for _, t := range p.Tags {
+			if t == want {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// MinIntervalMin is the shortest repeat interval a notification may ask for.
+const MinIntervalMin = 5
+
+// Defaults of a notification whose request leaves them out.
+const (
+	DefaultDelayMin    = 0
+	DefaultIntervalMin = 60
+)
+
+// NotificationInput is a notification as a request carries it: every field optional so that
+// validation can tell absent from empty. Requests name ORG and GROUP roles with `role`;
+// `roles` is accepted too, so a configuration read back can be written back.
+type NotificationInput struct {
+	TypeName            *string  `json:"typeName"`
+	DelayMin            *int     `json:"delayMin"`
+	IntervalMin         *int     `json:"intervalMin"`
+	EmailAddress        *string  `json:"emailAddress"`
+	EmailEnabled        *bool    `json:"emailEnabled"`
+	SMSEnabled          *bool    `json:"smsEnabled"`
+	MobileNumber        *string  `json:"mobileNumber"`
+	Username            *string  `json:"username"`
+	Role                *string  `json:"role"`
+	Roles               []string `json:"roles"`
+	APIToken            *string  `json:"apiToken"`
+	ChannelName         *string  `json:"channelName"`
+	NotificationToken   *string  `json:"notificationToken"`
+	RoomName            *string  `json:"roomName"`
+	MetricsAAPIKey      *string  `json:"metricsAApiKey"`
+	ServiceKey          *string  `json:"serviceKey"`
+	AlertingAAPIKey     *string  `json:"alertingAApiKey"`
+	AlertingARegion     *string  `json:"alertingARegion"`
+	AlertingBAPIKey     *string  `json:"alertingBApiKey"`
+	AlertingBRoutingKey *string  `json:"alertingBRoutingKey"`
+	ChatCWebhookURL     *string  `json:"chatCWebhookUrl"`
+	WebhookURL          *string  `json:"webhookUrl"`
+	WebhookSecret       *string  `json:"webhookSecret"`
+}
+
+// NotificationRules is what validating a notification depends on besides the notification.
+type NotificationRules struct {
+	// Global: the configuration is a global one (its own set of typeName values).
+	Global bool
+	// Integrations reports whether the project has an integration of the given type; a
+	// notification of that kind may then leave its credentials out and use the integration's.
+	Integrations func(integrationType string) bool
+}
+
+// notificationField is one typed field of a notification: its request name, where it is in
+// an input, and where it goes in the result.
+type notificationField struct {
+	name string
+	in   func(*NotificationInput) *string
+	out  func(*Notification) *string
+}
+
+var notificationFields = []notificationField{
+	{"emailAddress", func(i *NotificationInput) *string { return i.EmailAddress }, func(n *Notification) *string { return &n.EmailAddress }},
+	{"mobileNumber", func(i *NotificationInput) *string { return i.MobileNumber }, func(n *Notification) *string { return &n.MobileNumber }},
+	{"username", func(i *NotificationInput) *string { return i.Username }, func(n *Notification) *string { return &n.Username }},
+	{"apiToken", func(i *NotificationInput) *string { return i.APIToken }, func(n *Notification) *string { return &n.APIToken }},
+	{"channelName", func(i *NotificationInput) *string { return i.ChannelName }, func(n *Notification) *string { return &n.ChannelName }},
+	{"notificationToken", func(i *NotificationInput) *string { return i.NotificationToken }, func(n *Notification) *string { return &n.NotificationToken }},
+	{"roomName", func(i *NotificationInput) *string { return i.RoomName }, func(n *Notification) *string { return &n.RoomName }},
+	{"metricsAApiKey", func(i *NotificationInput) *string { return i.MetricsAAPIKey }, func(n *Notification) *string { return &n.MetricsAAPIKey }},
+	{"serviceKey", func(i *NotificationInput) *string { return i.ServiceKey }, func(n *Notification) *string { return &n.ServiceKey }},
+	{"alertingAApiKey", func(i *NotificationInput) *string { return i.AlertingAAPIKey }, func(n *Notification) *string { return &n.AlertingAAPIKey }},
+	{"alertingARegion", func(i *NotificationInput) *string { return i.AlertingARegion }, func(n *Notification) *string { return &n.AlertingARegion }},
+	{"alertingBApiKey", func(i *NotificationInput) *string { return i.AlertingBAPIKey }, func(n *Notification) *string { return &n.AlertingBAPIKey }},
+	{"alertingBRoutingKey", func(i *NotificationInput) *string { return i.AlertingBRoutingKey }, func(n *Notification) *string { return &n.AlertingBRoutingKey }},
+	{"chatCWebhookUrl", func(i *NotificationInput) *string { return i.ChatCWebhookURL }, func(n *Notification) *string { return &n.ChatCWebhookURL }},
+	{"webhookUrl", func(i *NotificationInput) *string { return i.WebhookURL }, func(n *Notification) *string { return &n.WebhookURL }},
+	{"webhookSecret", func(i *NotificationInput) *string { return i.WebhookSecret }, func(n *Notification) *string { return &n.WebhookSecret }},
+}
+
+// notificationKind says, per typeName, which typed fields a notification takes: required ones
+// (which an integration of integrationType may supply instead) and optional ones, and whether
+// it fans out to people (emailEnabled/smsEnabled, roles).
+type notificationKind struct {
+	required        []string
+	optional        []string
+	integrationType string
+	people          bool
+	roles           func(string) bool
+}
+
+var notificationKinds = map[string]notificationKind{
+	"EMAIL":      {required: []string{"emailAddress"}},
+	"SMS":        {required: []string{"mobileNumber"}},
+	"USER":       {required: []string{"username"}, people: true},
+	"GROUP":      {people: true, roles: ValidProjectRole},
+	"ORG":        {people: true, roles: ValidOrgRole},
+	"ADMIN":      {},
+	"CHAT_A":     {required: []string{"notificationToken", "roomName"}, integrationType: "CHAT_A"},
+	"CHATA":      {required: []string{"notificationToken", "roomName"}, integrationType: "CHAT_A"},
+	"CHAT_B":     {required: []string{"apiToken", "channelName"}, integrationType: "CHAT_B"},
+	"CHAT_C":     {required: []string{"chatCWebhookUrl"}},
+	"PAGING":     {required: []string{"serviceKey"}, integrationType: "PAGING"},
+	"METRICS_A":  {required: []string{"metricsAApiKey"}, integrationType: "METRICS_A"},
+	"ALERTING_A": {required: []string{"alertingAApiKey"}, optional: []string{"alertingARegion"}, integrationType: "ALERTING_A"},
+	"ALERTING_B": {required: []string{"alertingBApiKey", "alertingBRoutingKey"}, integrationType: "ALERTING_B"},
+	"WEBHOOK":    {required: []string{"webhookUrl"}, optional: []string{"webhookSecret"}, integrationType: "WEBHOOK"},
+}
+
+// Validate checks a notification at path (e.g. "notifications[0]") and returns what is stored.
+func (in NotificationInput) Validate(path string, rules NotificationRules) (Notification, error) {
+	var n Notification
+	if in.TypeName == nil || *in.TypeName == "" {
+		return n, MissingAttribute(path + ".typeName")
+	}
+	n.TypeName = *in.TypeName
+	valid := ValidProjectNotificationType
+	if rules.Global {
+		valid = ValidGlobalNotificationType
+	}
+	kind, known := notificationKinds[n.TypeName]
+	if !known || !valid(n.TypeName) {
+		return n, Invalid(CodeInvalidEnumValue, path+".typeName", "Notification type %s is not allowed here.", n.TypeName)
+	}
+
+	n.DelayMin, n.IntervalMin = DefaultDelayMin, DefaultIntervalMin
+	if in.DelayMin != nil {
+		if *in.DelayMin < 0 {
+			return n, InvalidAttribute(path+".delayMin", "delayMin must not be negative.")
+		}
+		n.DelayMin = *in.DelayMin
+	}
+	if in.IntervalMin != nil {
+		if *in.IntervalMin < MinIntervalMin {
+			return n, Invalid(CodeNotificationIntervalRange, path+".intervalMin",
+				"intervalMin must be at least %d minutes.", MinIntervalMin)
+		}
+		n.IntervalMin = *in.IntervalMin
+	}
+
+	takes := map[string]bool{}
+	for _, f := range kind.required {
+		takes[f] = true
+	}
+	for _, f := range kind.optional {
+		takes[f] = true
+	}
+	hasIntegration := kind.integrationType != "" && rules.Integrations != nil && rules.Integrations(kind.integrationType)
+	for _, f := range notificationFields {
+		v := f.in(&in)
+		if v == nil {
+			continue
+		}
+		if !takes[f.name] {
+			return n, InvalidAttribute(path+"."+f.name, "%s does not apply to %s notifications.", f.name, n.TypeName)
+		}
+		*f.out(&n) = strings.TrimSpace(*v)
+	}
+	for _, f := range notificationFields {
+		if !takes[f.name] || *f.out(&n) != "" {
+			continue
+		}
+		for _, r := range kind.required {
+			if r == f.name && !hasIntegration {
+				return n, MissingAttribute(path + "." + f.name)
+			}
+		}
+	}
+	if err := checkNotificationValues(path, &n); err != nil {
+		return n, err
+	}
+
+	if kind.people {
+		n.EmailEnabled, n.SMSEnabled = in.EmailEnabled, in.SMSEnabled
+		if n.EmailEnabled == nil && n.SMSEnabled == nil {
+			t, f := true, false
+			n.EmailEnabled, n.SMSEnabled = &t, &f
+		}
+		if !isTrue(n.EmailEnabled) && !isTrue(n.SMSEnabled) {
+			return n, InvalidAttribute(path+".emailEnabled", "At least one of emailEnabled and smsEnabled must be true.")
+		}
+	} else if in.EmailEnabled != nil || in.SMSEnabled != nil {
+		field := "emailEnabled"
+		if in.EmailEnabled == nil {
+			field = "smsEnabled"
+		}
+		return n, InvalidAttribute(path+"."+field, "%s does not apply to %s notifications.", field, n.TypeName)
+	}
+
+	roles := in.Roles
+	if in.Role != nil {
+		roles = append([]string{*in.Role}, roles...)
+	}
+	if len(roles) > 0 {
+		if kind.roles == nil || rules.Global {
+			return n, InvalidAttribute(path+".role", "role does not apply to %s notifications.", n.TypeName)
+		}
+		for _, r := range roles {
+			if !kind.roles(r) {
+				return n, Invalid(CodeInvalidEnumValue, path+".role", "Role %s is not a role of a %s notification.", r, n.TypeName)
+			}
+		}
+		n.Roles = dedupe(roles)
+	}
+	return n, nil
+}
+
+func checkNotificationValues(path string, n *Notification) error {
+	if n.EmailAddress != "" {
+		if a, err := mail.ParseAddress(n.EmailAddress); err != nil || a.Address != n.EmailAddress {
+			return InvalidAttribute(path+".emailAddress", "%q is not an email address.", n.EmailAddress)
+		}
+	}
+	if n.MobileNumber != "" && !phoneNumber.MatchString(n.MobileNumber) {
+		return InvalidAttribute(path+".mobileNumber", "%q is not a phone number.", n.MobileNumber)
+	}
+	for _, u := range []struct{ name, v string }{{"chatCWebhookUrl", n.ChatCWebhookURL}, {"webhookUrl", n.WebhookURL}} {
+		if u.v != "" && !ValidHTTPURL(u.v) {
+			return InvalidAttribute(path+"."+u.name, "%s must be an absolute http or https URL.", u.name)
+		}
+	}
+	if n.TypeName == "ALERTING_A" {
+		if n.AlertingARegion == "" {
+			n.AlertingARegion = "US"
+		}
+		if n.AlertingARegion != "US" && n.AlertingARegion != "EU" {
+			return Invalid(CodeInvalidEnumValue, path+".alertingARegion", "alertingARegion must be US or EU.")
+		}
+	}
+	return nil
+}
+
+var phoneNumber = regexp.MustCompile(`^\+?[0-9][0-9 ().-]{5,20}$`)
+
+// ValidHTTPURL reports whether s is an absolute http(s) URL with a host.
+func ValidHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+func dedupe(ss []string) []string {
+	out := make([]string, 0, len(ss))
+	seen := map[string]bool{}
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// MatcherInput is a matcher as a request carries it; read responses have used `field` for
+// `fieldName`, so both are accepted.
+type MatcherInput struct {
+	FieldName *string `json:"fieldName"`
+	Field     *string `json:"field"`
+	Operator  *string `json:"operator"`
+	Value     *string `json:"value"`
+}
+
+// AlertRuleInput is the rule part of an alert configuration request.
+type AlertRuleInput struct {
+	Enabled         *bool               `json:"enabled"`
+	EventTypeName   *string             `json:"eventTypeName"`
+	Matchers        []MatcherInput      `json:"matchers"`
+	MetricThreshold *MetricThreshold    `json:"metricThreshold"`
+	Threshold       *Threshold          `json:"threshold"`
+	Notifications   []NotificationInput `json:"notifications"`
+}
+
+// Validate checks a rule and returns it as stored. An omitted `enabled` means disabled, as the
+// document says of PUT; creating follows the same rule so that one request means one thing.
+func (in AlertRuleInput) Validate(rules NotificationRules) (AlertRule, error) {
+	var r AlertRule
+	if in.EventTypeName == nil || *in.EventTypeName == "" {
+		return r, MissingAttribute("eventTypeName")
+	}
+	r.EventTypeName = *in.EventTypeName
+	info, ok := LookupEventType(r.EventTypeName)
+	if !ok {
+		return r, Invalid(CodeInvalidEnumValue, "eventTypeName", "Event type %s is not an alert type.", r.EventTypeName)
+	}
+	r.Enabled = in.Enabled != nil && *in.Enabled
+
+	r.Matchers = []Matcher{}
+	for i, m := range in.Matchers {
+		mm, err := m.validate(fmt.Sprintf("matchers[%d]", i), info)
+		if err != nil {
+			return r, err
+		}
+		r.Matchers = append(r.Matchers, mm)
+	}
+
+	switch {
+	case r.EventTypeName == "OUTSIDE_METRIC_THRESHOLD":
+		if in.Threshold != nil {
+			return r, InvalidAttribute("threshold", "OUTSIDE_METRIC_THRESHOLD takes metricThreshold, not threshold.")
+		}
+		if in.MetricThreshold == nil {
+			return r, MissingAttribute("metricThreshold")
+		}
+		mt, err := in.MetricThreshold.validate()
+		if err != nil {
+			return r, err
+		}
+		r.MetricThreshold = &mt
+	default:
+		if in.MetricThreshold != nil {
+			return r, InvalidAttribute("metricThreshold", "metricThreshold applies only to OUTSIDE_METRIC_THRESHOLD.")
+		}
+		if in.Threshold != nil {
+			if !info.Thresholded {
+				return r, InvalidAttribute("threshold", "Event type %s takes no threshold.", r.EventTypeName)
+			}
+			t := *in.Threshold
+			if !ValidThresholdOperator(t.Operator) {
+				return r, Invalid(CodeInvalidEnumValue, "threshold.operator", "threshold.operator must be GREATER_THAN or LESS_THAN.")
+			}
+			if t.Units != "" {
+				if _, ok := UnitKindOf(t.Units); !ok {
+					return r, Invalid(CodeInvalidEnumValue, "threshold.units", "Unknown units %s.", t.Units)
+				}
+			}
+			r.Threshold = &t
+		} else if info.Thresholded {
+			return r, MissingAttribute("threshold")
+		}
+	}
+
+	if len(in.Notifications) == 0 {
+		return r, Errorf(KindInvalid, CodeMissingNotifications, []any{"notifications"}, "At least one notification is required.")
+	}
+	for i, n := range in.Notifications {
+		nn, err := n.Validate(fmt.Sprintf("notifications[%d]", i), rules)
+		if err != nil {
+			return r, err
+		}
+		r.Notifications = append(r.Notifications, nn)
+	}
+	return r, nil
+}
+
+func (m MatcherInput) validate(path string, info EventTypeInfo) (Matcher, error) {
+	fields := MatcherFields(info.Category)
+	if len(fields) == 0 {
+		return Matcher{}, InvalidAttribute("matchers", "Event type %s takes no matchers.", info.Name)
+	}
+	name := m.FieldName
+	if name == nil {
+		name = m.Field
+	}
+	if name == nil || *name == "" {
+		return Matcher{}, MissingAttribute(path + ".fieldName")
+	}
+	if !contains(fields, *name) {
+		return Matcher{}, Invalid(CodeInvalidEnumValue, path+".fieldName", "Matcher field %s does not apply to %s alerts.", *name, info.Name)
+	}
+	if m.Operator == nil || *m.Operator == "" {
+		return Matcher{}, MissingAttribute(path + ".operator")
+	}
+	if !ValidMatcherOperator(*m.Operator) {
+		return Matcher{}, Invalid(CodeInvalidEnumValue, path+".operator", "Unknown matcher operator %s.", *m.Operator)
+	}
+	if m.Value == nil {
+		return Matcher{}, MissingAttribute(path + ".value")
+	}
+	out := Matcher{FieldName: *name, Operator: *m.Operator, Value: *m.Value}
+	if out.Operator == "REGEX" {
+		if _, err := regexp.Compile(out.Value); err != nil {
+			return Matcher{}, InvalidAttribute(path+".value", "The value is not a valid regular expression.")
+		}
+	}
+	if out.FieldName == "TYPE_NAME" && (out.Operator == "EQUALS" || out.Operator == "NOT_EQUALS") && !ValidTypeNameValue(out.Value) {
+		return Matcher{}, Invalid(CodeInvalidEnumValue, path+".value", "TYPE_NAME is one of PRIMARY, SECONDARY, STANDALONE, CONFIG, ROUTER_PROCESS.")
+	}
+	return out, nil
+}
+
+func (mt MetricThreshold) validate() (MetricThreshold, error) {
+	if mt.MetricName == "" {
+		return mt, MissingAttribute("metricThreshold.metricName")
+	}
+	kind, ok := LookupMetric(mt.MetricName)
+	if !ok {
+		return mt, Invalid(CodeInvalidEnumValue, "metricThreshold.metricName", "Unknown metric %s.", mt.MetricName)
+	}
+	if mt.Mode == "" {
+		mt.Mode = "AVERAGE"
+	}
+	if mt.Mode != "AVERAGE" {
+		return mt, Invalid(CodeInvalidEnumValue, "metricThreshold.mode", "metricThreshold.mode must be AVERAGE.")
+	}
+	if !ValidThresholdOperator(mt.Operator) {
+		return mt, Invalid(CodeInvalidEnumValue, "metricThreshold.operator", "metricThreshold.operator must be GREATER_THAN or LESS_THAN.")
+	}
+	if mt.Units == "" {
+		mt.Units = map[UnitKind]string{RawUnits: "RAW", DataUnits: "BYTES", TimeUnits: "MILLISECONDS"}[kind]
+	}
+	uk, ok := UnitKindOf(mt.Units)
+	if !ok {
+		return mt, Invalid(CodeInvalidEnumValue, "metricThreshold.units", "Unknown units %s.", mt.Units)
+	}
+	if uk != kind {
+		return mt, InvalidAttribute("metricThreshold.units", "Units %s do not measure %s.", mt.Units, mt.MetricName)
+	}
+	return mt, nil
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

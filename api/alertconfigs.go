@@ -1,0 +1,240 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/heraldhq/herald"
+)
+
+// alertConfigRequest is the body of a create or replace of a project or global alert
+// configuration. The read-only fields of a configuration read back are accepted (so a read can
+// be edited and written back) but must not change; links and the deprecated typeName are
+// ignored.
+type alertConfigRequest struct {
+	herald.AlertRuleInput
+	ID       *string         `json:"id"`
+	GroupID  *string         `json:"groupId"`
+	Created  json.RawMessage `json:"created"`
+	Updated  json.RawMessage `json:"updated"`
+	Links    json.RawMessage `json:"links"`
+	TypeName json.RawMessage `json:"typeName"`
+	// Global configurations only.
+	ForAllGroups *bool    `json:"forAllGroups"`
+	GroupIDs     []string `json:"groupIds"`
+	Tags         []string `json:"tags"`
+}
+
+// readOnly refuses a read-only field given with another value than the resource has.
+func readOnly(name string, given *string, actual string) error {
+	if given != nil && *given != actual {
+		return herald.Invalid(herald.CodeAttributeReadOnly, name, "Attribute %s is read-only.", name)
+	}
+	return nil
+}
+
+// projectRule validates the rule of a project configuration request for project p.
+func (c *call) projectRule(p herald.Project, in alertConfigRequest, id string) (herald.AlertRule, error) {
+	switch {
+	case in.ForAllGroups != nil:
+		return herald.AlertRule{}, herald.InvalidAttribute("forAllGroups", "forAllGroups applies only to global alert configurations.")
+	case in.GroupIDs != nil:
+		return herald.AlertRule{}, herald.InvalidAttribute("groupIds", "groupIds applies only to global alert configurations.")
+	case in.Tags != nil:
+		return herald.AlertRule{}, herald.InvalidAttribute("tags", "tags applies only to global alert configurations.")
+	}
+	if err := readOnly("id", in.ID, id); err != nil {
+		return herald.AlertRule{}, err
+	}
+	if err := readOnly("groupId", in.GroupID, p.ID); err != nil {
+		return herald.AlertRule{}, err
+	}
+	integrations, err := c.s.store.Integrations(c.ctx, p.ID)
+	if err != nil {
+		return herald.AlertRule{}, err
+	}
+	has := map[string]bool{}
+	for _, i := range integrations {
+		has[i.Type] = true
+	}
+	return in.Validate(herald.NotificationRules{Integrations: func(t string) bool { return has[t] }})
+}
+
+func alertConfigPath(c herald.AlertConfig) string {
+	return "/groups/" + c.GroupID + "/alertConfigs/" + c.ID
+}
+
+// configEvent is an audit event about project configuration cfg.
+func (c *call) configEvent(typ string, p herald.Project, cfg herald.AlertConfig) herald.Event {
+	ev := c.event(typ, p.Scope())
+	ev.AlertConfigID = cfg.ID
+	ev.Raw["eventTypeName"], ev.Raw["enabled"] = cfg.EventTypeName, cfg.Enabled
+	return ev
+}
+
+// GET /groups/{groupId}/alertConfigs
+func (s *Server) listAlertConfigs(c *call) (reply, error) {
+	p, err := c.project(herald.ReadProject)
+	if err != nil {
+		return reply{}, err
+	}
+	pg, err := c.page()
+	if err != nil {
+		return reply{}, err
+	}
+	configs, total, err := s.store.AlertConfigs(c.ctx, p.ID, pg.store())
+	if err != nil {
+		return reply{}, err
+	}
+	for i := range configs {
+		configs[i] = configs[i].Masked()
+	}
+	return list(c, configs, total, pg, alertConfigPath)
+}
+
+// GET /groups/{groupId}/alertConfigs/{alertConfigId}
+func (s *Server) getAlertConfig(c *call) (reply, error) {
+	p, err := c.project(herald.ReadProject)
+	if err != nil {
+		return reply{}, err
+	}
+	cfg, err := s.store.AlertConfig(c.ctx, p.ID, c.param("alertConfigId"))
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, cfg.Masked(), alertConfigPath(cfg)), nil
+}
+
+// POST /groups/{groupId}/alertConfigs
+func (s *Server) createAlertConfig(c *call) (reply, error) {
+	p, err := c.project(herald.WriteMonitoring)
+	if err != nil {
+		return reply{}, err
+	}
+	var in alertConfigRequest
+	if err := c.decode(&in); err != nil {
+		return reply{}, err
+	}
+	if in.ID != nil {
+		return reply{}, herald.Invalid(herald.CodeAttributeReadOnly, "id", "Attribute id is read-only.")
+	}
+	rule, err := c.projectRule(p, in, "")
+	if err != nil {
+		return reply{}, err
+	}
+	cfg := herald.AlertConfig{ID: herald.NewID(c.now), GroupID: p.ID, Created: herald.At(c.now), Updated: herald.At(c.now), AlertRule: rule}
+	if err := s.store.CreateAlertConfig(c.ctx, cfg, c.configEvent(herald.EventAlertConfigAdded, p, cfg)); err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusCreated, cfg.Masked(), alertConfigPath(cfg)), nil
+}
+
+// PUT /groups/{groupId}/alertConfigs/{alertConfigId}: replace everything but the identity.
+func (s *Server) replaceAlertConfig(c *call) (reply, error) {
+	p, err := c.project(herald.WriteMonitoring)
+	if err != nil {
+		return reply{}, err
+	}
+	var in alertConfigRequest
+	if err := c.decode(&in); err != nil {
+		return reply{}, err
+	}
+	id := c.param("alertConfigId")
+	if _, err := s.store.AlertConfig(c.ctx, p.ID, id); err != nil {
+		return reply{}, err
+	}
+	rule, err := c.projectRule(p, in, id)
+	if err != nil {
+		return reply{}, err
+	}
+	cfg, err := s.store.UpdateAlertConfig(c.ctx, p.ID, id, func(cfg *herald.AlertConfig) ([]herald.Event, error) {
+		cfg.AlertRule, cfg.Updated = rule, herald.At(c.now)
+		return []herald.Event{c.configEvent(herald.EventAlertConfigChanged, p, *cfg)}, nil
+	})
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, cfg.Masked(), alertConfigPath(cfg)), nil
+}
+
+// enabledRequest is the body of the PATCH that enables or disables a configuration.
+type enabledRequest struct {
+	Enabled *bool `json:"enabled"`
+}
+
+func (in enabledRequest) event() (bool, string, error) {
+	if in.Enabled == nil {
+		return false, "", herald.MissingAttribute("enabled")
+	}
+	if *in.Enabled {
+		return true, herald.EventAlertConfigEnabled, nil
+	}
+	return false, herald.EventAlertConfigDisabled, nil
+}
+
+// PATCH /groups/{groupId}/alertConfigs/{alertConfigId}: the enabled flag only.
+func (s *Server) patchAlertConfig(c *call) (reply, error) {
+	p, err := c.project(herald.WriteMonitoring)
+	if err != nil {
+		return reply{}, err
+	}
+	var in enabledRequest
+	if err := c.decode(&in); err != nil {
+		return reply{}, err
+	}
+	enabled, typ, err := in.event()
+	if err != nil {
+		return reply{}, err
+	}
+	cfg, err := s.store.UpdateAlertConfig(c.ctx, p.ID, c.param("alertConfigId"), func(cfg *herald.AlertConfig) ([]herald.Event, error) {
+		if cfg.Enabled == enabled {
+			return nil, nil
+		}
+		cfg.Enabled, cfg.Updated = enabled, herald.At(c.now)
+		return []herald.Event{c.configEvent(typ, p, *cfg)}, nil
+	})
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, cfg.Masked(), alertConfigPath(cfg)), nil
+}
+
+// DELETE /groups/{groupId}/alertConfigs/{alertConfigId}
+func (s *Server) deleteAlertConfig(c *call) (reply, error) {
+	p, err := c.project(herald.WriteMonitoring)
+	if err != nil {
+		return reply{}, err
+	}
+	cfg, err := s.store.AlertConfig(c.ctx, p.ID, c.param("alertConfigId"))
+	if err != nil {
+		return reply{}, err
+	}
+	if err := s.store.DeleteAlertConfig(c.ctx, p.ID, cfg.ID, c.configEvent(herald.EventAlertConfigDeleted, p, cfg)); err != nil {
+		return reply{}, err
+	}
+	return noContent(), nil
+}
+
+// GET /groups/{groupId}/alertConfigs/{alertConfigId}/alerts: the configuration's open alerts.
+func (s *Server) listConfigAlerts(c *call) (reply, error) {
+	p, err := c.project(herald.ReadProject)
+	if err != nil {
+		return reply{}, err
+	}
+	pg, err := c.page()
+	if err != nil {
+		return reply{}, err
+	}
+	cfg, err := s.store.AlertConfig(c.ctx, p.ID, c.param("alertConfigId"))
+	if err != nil {
+		return reply{}, err
+	}
+	alerts, total, err := s.store.ConfigAlerts(c.ctx, p.ID, cfg.ID, pg.store())
+	if err != nil {
+		return reply{}, err
+	}
+	return list(c, alerts, total, pg, alertPath)
+}
+
+// alertPath is the path of a project alert.
+func alertPath(a herald.Alert) string { return "/groups/" + a.GroupID + "/alerts/" + a.ID }

@@ -1,0 +1,293 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
+)
+
+// handler serves one endpoint: it decodes, authorizes, calls the store and returns what to
+// encode. Errors are answered with the error body.
+type handler func(c *call) (reply, error)
+
+// call is one request being served.
+type call struct {
+	s   *Server
+	r   *http.Request
+	ctx context.Context
+	who herald.Principal
+	now time.Time
+}
+
+// reply is what an endpoint answers: one resource (with its self link) or a list.
+type reply struct {
+	status int
+	one    any
+	self   string
+	list   *listBody
+}
+
+// listBody is the document's list response; Status is added under envelope=true.
+type listBody struct {
+	Links      []Link            `json:"links"`
+	Results    []json.RawMessage `json:"results"`
+	TotalCount int               `json:"totalCount"`
+	Status     int               `json:"status,omitempty"`
+}
+
+// envelope wraps a single result under envelope=true.
+type envelope struct {
+	Content json.RawMessage `json:"content"`
+	Status  int             `json:"status"`
+}
+
+func (s *Server) endpoint(h handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := &call{s: s, r: r, ctx: r.Context(), who: principalOf(r.Context()), now: s.cfg.Clock.Now()}
+		if err := c.checkQuery(); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		rep, err := h(c)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if rep.status == 0 {
+			rep.status = http.StatusOK
+		}
+		if rep.status == http.StatusNoContent {
+			w.WriteHeader(rep.status)
+			return
+		}
+		env := queryBool(r, "envelope")
+		if rep.list != nil {
+			if env {
+				rep.list.Status = rep.status
+			}
+			s.writeJSON(w, r, rep.status, rep.list, "application/json")
+			return
+		}
+		body, err := withLinks(rep.one, rep.self)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if env {
+			s.writeJSON(w, r, rep.status, envelope{Content: body, Status: rep.status}, "application/json")
+			return
+		}
+		s.writeJSON(w, r, rep.status, body, "application/json")
+	})
+}
+
+// checkQuery validates the shared query parameters.
+func (c *call) checkQuery() error {
+	q := c.r.URL.Query()
+	for _, name := range []string{"pretty", "envelope", "includeRaw"} {
+		if v := q.Get(name); v != "" {
+			if _, err := strconv.ParseBool(v); err != nil {
+				return herald.Invalid(herald.CodeInvalidQueryParameter, name, "Query parameter %s must be true or false.", name)
+			}
+		}
+	}
+	return nil
+}
+
+// one answers a single resource at path (under BasePath) with status.
+func (c *call) one(status int, v any, path string) reply {
+	return reply{status: status, one: v, self: c.url(path)}
+}
+
+// noContent answers a delete: 204 and no body.
+func noContent() reply { return reply{status: http.StatusNoContent} }
+
+// url is the absolute href of path under BasePath.
+func (c *call) url(path string) string {
+	base := c.s.cfg.ExternalURL
+	if base == "" {
+		scheme := "http"
+		if c.r.TLS != nil {
+			scheme = "https"
+		}
+		base = scheme + "://" + c.r.Host
+	}
+	return base + BasePath + path
+}
+
+// param is a path parameter.
+func (c *call) param(name string) string { return c.r.PathValue(name) }
+
+// require refuses the request unless the caller's roles allow access a in scope.
+func (c *call) require(a herald.Access, scope herald.Scope) error {
+	if !c.who.Can(a, scope) {
+		return herald.Unauthorized()
+	}
+	return nil
+}
+
+// project loads the project of the {groupId} path parameter and checks the caller may make a
+// request of kind a in it. A caller who could not act in an existing project either is told
+// only that: whether a project it has no role in exists is none of its business.
+func (c *call) project(a herald.Access) (herald.Project, error) {
+	id := c.param("groupId")
+	p, err := c.s.store.Project(c.ctx, id)
+	if herald.IsNotFound(err) {
+		if c.who.Can(a, herald.Scope{GroupID: id}) {
+			return p, err
+		}
+		return p, herald.Unauthorized()
+	}
+	if err != nil {
+		return p, err
+	}
+	return p, c.require(a, p.Scope())
+}
+
+// event is an audit event of type typ made by this request in scope.
+func (c *call) event(typ string, scope herald.Scope) herald.Event {
+	return herald.NewEvent(typ, c.who, scope, c.now)
+}
+
+// decode reads the JSON body into dst, refusing unknown fields, wrong types, trailing data
+// and bodies over the size limit, each with the error body naming what was wrong.
+func (c *call) decode(dst any) error {
+	body := http.MaxBytesReader(nil, c.r.Body, c.s.cfg.MaxBodyBytes)
+	return decodeJSON(body, dst)
+}
+
+// decodeJSON is decode's core, separate so the fuzz test can drive it.
+func decodeJSON(body io.Reader, dst any) error {
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body must hold one JSON value.")
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var (
+		syntax   *json.SyntaxError
+		typ      *json.UnmarshalTypeError
+		tooLarge *http.MaxBytesError
+		timeErr  *herald.TimeFormatError
+	)
+	switch {
+	case errors.As(err, &tooLarge):
+		return herald.Errorf(herald.KindInvalid, herald.CodeRequestTooLarge, []any{tooLarge.Limit},
+			"The request body is larger than %d bytes.", tooLarge.Limit)
+	case errors.Is(err, io.EOF):
+		return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body is empty.")
+	case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
+		return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body is not valid JSON.")
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body must be a JSON %s.", typ.Type.Kind())
+		}
+		return herald.InvalidAttribute(field, "Attribute %s has the wrong type: %s given.", field, typ.Value)
+	case errors.As(err, &timeErr):
+		return herald.Errorf(herald.KindInvalid, herald.CodeInvalidDate, []any{timeErr.Value}, "%s is not an ISO 8601 date-time.", timeErr.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return herald.InvalidAttribute(field, "Attribute %s is not recognized.", field)
+	}
+	return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body could not be read.")
+}
+
+// page reads and validates pageNum and itemsPerPage.
+func (c *call) page() (pageParams, error) {
+	p := pageParams{Num: 1, Size: defaultItemsPerPage}
+	q := c.r.URL.Query()
+	for _, f := range []struct {
+		name string
+		dst  *int
+		max  int
+	}{{"pageNum", &p.Num, 0}, {"itemsPerPage", &p.Size, maxItemsPerPage}} {
+		v := q.Get(f.name)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || (f.max > 0 && n > f.max) {
+			limit := ""
+			if f.max > 0 {
+				limit = fmt.Sprintf(" and at most %d", f.max)
+			}
+			return p, herald.Invalid(herald.CodeInvalidQueryParameter, f.name, "Query parameter %s must be a whole number of at least 1%s.", f.name, limit)
+		}
+		*f.dst = n
+	}
+	return p, nil
+}
+
+const (
+	defaultItemsPerPage = 100
+	maxItemsPerPage     = 500
+)
+
+// pageParams is the page a list request asks for.
+type pageParams struct{ Num, Size int }
+
+func (p pageParams) store() store.Page { return store.Page{Offset: (p.Num - 1) * p.Size, Limit: p.Size} }
+
+// list answers a page of items. self gives each item's path; the list's own links keep the
+// caller's query and set pageNum and itemsPerPage.
+func list[T any](c *call, items []T, total int, p pageParams, self func(T) string) (reply, error) {
+	results := make([]json.RawMessage, 0, len(items))
+	for _, it := range items {
+		b, err := withLinks(it, c.url(self(it)))
+		if err != nil {
+			return reply{}, err
+		}
+		results = append(results, b)
+	}
+	return reply{list: &listBody{Links: c.pageLinks(p, total), Results: results, TotalCount: total}}, nil
+}
+
+func (c *call) pageLinks(p pageParams, total int) []Link {
+	at := func(num int) string {
+		q := c.r.URL.Query()
+		q.Set("pageNum", strconv.Itoa(num))
+		q.Set("itemsPerPage", strconv.Itoa(p.Size))
+		return c.url(strings.TrimPrefix(c.r.URL.Path, BasePath)) + "?" + q.Encode()
+	}
+	links := []Link{{Href: at(p.Num), Rel: "self"}}
+	if p.Num*p.Size < total {
+		links = append(links, Link{Href: at(p.Num + 1), Rel: "next"})
+	}
+	if p.Num > 1 {
+		links = append(links, Link{Href: at(p.Num - 1), Rel: "previous"})
+	}
+	return links
+}
+
+// queryTime reads an optional ISO 8601 query parameter.
+func (c *call) queryTime(name string) (time.Time, error) {
+	v := c.r.URL.Query().Get(name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, ok := herald.ParseTime(v)
+	if !ok {
+		return time.Time{}, herald.Invalid(herald.CodeInvalidQueryParameter, name, "Query parameter %s must be an ISO 8601 date-time.", name)
+	}
+	return t.Time, nil
+}
+
+// escape is a path segment as it goes into a link.
+func escape(s string) string { return url.PathEscape(s) }

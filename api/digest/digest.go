@@ -1,0 +1,415 @@
+package digest
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/md5"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Realm is the protection space of the public API.
+const Realm = "Public API"
+
+// HA1 is MD5(username:realm:password) in lower-case hex: the only thing a server stores of a secret.
+func HA1(username, password string) string {
+	return md5Hex(username + ":" + Realm + ":" + password)
+}
+
+// NonceCounter remembers the highest nonce count seen per nonce, so a replayed or backwards count
+// is refused even across several API processes (the implementation is Redis-backed, elsewhere).
+type NonceCounter interface {
+	// Advance records nc for nonce if it is greater than any count seen for that nonce and reports
+	// whether it was. ttl bounds how long the record must be kept (the nonce lifetime).
+	Advance(ctx context.Context, nonce string, nc uint64, ttl time.Duration) (bool, error)
+}
+
+// Credentials looks up the HA1 of a user name (a public key). ok=false: unknown user.
+type Credentials func(ctx context.Context, username string) (ha1 string, ok bool, err error)
+
+// Verifier issues Digest challenges and verifies Authorization headers. Its fields are read-only
+// once set, so one Verifier serves concurrent requests.
+type Verifier struct {
+	Secret      []byte        // HMAC key that signs nonces; shared by every API process
+	Lifetime    time.Duration // how long a nonce is valid (e.g. 5 minutes)
+	Counter     NonceCounter
+	Credentials Credentials
+	Now         func() time.Time // nil: time.Now
+}
+
+// Result of verifying a request.
+type Result struct {
+	Username string // the authenticated user name
+}
+
+var (
+	// ErrNoCredentials: the request has no Authorization header, or one of another scheme.
+	ErrNoCredentials = errors.New("digest: no digest credentials")
+	// ErrInvalid: malformed header, wrong realm, uri, qop or algorithm, unknown user, wrong
+	// response or a replayed nonce count.
+	ErrInvalid = errors.New("digest: invalid credentials")
+	// ErrStale: a nonce this server issued, correctly signed and answered with the right
+	// response, but expired. The caller answers with Challenge(true).
+	ErrStale = errors.New("digest: stale nonce")
+)
+
+const (
+	nonceTimeLen   = 8
+	nonceRandomLen = 12
+	nonceMACLen    = 16
+	nonceRawLen    = nonceTimeLen + nonceRandomLen + nonceMACLen
+	nonceMACDomain = "herald digest nonce v1\x00"
+
+	// clockSkew is how far in the future a nonce's issue time may lie: API processes sharing the
+	// secret do not share a clock.
+	clockSkew = time.Minute
+
+	// maxHeaderLen bounds the Authorization header parsed; real ones are a few hundred bytes.
+	maxHeaderLen = 16 << 10
+)
+
+var nonceEncoding = base64.RawURLEncoding.Strict()
+
+// Challenge returns the value of the WWW-Authenticate header for a fresh nonce:
+//
+//	Digest realm="Public API", domain="", nonce="...", algorithm=MD5, qop="auth", stale=false
+//
+// (stale=true when stale is true).
+func (v *Verifier) Challenge(stale bool) string {
+	return `Digest realm="` + Realm + `", domain="", nonce="` + v.newNonce() +
+		`", algorithm=MD5, qop="auth", stale=` + strconv.FormatBool(stale)
+}
+
+// Verify checks the Authorization header of r. It returns ErrNoCredentials, ErrInvalid or
+// ErrStale (test with errors.Is); failures of Credentials or Counter are returned wrapped, as
+// other errors, and so is a Verifier missing its Secret, Lifetime, Credentials or Counter.
+func (v *Verifier) Verify(r *http.Request) (Result, error) {
+	if len(v.Secret) == 0 || v.Lifetime <= 0 || v.Counter == nil || v.Credentials == nil {
+		return Result{}, errors.New("digest: verifier not configured (secret, lifetime, credentials and counter are required)")
+	}
+	headers := r.Header.Values("Authorization")
+	if len(headers) == 0 {
+		return Result{}, ErrNoCredentials
+	}
+	if len(headers) > 1 {
+		return Result{}, invalid("several Authorization headers")
+	}
+	params, err := parseAuthorization(headers[0])
+	if err != nil {
+		return Result{}, err
+	}
+	a, err := checkParams(params, r)
+	if err != nil {
+		return Result{}, err
+	}
+
+	issued, err := v.openNonce(a.nonce)
+	if err != nil {
+		return Result{}, err
+	}
+	now := v.now()
+	if issued.After(now.Add(clockSkew)) {
+		return Result{}, invalid("nonce issued in the future")
+	}
+	stale := now.Sub(issued) > v.Lifetime
+
+	ctx := r.Context()
+	ha1, ok, err := v.Credentials(ctx, a.username)
+	if err != nil {
+		return Result{}, fmt.Errorf("digest: looking up credentials: %w", err)
+	}
+	if !ok {
+		return Result{}, invalid("unknown user")
+	}
+	want := responseDigest(strings.ToLower(ha1), a.nonce, a.ncText, a.cnonce, a.qop, r.Method, a.uri)
+	if subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(a.response))) != 1 {
+		return Result{}, invalid("wrong response")
+	}
+	if stale {
+		return Result{}, ErrStale
+	}
+
+	// The record must outlive the nonce: one dated up to clockSkew ahead stays valid that much
+	// longer than Lifetime after its first use.
+	advanced, err := v.Counter.Advance(ctx, a.nonce, a.nc, v.Lifetime+clockSkew)
+	if err != nil {
+		return Result{}, fmt.Errorf("digest: recording nonce count: %w", err)
+	}
+	if !advanced {
+		return Result{}, invalid("nonce count replayed")
+	}
+	return Result{Username: a.username}, nil
+}
+
+// invalid wraps ErrInvalid with a reason that never holds a secret.
+func invalid(reason string) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, reason)
+}
+
+func (v *Verifier) now() time.Time {
+	if v.Now != nil {
+		return v.Now()
+	}
+	return time.Now()
+}
+
+// newNonce returns base64url(issue time || random || HMAC-SHA256(Secret, domain || time || random)[:16]).
+func (v *Verifier) newNonce() string {
+	var raw [nonceRawLen]byte
+	binary.BigEndian.PutUint64(raw[:nonceTimeLen], uint64(v.now().UnixNano()))
+	_, _ = rand.Read(raw[nonceTimeLen : nonceTimeLen+nonceRandomLen]) // never fails (crypto/rand)
+	copy(raw[nonceTimeLen+nonceRandomLen:], v.nonceMAC(raw[:nonceTimeLen+nonceRandomLen]))
+	return nonceEncoding.EncodeToString(raw[:])
+}
+
+func (v *Verifier) nonceMAC(body []byte) []byte {
+	m := hmac.New(sha256.New, v.Secret)
+	m.Write([]byte(nonceMACDomain))
+	m.Write(body)
+	return m.Sum(nil)[:nonceMACLen]
+}
+
+// openNonce checks that nonce was signed with Secret and returns its issue time.
+func (v *Verifier) openNonce(nonce string) (time.Time, error) {
+	if len(nonce) != nonceEncoding.EncodedLen(nonceRawLen) {
+		return time.Time{}, invalid("malformed nonce")
+	}
+	raw, err := nonceEncoding.DecodeString(nonce)
+	if err != nil || len(raw) != nonceRawLen {
+		return time.Time{}, invalid("malformed nonce")
+	}
+	body, mac := raw[:nonceTimeLen+nonceRandomLen], raw[nonceTimeLen+nonceRandomLen:]
+	if !hmac.Equal(mac, v.nonceMAC(body)) {
+		return time.Time{}, invalid("nonce not issued by this server")
+	}
+	return time.Unix(0, int64(binary.BigEndian.Uint64(raw[:nonceTimeLen]))), nil
+}
+
+// authorization is a syntactically valid Digest Authorization header of this API.
+type authorization struct {
+	username, nonce, uri, response, qop, cnonce string
+	ncText                                      string // as sent: it enters the digest
+	nc                                          uint64
+}
+
+// checkParams checks the parameters that do not need the nonce key nor the user's secret.
+func checkParams(p map[string]string, r *http.Request) (authorization, error) {
+	for _, name := range []string{"username", "realm", "nonce", "uri", "response", "qop", "nc", "cnonce"} {
+		if _, ok := p[name]; !ok {
+			return authorization{}, invalid("missing parameter " + name)
+		}
+	}
+	a := authorization{
+		username: p["username"],
+		nonce:    p["nonce"],
+		uri:      p["uri"],
+		response: p["response"],
+		qop:      p["qop"],
+		cnonce:   p["cnonce"],
+		ncText:   p["nc"],
+	}
+	if a.username == "" {
+		return a, invalid("empty username")
+	}
+	if _, ok := p["username*"]; ok {
+		return a, invalid("username* not supported")
+	}
+	if u, ok := p["userhash"]; ok && !strings.EqualFold(u, "false") {
+		return a, invalid("userhash not supported")
+	}
+	if p["realm"] != Realm {
+		return a, invalid("wrong realm")
+	}
+	if alg, ok := p["algorithm"]; ok && !strings.EqualFold(alg, "MD5") {
+		return a, invalid("unsupported algorithm")
+	}
+	if a.qop != "auth" {
+		return a, invalid("unsupported qop")
+	}
+	if len(a.ncText) != 8 || !isHex(a.ncText) {
+		return a, invalid("nonce count is not 8 hex digits")
+	}
+	a.nc, _ = strconv.ParseUint(a.ncText, 16, 64) // cannot fail: 8 hex digits
+	if a.nc == 0 {
+		return a, invalid("nonce count is zero")
+	}
+	if a.cnonce == "" {
+		return a, invalid("empty cnonce")
+	}
+	if len(a.response) != 2*md5.Size || !isHex(a.response) {
+		return a, invalid("malformed response")
+	}
+	if a.uri == "" || (a.uri != r.URL.RequestURI() && a.uri != r.RequestURI) {
+		return a, invalid("uri does not match the request")
+	}
+	return a, nil
+}
+
+// responseDigest is MD5(HA1:nonce:nc:cnonce:qop:MD5(method:uri)) in lower-case hex.
+func responseDigest(ha1, nonce, nc, cnonce, qop, method, uri string) string {
+	ha2 := md5Hex(method + ":" + uri)
+	return md5Hex(ha1 + ":" + nonce + ":" + nc + ":" + cnonce + ":" + qop + ":" + ha2)
+}
+
+func md5Hex(s string) string {
+	sum := md5.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseAuthorization parses an Authorization header of the Digest scheme into its parameters,
+// names lower-cased. An empty header or another scheme is ErrNoCredentials; anything malformed
+// is ErrInvalid. Grammar (RFC 7235, RFC 7230 #rule):
+//
+//	credentials = auth-scheme 1*SP #auth-param
+//	auth-param  = token BWS "=" BWS ( token / quoted-string )
+//
+// with empty list elements allowed and arbitrary spaces and tabs around separators. A repeated
+// parameter is refused: which of the two was meant is ambiguous.
+func parseAuthorization(header string) (map[string]string, error) {
+	if len(header) > maxHeaderLen {
+		return nil, invalid("header too long")
+	}
+	s := trimOWS(header)
+	i := 0
+	for i < len(s) && isTokenChar(s[i]) {
+		i++
+	}
+	scheme := s[:i]
+	if scheme == "" || !strings.EqualFold(scheme, "Digest") {
+		return nil, ErrNoCredentials
+	}
+	if i < len(s) && s[i] != ' ' && s[i] != '\t' {
+		return nil, invalid("malformed scheme") // e.g. `Digest="x"`
+	}
+	p := &paramParser{s: s, i: i}
+	params := map[string]string{}
+	for {
+		p.skipOWS()
+		if p.done() {
+			return params, nil
+		}
+		if p.peek() == ',' {
+			p.i++
+			continue
+		}
+		name := strings.ToLower(p.token())
+		if name == "" {
+			return nil, invalid("malformed parameter name")
+		}
+		p.skipOWS()
+		if p.done() || p.peek() != '=' {
+			return nil, invalid("parameter without value")
+		}
+		p.i++
+		p.skipOWS()
+		var value string
+		if !p.done() && p.peek() == '"' {
+			v, ok := p.quoted()
+			if !ok {
+				return nil, invalid("malformed quoted string")
+			}
+			value = v
+		} else {
+			value = p.token()
+			if value == "" {
+				return nil, invalid("malformed parameter value")
+			}
+		}
+		if _, dup := params[name]; dup {
+			return nil, invalid("repeated parameter")
+		}
+		params[name] = value
+		p.skipOWS()
+		if p.done() {
+			return params, nil
+		}
+		if p.peek() != ',' {
+			return nil, invalid("missing comma between parameters")
+		}
+		p.i++
+	}
+}
+
+type paramParser struct {
+	s string
+	i int
+}
+
+func (p *paramParser) done() bool { return p.i >= len(p.s) }
+func (p *paramParser) peek() byte { return p.s[p.i] }
+
+func (p *paramParser) skipOWS() {
+	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
+		p.i++
+	}
+}
+
+func (p *paramParser) token() string {
+	start := p.i
+	for p.i < len(p.s) && isTokenChar(p.s[p.i]) {
+		p.i++
+	}
+	return p.s[start:p.i]
+}
+
+// quoted reads a quoted-string starting at the opening quote and returns its unescaped content.
+// Control characters other than tab are refused.
+func (p *paramParser) quoted() (string, bool) {
+	p.i++ // opening quote
+	var b strings.Builder
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return b.String(), true
+		case c == '\\':
+			if p.i+1 >= len(p.s) || isCTL(p.s[p.i+1]) {
+				return "", false
+			}
+			b.WriteByte(p.s[p.i+1])
+			p.i += 2
+		case isCTL(c):
+			return "", false
+		default:
+			b.WriteByte(c)
+			p.i++
+		}
+	}
+	return "", false // unterminated
+}
+
+func trimOWS(s string) string {
+	return strings.Trim(s, " \t")
+}
+
+func isCTL(c byte) bool { return (c < 0x20 && c != '\t') || c == 0x7f }
+
+// isTokenChar reports whether c is a tchar of RFC 7230.
+func isTokenChar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}

@@ -1,0 +1,9 @@
+// Package api serves Herald's HTTP API: the alerts, events and administration endpoints of
+// the API document under /api/public/v1.0, with Digest authentication, roles, paging, links,
+// envelopes, masking and the error body of product.md §2.
+//
+// Handlers only decode, authorize, call and encode: the rules of what is valid live in the
+// domain (package herald), state lives in the store. This package must not hold state of its
+// own beyond a request, nor know Redis keys, nor run background work; the alert engine and the
+// senders never import it.
+package api

@@ -1,0 +1,180 @@
+package api
+
+import (
+	"crypto/rand"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/api/digest"
+)
+
+// NewAPIKey makes a key: a public key of 8 lower-case letters and a private key in the form of
+// a UUID, shown once in the creating response and afterwards kept only as the digest HA1.
+func NewAPIKey(desc, orgID string, roles []herald.Role, now time.Time) (herald.APIKey, string) {
+	const letters = "abcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, 8+16)
+	if _, err := rand.Read(b); err != nil {
+		panic("api: no randomness for keys: " + err.Error())
+	}
+	pub := make([]byte, 8)
+	for i := range pub {
+		pub[i] = letters[int(b[i])%len(letters)]
+	}
+	u := b[8:]
+	u[6], u[8] = u[6]&0x0f|0x40, u[8]&0x3f|0x80 // a version 4 UUID
+	priv := fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+	return KeyFromPair(desc, orgID, roles, string(pub), priv, now), priv
+}
+
+// KeyFromPair makes a key from a given public and private key (HERALD_BOOTSTRAP_KEY).
+func KeyFromPair(desc, orgID string, roles []herald.Role, public, private string, now time.Time) herald.APIKey {
+	tail := private
+	if len(tail) > 4 {
+		tail = tail[len(tail)-4:]
+	}
+	return herald.APIKey{ID: herald.NewID(now), Desc: desc, PublicKey: public, HA1: digest.HA1(public, private),
+		PrivateKeyTail: tail, OrgID: orgID, Roles: roles, Created: herald.At(now)}
+}
+
+// createdKey is a key as its creating response shows it: the private key in the clear, once.
+type createdKey struct {
+	herald.APIKeyView
+}
+
+type keyRequest struct {
+	Desc  *string  `json:"desc"`
+	Roles []string `json:"roles"`
+}
+
+// roles validates the role names of a key request: at least one, each valid for the scope.
+func (in keyRequest) roles(valid func(string) bool, what string) ([]string, error) {
+	if len(in.Roles) == 0 {
+		return nil, herald.MissingAttribute("roles")
+	}
+	for _, r := range in.Roles {
+		if !valid(r) {
+			return nil, herald.Invalid(herald.CodeInvalidEnumValue, "roles", "%s is not a %s role.", r, what)
+		}
+	}
+	return in.Roles, nil
+}
+
+func (c *call) createKey(orgID string, in keyRequest, roles []herald.Role, self func(herald.APIKey) string) (reply, error) {
+	if in.Desc == nil || strings.TrimSpace(*in.Desc) == "" {
+		return reply{}, herald.MissingAttribute("desc")
+	}
+	k, priv := NewAPIKey(strings.TrimSpace(*in.Desc), orgID, roles, c.now)
+	ev := c.event(herald.EventAPIKeyCreated, herald.Scope{OrgID: orgID})
+	ev.TargetPublicKey = k.PublicKey
+	ev.Raw["keyId"] = k.ID
+	if err := c.s.store.CreateAPIKey(c.ctx, k, &ev); err != nil {
+		return reply{}, err
+	}
+	view := k.View()
+	view.PrivateKey = priv
+	return c.one(http.StatusCreated, createdKey{view}, self(k)), nil
+}
+
+// POST /admin/apiKeys
+func (s *Server) createGlobalAPIKey(c *call) (reply, error) {
+	if err := c.require(herald.OwnGlobal, herald.Scope{}); err != nil {
+		return reply{}, err
+	}
+	var in keyRequest
+	if err := c.decode(&in); err != nil {
+		return reply{}, err
+	}
+	names, err := in.roles(herald.ValidGlobalRole, "global")
+	if err != nil {
+		return reply{}, err
+	}
+	roles := make([]herald.Role, len(names))
+	for i, n := range names {
+		roles[i] = herald.Role{RoleName: n}
+	}
+	return c.createKey("", in, roles, func(k herald.APIKey) string { return "/admin/apiKeys/" + k.ID })
+}
+
+// POST /orgs/{orgId}/apiKeys
+func (s *Server) createOrgAPIKey(c *call) (reply, error) {
+	orgID := c.param("orgId")
+	if err := c.require(herald.OwnOrg, herald.Scope{OrgID: orgID}); err != nil {
+		return reply{}, err
+	}
+	if _, err := s.store.Org(c.ctx, orgID); err != nil {
+		return reply{}, err
+	}
+	var in keyRequest
+	if err := c.decode(&in); err != nil {
+		return reply{}, err
+	}
+	names, err := in.roles(herald.ValidOrgRole, "organization")
+	if err != nil {
+		return reply{}, err
+	}
+	roles := make([]herald.Role, len(names))
+	for i, n := range names {
+		roles[i] = herald.Role{OrgID: orgID, RoleName: n}
+	}
+	return c.createKey(orgID, in, roles, func(k herald.APIKey) string { return "/orgs/" + orgID + "/apiKeys/" + k.ID })
+}
+
+// GET /admin/apiKeys
+func (s *Server) listGlobalAPIKeys(c *call) (reply, error) {
+	if err := c.require(herald.ReadGlobal, herald.Scope{}); err != nil {
+		return reply{}, err
+	}
+	p, err := c.page()
+	if err != nil {
+		return reply{}, err
+	}
+	keys, total, err := s.store.GlobalAPIKeys(c.ctx, p.store())
+	if err != nil {
+		return reply{}, err
+	}
+	views := make([]herald.APIKeyView, len(keys))
+	for i, k := range keys {
+		views[i] = k.View()
+	}
+	return list(c, views, total, p, func(k herald.APIKeyView) string { return "/admin/apiKeys/" + k.ID })
+}
+
+type assignRequest struct {
+	Roles []string `json:"roles"`
+}
+
+// PATCH /groups/{groupId}/apiKeys/{apiKeyId}: give an organization key roles in the project.
+// The key must belong to the project's organization.
+func (s *Server) assignAPIKey(c *call) (reply, error) {
+	p, err := c.project(herald.AssignAPIKey)
+	if err != nil {
+		return reply{}, err
+	}
+	var in assignRequest
+	if err := c.decode(&in); err != nil {
+		return reply{}, err
+	}
+	names, err := keyRequest{Roles: in.Roles}.roles(herald.ValidProjectRole, "project")
+	if err != nil {
+		return reply{}, err
+	}
+	id := c.param("apiKeyId")
+	k, err := s.store.APIKey(c.ctx, id)
+	if err == nil && k.OrgID != p.OrgID {
+		err = herald.NotFound(herald.CodeAPIKeyNotFound, "API key", id)
+	}
+	if err != nil {
+		return reply{}, err
+	}
+	ev := c.event(herald.EventAPIKeyAddedToGroup, p.Scope())
+	ev.TargetPublicKey = k.PublicKey
+	ev.Raw["keyId"], ev.Raw["roles"] = k.ID, names
+	k, err = s.store.AssignAPIKey(c.ctx, id, p.ID, names, ev)
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, k.View(), "/orgs/"+k.OrgID+"/apiKeys/"+k.ID), nil
+}

@@ -1,0 +1,94 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/heraldhq/herald"
+)
+
+type nameRequest struct {
+	Name  *string  `json:"name"`
+	OrgID *string  `json:"orgId"`
+	Tags  []string `json:"tags"`
+}
+
+func (in nameRequest) name() (string, error) {
+	if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
+		return "", herald.MissingAttribute("name")
+	}
+	n := strings.TrimSpace(*in.Name)
+	if len(n) > 64 {
+		return "", herald.InvalidAttribute("name", "name must be at most 64 characters.")
+	}
+	return n, nil
+}
+
+// POST /orgs
+func (s *Server) createOrg(c *call) (reply, error) {
+	if err := c.require(herald.OwnGlobal, herald.Scope{}); err != nil {
+		return reply{}, err
+	}
+	var in nameRequest
+	if err := c.decode(&in); err != nil {
+		return reply{}, err
+	}
+	if in.OrgID != nil {
+		return reply{}, herald.InvalidAttribute("orgId", "An organization has no orgId.")
+	}
+	if in.Tags != nil {
+		return reply{}, herald.InvalidAttribute("tags", "An organization has no tags.")
+	}
+	name, err := in.name()
+	if err != nil {
+		return reply{}, err
+	}
+	o := herald.Org{ID: herald.NewID(c.now), Name: name, Created: herald.At(c.now)}
+	ev := c.event(herald.EventOrgCreated, herald.Scope{})
+	ev.Raw["orgId"], ev.Raw["name"] = o.ID, o.Name
+	if err := s.store.CreateOrg(c.ctx, o, ev); err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusCreated, o, "/orgs/"+o.ID), nil
+}
+
+// POST /groups: a project in an organization, with the default alert configurations.
+func (s *Server) createProject(c *call) (reply, error) {
+	var in nameRequest
+	if err := c.decode(&in); err != nil {
+		return reply{}, err
+	}
+	if in.OrgID == nil || *in.OrgID == "" {
+		return reply{}, herald.MissingAttribute("orgId")
+	}
+	if err := c.require(herald.OwnOrg, herald.Scope{OrgID: *in.OrgID}); err != nil {
+		return reply{}, err
+	}
+	if _, err := s.store.Org(c.ctx, *in.OrgID); err != nil {
+		return reply{}, err
+	}
+	name, err := in.name()
+	if err != nil {
+		return reply{}, err
+	}
+	tags := []string{}
+	for _, t := range in.Tags {
+		if t = strings.TrimSpace(t); t == "" {
+			return reply{}, herald.InvalidAttribute("tags", "A tag must not be empty.")
+		}
+		tags = append(tags, t)
+	}
+	p := herald.Project{ID: herald.NewID(c.now), Name: name, OrgID: *in.OrgID, Created: herald.At(c.now), Tags: tags}
+	var configs []herald.AlertConfig
+	for _, rule := range herald.DefaultAlertConfigs() {
+		configs = append(configs, herald.AlertConfig{ID: herald.NewID(c.now), GroupID: p.ID,
+			Created: p.Created, Updated: p.Created, AlertRule: rule})
+	}
+	ev := c.event(herald.EventGroupCreated, herald.Scope{OrgID: p.OrgID})
+	ev.GroupID = p.ID
+	ev.Raw["name"] = p.Name
+	if err := s.store.CreateProject(c.ctx, p, configs, ev); err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusCreated, p, "/groups/"+p.ID), nil
+}

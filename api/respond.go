@@ -1,0 +1,126 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"go.uber.org/zap"
+
+	"github.com/heraldhq/herald"
+)
+
+// Link is a link object of a resource or list.
+type Link struct {
+	Href string `json:"href"`
+	Rel  string `json:"rel"`
+}
+
+// versionHeaders are on every response (the document's success headers; harmless on errors).
+func (s *Server) versionHeaders(h http.Header) {
+	h.Set("X-Vendor-Service-Version", "gitHash="+s.cfg.GitHash+"; versionString="+s.cfg.Version)
+	h.Set("Strict-Transport-Security", "max-age=300")
+	h.Set("Vary", "Accept-Encoding")
+}
+
+// writeJSON writes v with status, pretty-printed when the query asks for it.
+func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any, contentType string) {
+	b, err := marshal(v)
+	if err != nil {
+		s.log.Error("encode response", zap.Error(err))
+		status, b = http.StatusInternalServerError, []byte(`{"detail":"Unexpected error.","error":500,"errorCode":"UNEXPECTED_ERROR","parameters":[],"reason":"Internal Server Error"}`)
+	}
+	if queryBool(r, "pretty") {
+		var buf bytes.Buffer
+		if json.Indent(&buf, b, "", "  ") == nil {
+			b = buf.Bytes()
+		}
+	}
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// errorBody is the error body of product.md §2.
+type errorBody struct {
+	Detail     string `json:"detail"`
+	Error      int    `json:"error"`
+	ErrorCode  string `json:"errorCode"`
+	Parameters []any  `json:"parameters"`
+	Reason     string `json:"reason"`
+}
+
+var statusOfKind = map[herald.ErrorKind]int{
+	herald.KindInvalid:      http.StatusBadRequest,
+	herald.KindUnauthorized: http.StatusUnauthorized,
+	herald.KindNotFound:     http.StatusNotFound,
+	herald.KindConflict:     http.StatusConflict,
+	herald.KindRateLimited:  http.StatusTooManyRequests,
+	herald.KindInternal:     http.StatusInternalServerError,
+}
+
+// writeError answers with err: a domain error as its kind says, anything else as a 500 whose
+// body says nothing of the cause (which goes to the log).
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var e *herald.Error
+	if !errors.As(err, &e) {
+		s.log.Error("unexpected error", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+		e = &herald.Error{Kind: herald.KindInternal, Code: herald.CodeUnexpectedError, Detail: "Unexpected error."}
+	}
+	status, ok := statusOfKind[e.Kind]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	s.writeProblem(w, r, status, e)
+}
+
+func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, status int, e *herald.Error) {
+	params := e.Parameters
+	if params == nil {
+		params = []any{}
+	}
+	s.writeJSON(w, r, status, errorBody{Detail: e.Detail, Error: status, ErrorCode: e.Code, Parameters: params,
+		Reason: http.StatusText(status)}, "application/json")
+}
+
+// withLinks is the JSON of v (an object) with a links array holding its self link. Splicing
+// the encoded object keeps domain types free of HTTP links.
+func withLinks(v any, self string) (json.RawMessage, error) {
+	b, err := marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 2 || b[len(b)-1] != '}' {
+		return b, nil
+	}
+	links, _ := marshal([]Link{{Href: self, Rel: "self"}})
+	out := make([]byte, 0, len(b)+len(links)+10)
+	out = append(out, b[:len(b)-1]...)
+	if len(b) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, `"links":`...)
+	out = append(out, links...)
+	return append(out, '}'), nil
+}
+
+func queryBool(r *http.Request, name string) bool {
+	v, err := strconv.ParseBool(r.URL.Query().Get(name))
+	return err == nil && v
+}
+
+// marshal encodes v as JSON without HTML escaping: the API's bodies are not HTML, and links
+// with & in their query read as they are.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

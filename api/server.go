@@ -1,0 +1,201 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/api/digest"
+	"github.com/heraldhq/herald/store"
+)
+
+// BasePath is where the API lives.
+const BasePath = "/api/public/v1.0"
+
+// Config is what the API needs besides the store.
+type Config struct {
+	// ExternalURL, when set, is the scheme and host links are built on (behind a proxy);
+	// otherwise links use the request's own host.
+	ExternalURL string
+	// GitHash and Version are the build's, for X-Vendor-Service-Version.
+	GitHash, Version string
+	// NonceLifetime is how long a digest nonce is good for (default 5 minutes).
+	NonceLifetime time.Duration
+	// MaxBodyBytes bounds a request body (default 32 MiB: thousands of observations fit).
+	MaxBodyBytes int64
+	// Clock tells the time (default the system clock).
+	Clock herald.Clock
+}
+
+// Server is the HTTP API.
+type Server struct {
+	store    *store.Store
+	log      *zap.Logger
+	cfg      Config
+	verifier digest.Verifier
+	mux      *http.ServeMux
+}
+
+// New builds the API on st. It reads (or makes, once) the nonce-signing secret that every API
+// process shares.
+func New(ctx context.Context, st *store.Store, log *zap.Logger, cfg Config) (*Server, error) {
+	if cfg.NonceLifetime <= 0 {
+		cfg.NonceLifetime = 5 * time.Minute
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 32 << 20
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = herald.SystemClock{}
+	}
+	cfg.ExternalURL = strings.TrimRight(cfg.ExternalURL, "/")
+	secret, err := st.NonceSecret(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("api: nonce secret: %w", err)
+	}
+	s := &Server{store: st, log: log, cfg: cfg, mux: http.NewServeMux()}
+	s.verifier = digest.Verifier{Secret: secret, Lifetime: cfg.NonceLifetime, Counter: st.NonceCounter(), Now: cfg.Clock.Now}
+	for _, rt := range s.routes() {
+		method, path, _ := strings.Cut(rt.pattern, " ")
+		s.mux.Handle(method+" "+BasePath+path, s.endpoint(rt.handle))
+	}
+	s.mux.HandleFunc("/", s.unrouted)
+	return s, nil
+}
+
+// route is one endpoint: "METHOD /path/{param}" under BasePath, and its handler.
+type route struct {
+	pattern string
+	handle  handler
+}
+
+// routes is every endpoint of the API.
+func (s *Server) routes() []route {
+	return []route{
+		// API keys (document 1, 2; product.md §2 creation).
+		{"PATCH /groups/{groupId}/apiKeys/{apiKeyId}", s.assignAPIKey},
+		{"GET /admin/apiKeys", s.listGlobalAPIKeys},
+		{"POST /admin/apiKeys", s.createGlobalAPIKey},
+		{"POST /orgs/{orgId}/apiKeys", s.createOrgAPIKey},
+
+		// Organizations and projects (product.md §2).
+		{"POST /orgs", s.createOrg},
+		{"POST /groups", s.createProject},
+
+		// Project alert configurations (document 3-6; product.md §2).
+		{"GET /groups/{groupId}/alertConfigs", s.listAlertConfigs},
+		{"POST /groups/{groupId}/alertConfigs", s.createAlertConfig},
+		{"GET /groups/{groupId}/alertConfigs/{alertConfigId}", s.getAlertConfig},
+		{"PUT /groups/{groupId}/alertConfigs/{alertConfigId}", s.replaceAlertConfig},
+		{"PATCH /groups/{groupId}/alertConfigs/{alertConfigId}", s.patchAlertConfig},
+		{"DELETE /groups/{groupId}/alertConfigs/{alertConfigId}", s.deleteAlertConfig},
+		{"GET /groups/{groupId}/alertConfigs/{alertConfigId}/alerts", s.listConfigAlerts},
+
+		// Project alerts (document 7, 8; product.md §2).
+		{"GET /groups/{groupId}/alerts", s.listAlerts},
+		{"GET /groups/{groupId}/alerts/{alertId}", s.getAlert},
+		{"PATCH /groups/{groupId}/alerts/{alertId}", s.acknowledgeAlert},
+
+		// Global alerts (document 9-11).
+		{"GET /globalAlerts", s.listGlobalAlerts},
+		{"GET /globalAlerts/{alertId}", s.getGlobalAlert},
+		{"PATCH /globalAlerts/{alertId}", s.acknowledgeGlobalAlert},
+
+		// Global alert configurations (document 12-15; product.md §2).
+		{"GET /globalAlertConfigs", s.listGlobalAlertConfigs},
+		{"POST /globalAlertConfigs", s.createGlobalAlertConfig},
+		{"GET /globalAlertConfigs/{alertConfigId}", s.getGlobalAlertConfig},
+		{"PATCH /globalAlertConfigs/{alertConfigId}", s.patchGlobalAlertConfig},
+		{"DELETE /globalAlertConfigs/{alertConfigId}", s.deleteGlobalAlertConfig},
+		{"GET /globalAlertConfigs/{alertConfigId}/alerts", s.listGlobalConfigAlerts},
+
+		// Users (document 16).
+		{"POST /users", s.createUser},
+
+		// Maintenance windows (document 17-19; product.md §2).
+		{"GET /groups/{groupId}/maintenanceWindows", s.listWindows},
+		{"POST /groups/{groupId}/maintenanceWindows", s.createWindow},
+		{"POST /groups/{groupId}/maintenanceWindows/", s.createWindow},
+		{"GET /groups/{groupId}/maintenanceWindows/{windowId}", s.getWindow},
+		{"PATCH /groups/{groupId}/maintenanceWindows/{windowId}", s.updateWindow},
+		{"DELETE /groups/{groupId}/maintenanceWindows/{windowId}", s.deleteWindow},
+
+		// Hosts (document 20) and the observations that register them (product.md §6).
+		{"GET /groups/{groupId}/hosts/{hostId}/disks/{partitionName}", s.getDisk},
+		{"POST /groups/{groupId}/observations", s.postObservations},
+
+		// Integrations (document 21, 22; product.md §2).
+		{"GET /groups/{groupId}/integrations", s.listIntegrations},
+		{"GET /groups/{groupId}/integrations/{integrationType}", s.getIntegration},
+		{"PUT /groups/{groupId}/integrations/{integrationType}", s.putIntegration},
+		{"POST /groups/{groupId}/integrations/{integrationType}", s.addIntegration},
+		{"DELETE /groups/{groupId}/integrations/{integrationType}", s.deleteIntegration},
+
+		// Events (document 23-25).
+		{"GET /groups/{groupId}/events", s.listProjectEvents},
+		{"GET /globalEvents", s.listGlobalEvents},
+		{"GET /orgs/{orgId}/events/{eventId}", s.getOrgEvent},
+	}
+}
+
+// ServeHTTP authenticates every request under BasePath, then routes it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w}
+	var who herald.Principal
+	defer func() {
+		s.log.Info("request", zap.String("method", r.Method), zap.String("path", r.URL.Path),
+			zap.Int("status", rec.status), zap.Duration("duration", time.Since(start)),
+			zap.String("remote", remoteAddress(r)), zap.String("publicKey", who.PublicKey), zap.String("username", who.Username))
+	}()
+	s.versionHeaders(rec.Header())
+	if !strings.HasPrefix(r.URL.Path, BasePath+"/") {
+		s.writeError(rec, r, herald.Errorf(herald.KindNotFound, herald.CodeResourceNotFound, []any{r.URL.Path}, "There is no resource at %s.", r.URL.Path))
+		return
+	}
+	var ok bool
+	who, ok = s.authenticate(rec, r)
+	if !ok {
+		return
+	}
+	s.mux.ServeHTTP(rec, r.WithContext(withPrincipal(r.Context(), who)))
+}
+
+// unrouted answers a path no endpoint serves: 405 when another method would be served, 404
+// otherwise, both with the error body.
+func (s *Server) unrouted(w http.ResponseWriter, r *http.Request) {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+			s.writeProblem(w, r, http.StatusMethodNotAllowed, &herald.Error{Code: herald.CodeMethodNotAllowed,
+				Detail: fmt.Sprintf("Method %s is not allowed on %s.", r.Method, r.URL.Path), Parameters: []any{r.Method}})
+			return
+		}
+	}
+	s.writeError(w, r, herald.Errorf(herald.KindNotFound, herald.CodeResourceNotFound, []any{r.URL.Path}, "There is no resource at %s.", r.URL.Path))
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}

@@ -1,0 +1,49 @@
+package herald
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"sync/atomic"
+	"time"
+)
+
+// IDs are 24 lower-case hex digits, like the platform's: 4 bytes of creation time (seconds),
+// 3 bytes that differ per process, 5 bytes of a per-process counter with a random start. They
+// sort by creation second and, within one process, by creation order, which the store's
+// indexes use to break ties between items created in the same second.
+var (
+	idProcess [3]byte
+	idCounter atomic.Uint64
+)
+
+func init() {
+	var seed [8]byte
+	if _, err := rand.Read(idProcess[:]); err != nil {
+		panic("herald: no randomness for ids: " + err.Error())
+	}
+	if _, err := rand.Read(seed[:]); err != nil {
+		panic("herald: no randomness for ids: " + err.Error())
+	}
+	idCounter.Store(binary.BigEndian.Uint64(seed[:]) >> 24)
+}
+
+// NewID returns a new identifier created at now.
+func NewID(now time.Time) string {
+	var b [12]byte
+	binary.BigEndian.PutUint32(b[0:4], uint32(now.Unix()))
+	copy(b[4:7], idProcess[:])
+	n := idCounter.Add(1)
+	b[7], b[8], b[9], b[10], b[11] = byte(n>>32), byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	return hex.EncodeToString(b[:])
+}
+
+// ValidID reports whether s has the form of an identifier. Path ids that fail it are simply
+// not found; the check keeps garbage out of store keys.
+func ValidID(s string) bool {
+	if len(s) != 24 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}

@@ -1,0 +1,131 @@
+package store
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald"
+)
+
+func errAlertNotFound(id string) error { return herald.NotFound(herald.CodeAlertNotFound, "alert", id) }
+
+// alertCollection is where an alert lives: its project's slot, or the global one.
+func alertCollection(global bool, groupID string) collection {
+	if global {
+		return globalAlerts()
+	}
+	return alerts(groupID)
+}
+
+// Alert indexes, all scored by creation time:
+//
+//	alerts                  every alert
+//	alerts:status:<STATUS>  alerts in that status
+//	alerts:config:<id>      the active (TRACKING or OPEN) alerts of a configuration
+func indexAlert(ctx context.Context, pipe redis.Pipeliner, cs collection, a herald.Alert, prevStatus string) {
+	z := redis.Z{Score: score(a.Created), Member: a.ID}
+	pipe.ZAdd(ctx, cs.index(), z)
+	if prevStatus != "" && prevStatus != a.Status {
+		pipe.ZRem(ctx, cs.index("status", prevStatus), a.ID)
+	}
+	pipe.ZAdd(ctx, cs.index("status", a.Status), z)
+	if herald.Active(a.Status) {
+		pipe.ZAdd(ctx, cs.index("config", a.AlertConfigID), z)
+	} else {
+		pipe.ZRem(ctx, cs.index("config", a.AlertConfigID), a.ID)
+	}
+}
+
+// SaveAlert writes an alert (global or of its project) with its indexes and the events it
+// makes; prevStatus is the status it had before ("" for a new alert).
+func (s *Store) SaveAlert(ctx context.Context, a herald.Alert, global bool, prevStatus string, evs ...herald.Event) error {
+	cs := alertCollection(global, a.GroupID)
+	evc := events(a.GroupID, "")
+	if global {
+		evc = events("", "")
+	}
+	_, err := s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		if err := set(ctx, pipe, cs.doc(a.ID), a); err != nil {
+			return err
+		}
+		indexAlert(ctx, pipe, cs, a, prevStatus)
+		return recordEvents(ctx, pipe, evc, evs)
+	})
+	return err
+}
+
+// Alert reads a project alert.
+func (s *Store) Alert(ctx context.Context, groupID, id string) (herald.Alert, error) {
+	var a herald.Alert
+	if !herald.ValidID(id) {
+		return a, errAlertNotFound(id)
+	}
+	return a, get(ctx, s.rdb, alerts(groupID).doc(id), &a, errAlertNotFound(id))
+}
+
+// GlobalAlert reads a global alert.
+func (s *Store) GlobalAlert(ctx context.Context, id string) (herald.Alert, error) {
+	var a herald.Alert
+	if !herald.ValidID(id) {
+		return a, errAlertNotFound(id)
+	}
+	return a, get(ctx, s.rdb, globalAlerts().doc(id), &a, errAlertNotFound(id))
+}
+
+// AlertFilter selects alerts: by status ("" for all) and creation time.
+type AlertFilter struct {
+	Status  string
+	Created TimeRange
+}
+
+func (f AlertFilter) index(cs collection) string {
+	if f.Status == "" {
+		return cs.index()
+	}
+	return cs.index("status", f.Status)
+}
+
+// Alerts lists a project's alerts, newest first.
+func (s *Store) Alerts(ctx context.Context, groupID string, f AlertFilter, p Page) ([]herald.Alert, int, error) {
+	cs := alerts(groupID)
+	return list[herald.Alert](ctx, s, cs, f.index(cs), f.Created, true, p)
+}
+
+// GlobalAlerts lists global alerts, newest first.
+func (s *Store) GlobalAlerts(ctx context.Context, f AlertFilter, p Page) ([]herald.Alert, int, error) {
+	cs := globalAlerts()
+	return list[herald.Alert](ctx, s, cs, f.index(cs), f.Created, true, p)
+}
+
+// ConfigAlerts lists the active alerts a project configuration opened, newest first.
+func (s *Store) ConfigAlerts(ctx context.Context, groupID, configID string, p Page) ([]herald.Alert, int, error) {
+	cs := alerts(groupID)
+	return list[herald.Alert](ctx, s, cs, cs.index("config", configID), TimeRange{}, true, p)
+}
+
+// GlobalConfigAlerts lists the active alerts a global configuration opened, newest first.
+func (s *Store) GlobalConfigAlerts(ctx context.Context, configID string, p Page) ([]herald.Alert, int, error) {
+	cs := globalAlerts()
+	return list[herald.Alert](ctx, s, cs, cs.index("config", configID), TimeRange{}, true, p)
+}
+
+// UpdateAlert changes an alert (global, or of project groupID); change says which events it
+// makes. Status changes move the alert between indexes in the same transaction.
+func (s *Store) UpdateAlert(ctx context.Context, global bool, groupID, id string, change func(*herald.Alert) ([]herald.Event, error)) (herald.Alert, error) {
+	if !herald.ValidID(id) {
+		return herald.Alert{}, errAlertNotFound(id)
+	}
+	cs := alertCollection(global, groupID)
+	evc := events(groupID, "")
+	if global {
+		evc = events("", "")
+	}
+	var prev string
+	return update(ctx, s, cs.doc(id), errAlertNotFound(id), evc,
+		func(a *herald.Alert) ([]herald.Event, error) {
+			prev = a.Status
+			return change(a)
+		},
+		func(a herald.Alert, pipe redis.Pipeliner) { indexAlert(ctx, pipe, cs, a, prev) })
+}

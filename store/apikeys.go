@@ -1,0 +1,106 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald"
+)
+
+func errAPIKeyNotFound(id string) error {
+	return herald.NotFound(herald.CodeAPIKeyNotFound, "API key", id)
+}
+
+// CreateAPIKey stores a new key (global when k.OrgID is empty) and records ev in scope evs:
+// the platform's events for a global key, the organization's for an organization key.
+func (s *Store) CreateAPIKey(ctx context.Context, k herald.APIKey, ev *herald.Event) error {
+	ok, err := s.rdb.SetNX(ctx, publicKeyRef(k.PublicKey), k.ID, 0).Result()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return herald.Errorf(herald.KindConflict, "API_KEY_ALREADY_EXISTS", []any{k.PublicKey}, "That public key is taken.")
+	}
+	_, err = s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		if err := set(ctx, pipe, apiKeys().doc(k.ID), k); err != nil {
+			return err
+		}
+		z := redis.Z{Score: score(k.Created), Member: k.ID}
+		if k.OrgID == "" {
+			pipe.ZAdd(ctx, apiKeys().index("global"), z)
+		} else {
+			pipe.ZAdd(ctx, apiKeys().index("org", k.OrgID), z)
+		}
+		for _, r := range k.Roles {
+			if r.GroupID != "" {
+				pipe.ZAdd(ctx, apiKeys().index("group", r.GroupID), z)
+			}
+		}
+		return nil
+	})
+	if err != nil || ev == nil {
+		return err
+	}
+	_, err = s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		return recordEvent(ctx, pipe, events("", ev.OrgID), *ev)
+	})
+	return err
+}
+
+// APIKeyByPublicKey finds a key by its public key; ok is false for an unknown one.
+func (s *Store) APIKeyByPublicKey(ctx context.Context, publicKey string) (k herald.APIKey, ok bool, err error) {
+	id, err := s.rdb.Get(ctx, publicKeyRef(publicKey)).Result()
+	if errors.Is(err, redis.Nil) {
+		return k, false, nil
+	}
+	if err != nil {
+		return k, false, err
+	}
+	err = get(ctx, s.rdb, apiKeys().doc(id), &k, errAPIKeyNotFound(id))
+	if herald.IsNotFound(err) {
+		return k, false, nil
+	}
+	return k, err == nil, err
+}
+
+// APIKey reads a key by id.
+func (s *Store) APIKey(ctx context.Context, id string) (herald.APIKey, error) {
+	var k herald.APIKey
+	if !herald.ValidID(id) {
+		return k, errAPIKeyNotFound(id)
+	}
+	return k, get(ctx, s.rdb, apiKeys().doc(id), &k, errAPIKeyNotFound(id))
+}
+
+// GlobalAPIKeys lists global keys, oldest first.
+func (s *Store) GlobalAPIKeys(ctx context.Context, p Page) ([]herald.APIKey, int, error) {
+	return list[herald.APIKey](ctx, s, apiKeys(), apiKeys().index("global"), TimeRange{}, false, p)
+}
+
+// AssignAPIKey gives organization key id the project roles names in project groupID
+// (replacing its earlier roles there) and records ev in the project.
+func (s *Store) AssignAPIKey(ctx context.Context, id, groupID string, names []string, ev herald.Event) (herald.APIKey, error) {
+	if !herald.ValidID(id) {
+		return herald.APIKey{}, errAPIKeyNotFound(id)
+	}
+	k, err := update(ctx, s, apiKeys().doc(id), errAPIKeyNotFound(id), apiKeys(),
+		func(k *herald.APIKey) ([]herald.Event, error) {
+			if k.OrgID == "" {
+				return nil, errAPIKeyNotFound(id) // a global key is not an organization key
+			}
+			k.Roles = k.WithProjectRoles(groupID, names)
+			return nil, nil
+		},
+		func(k herald.APIKey, pipe redis.Pipeliner) {
+			pipe.ZAdd(ctx, apiKeys().index("group", groupID), redis.Z{Score: score(k.Created), Member: k.ID})
+		})
+	if err != nil {
+		return k, err
+	}
+	_, err = s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		return recordEvent(ctx, pipe, events(groupID, ""), ev)
+	})
+	return k, err
+}

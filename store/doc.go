@@ -1,0 +1,14 @@
+// Package store keeps Herald's state in Redis (go-redis/v9): every key name, every index and
+// every Lua script lives here, and nowhere else.
+//
+// Layout. Each document is a JSON string at its own key; lists page from sorted-set indexes
+// (ZRANGEBYSCORE with LIMIT, scored by a time), never by loading a collection. Keys carry a
+// Redis Cluster hash tag: everything of one project shares {g:<id>}, so a project's writes
+// (a configuration, its indexes and its audit event) commit in one MULTI on one slot; global
+// state shares {global}, API keys {keys}, users {users}, an organization's events {o:<id>}.
+// The few writes that must cross slots (registering a new project in the global index) are
+// ordered so that a crash between them leaves nothing a reader can trip on.
+//
+// The store must not know HTTP or roles: it stores and finds domain values (package herald)
+// and reports missing ones as herald not-found errors.
+package store

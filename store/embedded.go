@@ -1,0 +1,24 @@
+package store
+
+import (
+	"github.com/alicebob/miniredis/v2"
+)
+
+// Embedded is an in-memory Redis-compatible server on 127.0.0.1, for `herald dev` and quick
+// unit tests: nothing to install, and nothing survives it. Production and CI use a real Redis.
+type Embedded struct{ srv *miniredis.Miniredis }
+
+// StartEmbedded starts an embedded server on a free loopback port.
+func StartEmbedded() (*Embedded, error) {
+	srv := miniredis.NewMiniRedis()
+	if err := srv.StartAddr("127.0.0.1:0"); err != nil {
+		return nil, err
+	}
+	return &Embedded{srv: srv}, nil
+}
+
+// URL is the redis:// address of the server.
+func (e *Embedded) URL() string { return "redis://" + e.srv.Addr() }
+
+// Close stops the server; its data is gone.
+func (e *Embedded) Close() { e.srv.Close() }

@@ -1,0 +1,43 @@
+package store
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald"
+)
+
+// RegisterHosts records the hosts an observations request named and the disk partitions it
+// reported for them, in one transaction on the project's slot.
+func (s *Store) RegisterHosts(ctx context.Context, groupID string, hs []herald.Host, disks map[string][]string) error {
+	c := hosts(groupID)
+	_, err := s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		for _, h := range hs {
+			if err := set(ctx, pipe, c.doc(h.ID), h); err != nil {
+				return err
+			}
+			pipe.ZAdd(ctx, c.index(), redis.Z{Score: score(h.LastSeen), Member: h.ID})
+		}
+		for hostID, names := range disks {
+			members := make([]any, len(names))
+			for i, n := range names {
+				members[i] = n
+			}
+			pipe.SAdd(ctx, disksSet(groupID, hostID), members...)
+		}
+		return nil
+	})
+	return err
+}
+
+// Host reads a host of a project.
+func (s *Store) Host(ctx context.Context, groupID, hostID string) (herald.Host, error) {
+	var h herald.Host
+	return h, get(ctx, s.rdb, hosts(groupID).doc(hostID), &h, herald.NotFound(herald.CodeHostNotFound, "host", hostID))
+}
+
+// HasDisk reports whether a host of a project reported a disk partition of that name.
+func (s *Store) HasDisk(ctx context.Context, groupID, hostID, partition string) (bool, error) {
+	return s.rdb.SIsMember(ctx, disksSet(groupID, hostID), partition).Result()
+}

@@ -1,0 +1,188 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald"
+)
+
+// Store is Herald's state in Redis. It is safe for concurrent use; every method is one
+// pipeline or transaction where the data allows it.
+type Store struct {
+	rdb redis.UniversalClient
+}
+
+// New returns a store on rdb (a single node, Sentinel or Cluster client).
+func New(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb} }
+
+// Redis is the client the store uses, for the parts of Herald that share it (asynq).
+func (s *Store) Redis() redis.UniversalClient { return s.rdb }
+
+// Ping reports whether Redis answers.
+func (s *Store) Ping(ctx context.Context) error { return s.rdb.Ping(ctx).Err() }
+
+// Page selects a slice of a list: Limit items after skipping Offset.
+type Page struct{ Offset, Limit int }
+
+// TimeRange bounds a list by time, both ends inclusive; a zero end is unbounded.
+type TimeRange struct{ Min, Max time.Time }
+
+func (r TimeRange) bounds() (string, string) {
+	lo, hi := "-inf", "+inf"
+	if !r.Min.IsZero() {
+		lo = strconv.FormatInt(r.Min.Unix(), 10)
+	}
+	if !r.Max.IsZero() {
+		hi = strconv.FormatInt(r.Max.Unix(), 10)
+	}
+	return lo, hi
+}
+
+// score is an item's place in a time index: seconds, the precision of herald.Time. Items of
+// the same second sort by id, which is time-ordered too.
+func score(t herald.Time) float64 { return float64(t.Unix()) }
+
+// list reads one page of documents of c listed in index within r, oldest first unless
+// newestFirst, and the number of items in the whole range. Two round trips: the count and the
+// ids in one pipeline, then the documents in one MGET (all on the index's slot).
+func list[T any](ctx context.Context, s *Store, c collection, index string, r TimeRange, newestFirst bool, p Page) ([]T, int, error) {
+	lo, hi := r.bounds()
+	var count *redis.IntCmd
+	var ids *redis.StringSliceCmd
+	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		count = pipe.ZCount(ctx, index, lo, hi)
+		by := &redis.ZRangeBy{Min: lo, Max: hi, Offset: int64(p.Offset), Count: int64(p.Limit)}
+		if newestFirst {
+			ids = pipe.ZRevRangeByScore(ctx, index, by)
+		} else {
+			ids = pipe.ZRangeByScore(ctx, index, by)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	items, err := getMany[T](ctx, s, c, ids.Val())
+	return items, int(count.Val()), err
+}
+
+// getMany reads the documents of c with ids, in order, skipping any that vanished between
+// reading an index and reading the documents.
+func getMany[T any](ctx context.Context, s *Store, c collection, ids []string) ([]T, error) {
+	out := make([]T, 0, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = c.doc(id)
+	}
+	vals, err := s.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range vals {
+		str, ok := v.(string)
+		if !ok {
+			continue
+		}
+		var item T
+		if err := json.Unmarshal([]byte(str), &item); err != nil {
+			return nil, fmt.Errorf("store: decode %s: %w", keys[i], err)
+		}
+		out = append(out, item)
+	}
+	return out, nil
+}
+
+// get reads one document into dst; a missing one is notFound.
+func get(ctx context.Context, rdb redis.Cmdable, key string, dst any, notFound error) error {
+	b, err := rdb.Get(ctx, key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return notFound
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, dst); err != nil {
+		return fmt.Errorf("store: decode %s: %w", key, err)
+	}
+	return nil
+}
+
+// set queues writing v as the document at key.
+func set(ctx context.Context, pipe redis.Pipeliner, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("store: encode %s: %w", key, err)
+	}
+	pipe.Set(ctx, key, b, 0)
+	return nil
+}
+
+// recordEvents queues audit events into the indexes of their scope c. The caller's
+// transaction must be on c's slot.
+func recordEvents(ctx context.Context, pipe redis.Pipeliner, c collection, evs []herald.Event) error {
+	for _, e := range evs {
+		if err := recordEvent(ctx, pipe, c, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func recordEvent(ctx context.Context, pipe redis.Pipeliner, c collection, e herald.Event) error {
+	if err := set(ctx, pipe, c.doc(e.ID), e); err != nil {
+		return err
+	}
+	z := redis.Z{Score: score(e.Created), Member: e.ID}
+	pipe.ZAdd(ctx, c.index(), z)
+	pipe.ZAdd(ctx, c.index("type", e.EventTypeName), z)
+	return nil
+}
+
+// update reads the document at key into a fresh T and lets change modify it and say which
+// audit events (of scope evs) the change makes; extra may queue more writes on the same slot.
+// The document, the events and the extra writes commit atomically: if anything else writes
+// the document meanwhile, it starts again (optimistic locking with WATCH). An error from
+// change writes nothing.
+func update[T any](ctx context.Context, s *Store, key string, notFound error, evs collection,
+	change func(v *T) ([]herald.Event, error), extra func(v T, pipe redis.Pipeliner)) (T, error) {
+	var out T
+	const attempts = 20
+	for range attempts {
+		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+			var v T
+			if err := get(ctx, tx, key, &v, notFound); err != nil {
+				return err
+			}
+			evList, err := change(&v)
+			if err != nil {
+				return err
+			}
+			_, err = tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+				if extra != nil {
+					extra(v, pipe)
+				}
+				if err := recordEvents(ctx, pipe, evs, evList); err != nil {
+					return err
+				}
+				return set(ctx, pipe, key, v)
+			})
+			out = v
+			return err
+		}, key)
+		if errors.Is(err, redis.TxFailedErr) {
+			continue
+		}
+		return out, err
+	}
+	return out, fmt.Errorf("store: %s changed %d times while updating it", key, attempts)
+}

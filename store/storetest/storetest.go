@@ -1,0 +1,84 @@
+// Package storetest gives tests a Redis of their own: a real redis-server started for the
+// test (on a unix socket in the test's temp dir, so tests never fight over ports), or the
+// server HERALD_TEST_REDIS_URL names. Only outside CI, and only when redis-server is not
+// installed, does it fall back to the embedded store, and it says so.
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// Redis returns a client on a fresh, empty Redis for t, closed when t ends.
+func Redis(t testing.TB) *redis.Client {
+	t.Helper()
+	if url := os.Getenv("HERALD_TEST_REDIS_URL"); url != "" {
+		return shared(t, url)
+	}
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("redis-server is not installed: CI must test against a real Redis (.ci/run installs it)")
+		}
+		return embedded(t)
+	}
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "redis.sock")
+	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
+		"--save", "", "--appendonly", "no", "--dir", dir, "--loglevel", "warning")
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start redis-server: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: sock})
+	t.Cleanup(func() { _ = rdb.Close() })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := rdb.Ping(context.Background()).Err(); err == nil {
+			return rdb
+		} else if time.Now().After(deadline) {
+			t.Fatalf("redis-server did not answer within 10s: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func shared(t testing.TB, url string) *redis.Client {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatalf("HERALD_TEST_REDIS_URL: %v", err)
+	}
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { _ = rdb.Close() })
+	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
+		t.Fatalf("flush %s: %v", url, err)
+	}
+	return rdb
+}
+
+var warned bool
+
+func embedded(t testing.TB) *redis.Client {
+	if !warned {
+		warned = true
+		fmt.Fprintln(os.Stderr, "storetest: redis-server not installed; using the embedded store (CI uses a real Redis)")
+	}
+	e, err := store.StartEmbedded()
+	if err != nil {
+		t.Fatalf("embedded store: %v", err)
+	}
+	t.Cleanup(e.Close)
+	opt, _ := redis.ParseURL(e.URL())
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald"
+)
+
+func errUserNotFound(id string) error { return herald.NotFound(herald.CodeUserNotFound, "user", id) }
+
+// CreateUser stores a new user; the username must be unique. ev is recorded in the platform's
+// events; invitations (one per project or organization the user was invited to) in theirs.
+func (s *Store) CreateUser(ctx context.Context, u herald.User, ev herald.Event, invitations []herald.Event) error {
+	ok, err := s.rdb.SetNX(ctx, usernameRef(u.Username), u.ID, 0).Result()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return herald.Errorf(herald.KindConflict, herald.CodeUsernameAlreadyExists, []any{u.Username},
+			"A user named %s already exists.", u.Username)
+	}
+	_, err = s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		if err := set(ctx, pipe, users().doc(u.ID), u); err != nil {
+			return err
+		}
+		pipe.ZAdd(ctx, users().index(), redis.Z{Score: score(u.Created), Member: u.ID})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, e := range append([]herald.Event{ev}, invitations...) {
+		if _, err := s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+			return recordEvent(ctx, pipe, events(e.GroupID, e.OrgID), e)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UserByUsername finds a user; ok is false for an unknown one.
+func (s *Store) UserByUsername(ctx context.Context, username string) (u herald.User, ok bool, err error) {
+	id, err := s.rdb.Get(ctx, usernameRef(username)).Result()
+	if errors.Is(err, redis.Nil) {
+		return u, false, nil
+	}
+	if err != nil {
+		return u, false, err
+	}
+	err = get(ctx, s.rdb, users().doc(id), &u, errUserNotFound(id))
+	if herald.IsNotFound(err) {
+		return u, false, nil
+	}
+	return u, err == nil, err
+}

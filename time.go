@@ -1,0 +1,71 @@
+package herald
+
+import (
+	"strings"
+	"time"
+)
+
+// Time is an instant as the API shows it: ISO 8601 in UTC, to the whole second
+// ("2026-11-21T18:40:55Z"), the form scripts written for the platform parse. Times are kept at
+// that precision everywhere (At truncates), so what is stored is exactly what is shown; the
+// alert engine keeps its own sub-second due times where it needs them.
+type Time struct{ time.Time }
+
+// TimeLayout is the one layout Herald writes times in.
+const TimeLayout = "2006-01-02T15:04:05Z"
+
+// At converts t to a Time: UTC, truncated to the second.
+func At(t time.Time) Time { return Time{t.UTC().Truncate(time.Second)} }
+
+// ParseTime reads an ISO 8601 date-time (RFC 3339, any offset, optional fraction) or a bare
+// date (taken as midnight UTC).
+func ParseTime(s string) (Time, bool) {
+	s = strings.TrimSpace(s)
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return At(t), true
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return At(t), true
+		}
+	}
+	return Time{}, false
+}
+
+func (t Time) String() string { return t.UTC().Format(TimeLayout) }
+
+// MarshalJSON writes the API form.
+func (t Time) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + t.String() + `"`), nil
+}
+
+// UnmarshalJSON reads what ParseTime reads; a bad value is an error naming it.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if s == "null" {
+		*t = Time{}
+		return nil
+	}
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
+		return &TimeFormatError{Value: s}
+	}
+	v, ok := ParseTime(s[1 : len(s)-1])
+	if !ok {
+		return &TimeFormatError{Value: s}
+	}
+	*t = v
+	return nil
+}
+
+// TimeFormatError is a value that is not an ISO 8601 date-time.
+type TimeFormatError struct{ Value string }
+
+func (e *TimeFormatError) Error() string { return "not an ISO 8601 date-time: " + e.Value }
+
+// Clock tells the time; tests and the engine pass their own.
+type Clock interface{ Now() time.Time }
+
+// SystemClock is the wall clock.
+type SystemClock struct{}
+
+func (SystemClock) Now() time.Time { return time.Now() }
