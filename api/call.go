@@ -243,7 +243,9 @@ const (
 // pageParams is the page a list request asks for.
 type pageParams struct{ Num, Size int }
 
-func (p pageParams) store() store.Page { return store.Page{Offset: (p.Num - 1) * p.Size, Limit: p.Size} }
+func (p pageParams) store() store.Page {
+	return store.Page{Offset: (p.Num - 1) * p.Size, Limit: p.Size}
+}
 
 // list answers a page of items. self gives each item's path; the list's own links keep the
 // caller's query and set pageNum and itemsPerPage.
