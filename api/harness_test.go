@@ -36,12 +36,16 @@ type env struct {
 }
 
 // newEnv starts an API for t.
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t, api.Config{}) }
+
+// newEnvWith starts an API for t with cfg (GitHash and Version are set for it).
+func newEnvWith(t *testing.T, cfg api.Config) *env {
 	t.Helper()
 	st := store.New(storetest.Redis(t))
 	logs := &syncBuffer{}
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(logs), zap.DebugLevel))
-	a, err := api.New(context.Background(), st, log, api.Config{GitHash: "testhash", Version: "test"})
+	cfg.GitHash, cfg.Version = "testhash", "test"
+	a, err := api.New(context.Background(), st, log, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+)
+
+// settings binds flags to HERALD_* environment variables: a flag's default is the variable's
+// value when set, so flags win over the environment and the environment over built-in
+// defaults.
+type settings struct{ fs *flag.FlagSet }
+
+func newSettings(role, summary string, errOut io.Writer) settings {
+	fs := flag.NewFlagSet("herald "+role, flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	fs.Usage = func() {
+		fmt.Fprintf(errOut, "herald %s: %s\n\nSettings (flag, or the environment variable in brackets):\n", role, summary)
+		fs.PrintDefaults()
+	}
+	return settings{fs}
+}
+
+func (s settings) string(p *string, name, env, def, help string) {
+	if v, ok := os.LookupEnv(env); ok {
+		def = v
+	}
+	s.fs.StringVar(p, name, def, help+" ["+env+"]")
+}
+
+func (s settings) duration(p *time.Duration, name, env string, def time.Duration, help string) {
+	if v, ok := os.LookupEnv(env); ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			def = d
+		}
+	}
+	s.fs.DurationVar(p, name, def, help+" ["+env+"]")
+}
+
+func (s settings) bool(p *bool, name, env string, def bool, help string) {
+	if v, ok := os.LookupEnv(env); ok {
+		if b, err := strconv.ParseBool(v); err == nil {
+			def = b
+		}
+	}
+	s.fs.BoolVar(p, name, def, help+" ["+env+"]")
+}
+
+// common are the settings every role that serves or stores has.
+type common struct {
+	RedisURL    string
+	Listen      string
+	ExternalURL string
+	Minute      time.Duration
+	LogLevel    string
+}
+
+func (c *common) bind(s settings, listenDefault string) {
+	s.string(&c.RedisURL, "redis-url", "HERALD_REDIS_URL", "", "Redis to keep state and queues in, e.g. redis://localhost:6379/0")
+	s.string(&c.Listen, "listen", "HERALD_LISTEN", listenDefault, "address the API listens on")
+	s.string(&c.ExternalURL, "external-url", "HERALD_EXTERNAL_URL", "", "scheme and host that links in responses use (default: the request's own)")
+	s.duration(&c.Minute, "minute", "HERALD_MINUTE", time.Minute, "length of one minute of delayMin and intervalMin (demos and tests shorten it)")
+	s.string(&c.LogLevel, "log-level", "HERALD_LOG_LEVEL", "info", "debug, info, warn or error")
+}
+
+// validate checks the settings after parsing, since the environment bypasses flag parsing.
+func (c *common) validate() error {
+	if c.Minute <= 0 {
+		return fmt.Errorf("HERALD_MINUTE must be positive, not %s", c.Minute)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/store"
+)
+
+// runDev runs every part of Herald in one process, on an embedded store unless
+// HERALD_REDIS_URL is set, and prints a working key and a curl line.
+func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
+	var c common
+	var bootstrap string
+	s := newSettings("dev", "everything in one process, for a first look and for demos", errOut)
+	c.bind(s, "127.0.0.1:8080")
+	s.string(&bootstrap, "bootstrap-key", "HERALD_BOOTSTRAP_KEY", "", "global owner key to create, as public:private (default: a new key, printed once)")
+	if err := s.fs.Parse(args); err != nil {
+		return err
+	}
+	if err := c.validate(); err != nil {
+		return err
+	}
+	log, err := newLogger(c.LogLevel, true)
+	if err != nil {
+		return err
+	}
+	defer log.Sync()
+
+	if c.RedisURL == "" {
+		emb, err := store.StartEmbedded()
+		if err != nil {
+			return fmt.Errorf("embedded store: %w", err)
+		}
+		defer emb.Close()
+		c.RedisURL = emb.URL()
+		log.Warn("HERALD_REDIS_URL is not set: using the embedded in-memory store. All data lives in memory and is gone when herald dev stops.")
+	} else {
+		log.Info("using Redis from HERALD_REDIS_URL")
+	}
+	st, closeStore, err := openStore(ctx, c.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return err
+	}
+	base := "http://" + ln.Addr().String()
+	if c.ExternalURL != "" {
+		base = c.ExternalURL
+	}
+
+	var publicKey, privateKey string
+	if bootstrap != "" {
+		if publicKey, err = ensureBootstrapKey(ctx, st, bootstrap); err != nil {
+			return err
+		}
+		privateKey = "<your private key>"
+	} else {
+		k, priv := api.NewAPIKey("herald dev", "", []herald.Role{{RoleName: herald.GlobalOwner}}, time.Now())
+		if err := st.CreateAPIKey(ctx, k, nil); err != nil {
+			return err
+		}
+		publicKey, privateKey = k.PublicKey, priv
+	}
+	// The key goes to standard output, for the person who started this, never into the log.
+	fmt.Fprintf(out, `
+Herald is running at %[1]s%[2]s
+A global owner API key (shown once):  public %[3]s  private %[4]s
+
+Try it:
+  curl --digest -u '%[3]s:%[4]s' '%[1]s%[2]s/globalAlerts?pretty=true'
+  curl --digest -u '%[3]s:%[4]s' -H 'Content-Type: application/json' \
+       -d '{"name":"My org"}' '%[1]s%[2]s/orgs?pretty=true'
+
+`, base, api.BasePath, publicKey, privateKey)
+
+	log.Info("API listening", zap.String("address", ln.Addr().String()), zap.Duration("minute", c.Minute))
+	return serveAPI(ctx, ln, st, log, c)
+}

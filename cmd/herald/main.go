@@ -1,0 +1,64 @@
+// Command herald runs Herald: the API, and (in later roles) the workers and the scheduler,
+// or all of it in one process for a first look (herald dev). This package only wires: it reads
+// the configuration, builds the parts and starts them.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `herald: a notification dispatcher for monitoring platforms.
+
+Usage:
+  herald dev        everything in one process; embedded store unless HERALD_REDIS_URL is set
+  herald api        the HTTP API (needs HERALD_REDIS_URL)
+  herald admin ...  create organizations, projects and API keys on a deployment
+  herald version    print the build's version
+
+Run 'herald ROLE --help' for the settings of a role. Every flag can also be set by the
+HERALD_* environment variable named in its help.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "herald:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+// run dispatches to a role. out is where a role prints what a person must read (a new key);
+// logs go to errOut.
+func run(ctx context.Context, args []string, out, errOut io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(errOut, usage)
+		return flag.ErrHelp
+	}
+	switch role, rest := args[0], args[1:]; role {
+	case "dev":
+		return runDev(ctx, rest, out, errOut)
+	case "api":
+		return runAPI(ctx, rest, out, errOut)
+	case "admin":
+		return runAdmin(ctx, rest, out, errOut)
+	case "version":
+		fmt.Fprintf(out, "herald %s (git %s)\n", buildVersion(), buildGitHash())
+		return nil
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(out, usage)
+		return nil
+	default:
+		fmt.Fprint(errOut, usage)
+		return fmt.Errorf("unknown role %q", role)
+	}
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/store"
+)
+
+// newLogger is a zap JSON logger at level (a console one for herald dev, read by people).
+func newLogger(level string, console bool) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("log level: %w", err)
+	}
+	cfg := zap.NewProductionConfig()
+	if console {
+		cfg = zap.NewDevelopmentConfig()
+		cfg.DisableStacktrace = true
+	}
+	cfg.Level = zap.NewAtomicLevelAt(lvl)
+	cfg.OutputPaths, cfg.ErrorOutputPaths = []string{"stderr"}, []string{"stderr"}
+	return cfg.Build()
+}
+
+// openStore connects to the Redis at url and checks it answers.
+func openStore(ctx context.Context, url string) (*store.Store, func(), error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("HERALD_REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(opt)
+	st := store.New(rdb)
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := st.Ping(pingCtx); err != nil {
+		_ = rdb.Close()
+		return nil, nil, fmt.Errorf("redis at %s does not answer: %w", opt.Addr, err)
+	}
+	return st, func() { _ = rdb.Close() }, nil
+}
+
+// serveAPI serves the API on ln until ctx ends, then drains requests in flight.
+func serveAPI(ctx context.Context, ln net.Listener, st *store.Store, log *zap.Logger, c common) error {
+	handler, err := api.New(ctx, st, log, api.Config{ExternalURL: c.ExternalURL, GitHash: buildGitHash(), Version: buildVersion()})
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          zap.NewStdLog(log),
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining requests")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// ensureBootstrapKey makes sure the global owner key given as "public:private" exists. It
+// never logs or prints the private part.
+func ensureBootstrapKey(ctx context.Context, st *store.Store, pair string) (publicKey string, err error) {
+	pub, priv, ok := strings.Cut(pair, ":")
+	if !ok || pub == "" || priv == "" {
+		return "", errors.New("HERALD_BOOTSTRAP_KEY must be public:private")
+	}
+	k, found, err := st.APIKeyByPublicKey(ctx, pub)
+	if err != nil {
+		return "", err
+	}
+	want := api.KeyFromPair("bootstrap key", "", []herald.Role{{RoleName: herald.GlobalOwner}}, pub, priv, time.Now())
+	if found {
+		if k.HA1 != want.HA1 {
+			return "", fmt.Errorf("HERALD_BOOTSTRAP_KEY: key %s exists with another private key", pub)
+		}
+		return pub, nil
+	}
+	return pub, st.CreateAPIKey(ctx, want, nil)
+}
