@@ -25,7 +25,7 @@ func runAPI(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if c.RedisURL == "" {
 		return errors.New("herald api needs HERALD_REDIS_URL (herald dev runs without one)")
 	}
-	log, err := newLogger(c.LogLevel, false)
+	log, err := newLogger(c.LogLevel, false, errOut)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
-	log, err := newLogger(c.LogLevel, true)
+	log, err := newLogger(c.LogLevel, true, errOut)
 	if err != nil {
 		return err
 	}

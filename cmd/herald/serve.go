@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -18,20 +19,18 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// newLogger is a zap JSON logger at level (a console one for herald dev, read by people).
-func newLogger(level string, console bool) (*zap.Logger, error) {
+// newLogger is a zap JSON logger at level writing to w (a console one for herald dev, read
+// by people).
+func newLogger(level string, console bool, w io.Writer) (*zap.Logger, error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
 		return nil, fmt.Errorf("log level: %w", err)
 	}
-	cfg := zap.NewProductionConfig()
+	enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
 	if console {
-		cfg = zap.NewDevelopmentConfig()
-		cfg.DisableStacktrace = true
+		enc = zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig())
 	}
-	cfg.Level = zap.NewAtomicLevelAt(lvl)
-	cfg.OutputPaths, cfg.ErrorOutputPaths = []string{"stderr"}, []string{"stderr"}
-	return cfg.Build()
+	return zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), lvl)), nil
 }
 
 // openStore connects to the Redis at url and checks it answers.

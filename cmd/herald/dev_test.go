@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is an io.Writer the test can read while herald dev writes to it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// herald dev, as a newcomer runs it: it prints a key and a curl line, and the curl line works
+// as pasted. The private key is printed, never logged.
+func TestDevPrintsAWorkingCurlLine(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("curl is not installed")
+	}
+	t.Setenv("HERALD_REDIS_URL", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, logs lockedBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"dev", "--listen", "127.0.0.1:0"}, &out, &logs) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("herald dev ended with %v", err)
+		}
+	}()
+
+	line := regexp.MustCompile(`curl --digest -u '([a-z]+):([0-9a-f-]+)' '(http://127\.0\.0\.1:\d+/api/public/v1\.0/globalAlerts\?pretty=true)'`)
+	var m []string
+	for deadline := time.Now().Add(10 * time.Second); m == nil; {
+		if m = line.FindStringSubmatch(out.String()); m == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("no curl line printed:\n%s\n%s", out.String(), logs.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	res, err := exec.Command(curl, "-s", "-w", "\n%{http_code}", "--digest", "-u", m[1]+":"+m[2], m[3]).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out2 := strings.TrimSpace(string(res))
+	i := strings.LastIndexByte(out2, '\n')
+	body, code := out2[:i], out2[i+1:]
+	if code != "200" || !strings.Contains(body, `"totalCount": 0`) {
+		t.Fatalf("curl got %s: %s", code, body)
+	}
+	if !strings.Contains(logs.String(), "embedded in-memory store") {
+		t.Errorf("the first log lines say the data lives in memory:\n%s", logs.String())
+	}
+	if strings.Contains(logs.String(), m[2]) {
+		t.Error("the private key reached the log")
+	}
+}
+
+// With HERALD_BOOTSTRAP_KEY the given key works and its private part is never echoed.
+func TestDevBootstrapKeyNotEchoed(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("curl is not installed")
+	}
+	const priv = "0f8b1c3e-5a7d-4e2b-9c6f-112233445566"
+	t.Setenv("HERALD_REDIS_URL", "")
+	t.Setenv("HERALD_BOOTSTRAP_KEY", "bootkey:"+priv)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, logs lockedBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"dev", "--listen", "127.0.0.1:0"}, &out, &logs) }()
+	defer func() { cancel(); <-done }()
+
+	url := regexp.MustCompile(`'(http://127\.0\.0\.1:\d+/api/public/v1\.0/globalAlerts\?pretty=true)'`)
+	var m []string
+	for deadline := time.Now().Add(10 * time.Second); m == nil; {
+		if m = url.FindStringSubmatch(out.String()); m == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("no curl line printed:\n%s", out.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	res, err := exec.Command(curl, "-s", "-o", "/dev/null", "-w", "%{http_code}", "--digest", "-u", "bootkey:"+priv, m[1]).Output()
+	if err != nil || string(res) != "200" {
+		t.Fatalf("bootstrap key: %s %v", res, err)
+	}
+	if strings.Contains(out.String()+logs.String(), priv) {
+		t.Error("the bootstrap private key was echoed")
+	}
+}
