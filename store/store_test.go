@@ -156,7 +156,7 @@ func TestEveryKeyIsHashTagged(t *testing.T) {
 		if !tagged.MatchString(k) {
 			t.Errorf("key %q has no hash tag", k)
 		}
-		if regexp.MustCompile(`^herald:\{g:`).MatchString(k) && !regexp.MustCompile(`^herald:` + regexp.QuoteMeta(projectTag)).MatchString(k) {
+		if regexp.MustCompile(`^herald:\{g:`).MatchString(k) && !regexp.MustCompile(`^herald:`+regexp.QuoteMeta(projectTag)).MatchString(k) {
 			t.Errorf("key %q of another project", k)
 		}
 		if regexp.MustCompile(regexp.QuoteMeta(projectTag)).MatchString(k) {
