@@ -11,15 +11,8 @@ import (
 
 // runAPI serves the HTTP API on a real Redis.
 func runAPI(ctx context.Context, args []string, out, errOut io.Writer) error {
-	var c common
-	var bootstrap string
-	s := newSettings("api", "the HTTP API", errOut)
-	c.bind(s, ":8080")
-	s.string(&bootstrap, "bootstrap-key", "HERALD_BOOTSTRAP_KEY", "", "global owner key to make sure exists, as public:private")
-	if err := s.fs.Parse(args); err != nil {
-		return err
-	}
-	if err := c.validate(); err != nil {
+	c, err := parseServing("api", "the HTTP API", ":8080", args, errOut)
+	if err != nil {
 		return err
 	}
 	if c.RedisURL == "" {
@@ -35,8 +28,8 @@ func runAPI(ctx context.Context, args []string, out, errOut io.Writer) error {
 		return err
 	}
 	defer closeStore()
-	if bootstrap != "" {
-		pub, err := ensureBootstrapKey(ctx, st, bootstrap)
+	if c.BootstrapKey != "" {
+		pub, err := ensureBootstrapKey(ctx, st, c.BootstrapKey)
 		if err != nil {
 			return err
 		}
@@ -47,5 +40,5 @@ func runAPI(ctx context.Context, args []string, out, errOut io.Writer) error {
 		return err
 	}
 	log.Info("API listening", zap.String("address", ln.Addr().String()))
-	return serveAPI(ctx, ln, st, log, c)
+	return serveAPI(ctx, ln, st, log, c.common)
 }

@@ -73,3 +73,21 @@ func (c *common) validate() error {
 	}
 	return nil
 }
+
+// serving is what the roles that serve the API are configured with.
+type serving struct {
+	common
+	BootstrapKey string
+}
+
+// parseServing reads the settings of a role that serves the API.
+func parseServing(role, summary, listenDefault string, args []string, errOut io.Writer) (serving, error) {
+	var c serving
+	s := newSettings(role, summary, errOut)
+	c.bind(s, listenDefault)
+	s.string(&c.BootstrapKey, "bootstrap-key", "HERALD_BOOTSTRAP_KEY", "", "global owner key to make sure exists, as public:private (herald dev: default a new key, printed once)")
+	if err := s.fs.Parse(args); err != nil {
+		return c, err
+	}
+	return c, c.validate()
+}

@@ -17,15 +17,8 @@ import (
 // runDev runs every part of Herald in one process, on an embedded store unless
 // HERALD_REDIS_URL is set, and prints a working key and a curl line.
 func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
-	var c common
-	var bootstrap string
-	s := newSettings("dev", "everything in one process, for a first look and for demos", errOut)
-	c.bind(s, "127.0.0.1:8080")
-	s.string(&bootstrap, "bootstrap-key", "HERALD_BOOTSTRAP_KEY", "", "global owner key to create, as public:private (default: a new key, printed once)")
-	if err := s.fs.Parse(args); err != nil {
-		return err
-	}
-	if err := c.validate(); err != nil {
+	c, err := parseServing("dev", "everything in one process, for a first look and for demos", "127.0.0.1:8080", args, errOut)
+	if err != nil {
 		return err
 	}
 	log, err := newLogger(c.LogLevel, true, errOut)
@@ -61,8 +54,8 @@ func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
 	}
 
 	var publicKey, privateKey string
-	if bootstrap != "" {
-		if publicKey, err = ensureBootstrapKey(ctx, st, bootstrap); err != nil {
+	if c.BootstrapKey != "" {
+		if publicKey, err = ensureBootstrapKey(ctx, st, c.BootstrapKey); err != nil {
 			return err
 		}
 		privateKey = "<your private key>"
@@ -86,5 +79,5 @@ Try it:
 `, base, api.BasePath, publicKey, privateKey)
 
 	log.Info("API listening", zap.String("address", ln.Addr().String()), zap.Duration("minute", c.Minute))
-	return serveAPI(ctx, ln, st, log, c)
+	return serveAPI(ctx, ln, st, log, c.common)
 }
