@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -197,7 +198,11 @@ func decodeError(err error) error {
 	case errors.As(err, &typ):
 		field := typ.Field
 		if field == "" {
-			return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body must be a JSON %s.", typ.Type.Kind())
+			want := "object"
+			if k := typ.Type.Kind(); k == reflect.Slice || k == reflect.Array {
+				want = "array"
+			}
+			return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body must be a JSON %s.", want)
 		}
 		return herald.InvalidAttribute(field, "Attribute %s has the wrong type: %s given.", field, typ.Value)
 	case errors.As(err, &timeErr):
