@@ -37,15 +37,12 @@ type Notification struct {
 
 // Masked is the notification as a read shows it.
 func (n Notification) Masked() Notification {
-	n.APIToken = MaskTail(n.APIToken)
-	n.NotificationToken = MaskTail(n.NotificationToken)
-	n.MetricsAAPIKey = MaskTail(n.MetricsAAPIKey)
-	n.ServiceKey = MaskTail(n.ServiceKey)
-	n.AlertingAAPIKey = MaskTail(n.AlertingAAPIKey)
-	n.AlertingBAPIKey = MaskTail(n.AlertingBAPIKey)
-	n.ChatCWebhookURL = MaskURL(n.ChatCWebhookURL)
-	n.WebhookURL = MaskURL(n.WebhookURL)
-	n.WebhookSecret = MaskAll(n.WebhookSecret)
+	for _, f := range notificationFields {
+		if f.mask != nil {
+			v := f.out(&n)
+			*v = f.mask(*v)
+		}
+	}
 	return n
 }
 
@@ -190,33 +187,38 @@ type NotificationRules struct {
 	// Integrations reports whether the project has an integration of the given type; a
 	// notification of that kind may then leave its credentials out and use the integration's.
 	Integrations func(integrationType string) bool
+	// Current are the notifications of the configuration a request replaces (none when it
+	// creates one). A read shows their secrets masked; a request that writes such a mask back
+	// keeps the secret it stands for.
+	Current []Notification
 }
 
 // notificationField is one typed field of a notification: its request name, where it is in
-// an input, and where it goes in the result.
+// an input, where it goes in the result, and for a secret how a read masks it.
 type notificationField struct {
 	name string
 	in   func(*NotificationInput) *string
 	out  func(*Notification) *string
+	mask func(string) string
 }
 
 var notificationFields = []notificationField{
-	{"emailAddress", func(i *NotificationInput) *string { return i.EmailAddress }, func(n *Notification) *string { return &n.EmailAddress }},
-	{"mobileNumber", func(i *NotificationInput) *string { return i.MobileNumber }, func(n *Notification) *string { return &n.MobileNumber }},
-	{"username", func(i *NotificationInput) *string { return i.Username }, func(n *Notification) *string { return &n.Username }},
-	{"apiToken", func(i *NotificationInput) *string { return i.APIToken }, func(n *Notification) *string { return &n.APIToken }},
-	{"channelName", func(i *NotificationInput) *string { return i.ChannelName }, func(n *Notification) *string { return &n.ChannelName }},
-	{"notificationToken", func(i *NotificationInput) *string { return i.NotificationToken }, func(n *Notification) *string { return &n.NotificationToken }},
-	{"roomName", func(i *NotificationInput) *string { return i.RoomName }, func(n *Notification) *string { return &n.RoomName }},
-	{"metricsAApiKey", func(i *NotificationInput) *string { return i.MetricsAAPIKey }, func(n *Notification) *string { return &n.MetricsAAPIKey }},
-	{"serviceKey", func(i *NotificationInput) *string { return i.ServiceKey }, func(n *Notification) *string { return &n.ServiceKey }},
-	{"alertingAApiKey", func(i *NotificationInput) *string { return i.AlertingAAPIKey }, func(n *Notification) *string { return &n.AlertingAAPIKey }},
-	{"alertingARegion", func(i *NotificationInput) *string { return i.AlertingARegion }, func(n *Notification) *string { return &n.AlertingARegion }},
-	{"alertingBApiKey", func(i *NotificationInput) *string { return i.AlertingBAPIKey }, func(n *Notification) *string { return &n.AlertingBAPIKey }},
-	{"alertingBRoutingKey", func(i *NotificationInput) *string { return i.AlertingBRoutingKey }, func(n *Notification) *string { return &n.AlertingBRoutingKey }},
-	{"chatCWebhookUrl", func(i *NotificationInput) *string { return i.ChatCWebhookURL }, func(n *Notification) *string { return &n.ChatCWebhookURL }},
-	{"webhookUrl", func(i *NotificationInput) *string { return i.WebhookURL }, func(n *Notification) *string { return &n.WebhookURL }},
-	{"webhookSecret", func(i *NotificationInput) *string { return i.WebhookSecret }, func(n *Notification) *string { return &n.WebhookSecret }},
+	{"emailAddress", func(i *NotificationInput) *string { return i.EmailAddress }, func(n *Notification) *string { return &n.EmailAddress }, nil},
+	{"mobileNumber", func(i *NotificationInput) *string { return i.MobileNumber }, func(n *Notification) *string { return &n.MobileNumber }, nil},
+	{"username", func(i *NotificationInput) *string { return i.Username }, func(n *Notification) *string { return &n.Username }, nil},
+	{"apiToken", func(i *NotificationInput) *string { return i.APIToken }, func(n *Notification) *string { return &n.APIToken }, MaskTail},
+	{"channelName", func(i *NotificationInput) *string { return i.ChannelName }, func(n *Notification) *string { return &n.ChannelName }, nil},
+	{"notificationToken", func(i *NotificationInput) *string { return i.NotificationToken }, func(n *Notification) *string { return &n.NotificationToken }, MaskTail},
+	{"roomName", func(i *NotificationInput) *string { return i.RoomName }, func(n *Notification) *string { return &n.RoomName }, nil},
+	{"metricsAApiKey", func(i *NotificationInput) *string { return i.MetricsAAPIKey }, func(n *Notification) *string { return &n.MetricsAAPIKey }, MaskTail},
+	{"serviceKey", func(i *NotificationInput) *string { return i.ServiceKey }, func(n *Notification) *string { return &n.ServiceKey }, MaskTail},
+	{"alertingAApiKey", func(i *NotificationInput) *string { return i.AlertingAAPIKey }, func(n *Notification) *string { return &n.AlertingAAPIKey }, MaskTail},
+	{"alertingARegion", func(i *NotificationInput) *string { return i.AlertingARegion }, func(n *Notification) *string { return &n.AlertingARegion }, nil},
+	{"alertingBApiKey", func(i *NotificationInput) *string { return i.AlertingBAPIKey }, func(n *Notification) *string { return &n.AlertingBAPIKey }, MaskTail},
+	{"alertingBRoutingKey", func(i *NotificationInput) *string { return i.AlertingBRoutingKey }, func(n *Notification) *string { return &n.AlertingBRoutingKey }, nil},
+	{"chatCWebhookUrl", func(i *NotificationInput) *string { return i.ChatCWebhookURL }, func(n *Notification) *string { return &n.ChatCWebhookURL }, MaskURL},
+	{"webhookUrl", func(i *NotificationInput) *string { return i.WebhookURL }, func(n *Notification) *string { return &n.WebhookURL }, MaskURL},
+	{"webhookSecret", func(i *NotificationInput) *string { return i.WebhookSecret }, func(n *Notification) *string { return &n.WebhookSecret }, MaskAll},
 }
 
 // notificationKind says, per typeName, which typed fields a notification takes: required ones
@@ -312,14 +314,14 @@ func (in NotificationInput) Validate(path string, rules NotificationRules) (Noti
 	}
 
 	if kind.people {
-		n.EmailEnabled, n.SMSEnabled = in.EmailEnabled, in.SMSEnabled
-		if n.EmailEnabled == nil && n.SMSEnabled == nil {
-			t, f := true, false
-			n.EmailEnabled, n.SMSEnabled = &t, &f
-		}
-		if !isTrue(n.EmailEnabled) && !isTrue(n.SMSEnabled) {
+		// Neither given: by email, as on the platform; one given: the other is off. Both are
+		// stored, so a read shows how people are told.
+		email := isTrue(in.EmailEnabled) || (in.EmailEnabled == nil && in.SMSEnabled == nil)
+		sms := isTrue(in.SMSEnabled)
+		if !email && !sms {
 			return n, InvalidAttribute(path+".emailEnabled", "At least one of emailEnabled and smsEnabled must be true.")
 		}
+		n.EmailEnabled, n.SMSEnabled = &email, &sms
 	} else if in.EmailEnabled != nil || in.SMSEnabled != nil {
 		field := "emailEnabled"
 		if in.EmailEnabled == nil {
@@ -457,6 +459,9 @@ func (in AlertRuleInput) Validate(rules NotificationRules) (AlertRule, error) {
 				return r, InvalidAttribute("threshold", "Event type %s takes no threshold.", r.EventTypeName)
 			}
 			t := *in.Threshold
+			if t.Operator == "" {
+				return r, MissingAttribute("threshold.operator")
+			}
 			if !ValidThresholdOperator(t.Operator) {
 				return r, Invalid(CodeInvalidEnumValue, "threshold.operator", "threshold.operator must be GREATER_THAN or LESS_THAN.")
 			}
@@ -475,13 +480,48 @@ func (in AlertRuleInput) Validate(rules NotificationRules) (AlertRule, error) {
 		return r, Errorf(KindInvalid, CodeMissingNotifications, []any{"notifications"}, "At least one notification is required.")
 	}
 	for i, n := range in.Notifications {
-		nn, err := n.Validate(fmt.Sprintf("notifications[%d]", i), rules)
+		path := fmt.Sprintf("notifications[%d]", i)
+		nn, err := n.Validate(path, rules)
 		if err != nil {
+			return r, err
+		}
+		if err := nn.keepSecrets(path, i, rules.Current); err != nil {
 			return r, err
 		}
 		r.Notifications = append(r.Notifications, nn)
 	}
 	return r, nil
+}
+
+// keepSecrets puts back the stored secret for each secret of n (notification i of a request)
+// that is the mask a read showed of it, so that a configuration read, edited and written back
+// keeps its credentials. The secret is that of current notification i when it has n's type
+// (the configuration written back in its order), else of the first current notification of
+// n's type whose secret masks to the given value (one removed or inserted before it). A mask
+// that stands for no stored secret is refused rather than stored: a notification whose key is
+// a row of asterisks would fail at every delivery.
+func (n *Notification) keepSecrets(path string, i int, current []Notification) error {
+	candidates := current
+	if i < len(current) {
+		candidates = append([]Notification{current[i]}, current...)
+	}
+	for _, f := range notificationFields {
+		given := f.out(n)
+		if f.mask == nil || *given == "" {
+			continue
+		}
+		kept := false
+		for _, c := range candidates {
+			if stored := *f.out(&c); c.TypeName == n.TypeName && stored != "" && f.mask(stored) == *given {
+				*given, kept = stored, true
+				break
+			}
+		}
+		if !kept && IsMask(*given) {
+			return InvalidAttribute(path+"."+f.name, "%s is masked: give the secret itself.", f.name)
+		}
+	}
+	return nil
 }
 
 func (m MatcherInput) validate(path string, info EventTypeInfo) (Matcher, error) {
@@ -533,6 +573,9 @@ func (mt MetricThreshold) validate() (MetricThreshold, error) {
 	}
 	if mt.Mode != "AVERAGE" {
 		return mt, Invalid(CodeInvalidEnumValue, "metricThreshold.mode", "metricThreshold.mode must be AVERAGE.")
+	}
+	if mt.Operator == "" {
+		return mt, MissingAttribute("metricThreshold.operator")
 	}
 	if !ValidThresholdOperator(mt.Operator) {
 		return mt, Invalid(CodeInvalidEnumValue, "metricThreshold.operator", "metricThreshold.operator must be GREATER_THAN or LESS_THAN.")

@@ -1,9 +1,12 @@
 package herald
 
 import (
+	"maps"
 	"net"
 	"path"
+	"slices"
 	"sort"
+	"strconv"
 )
 
 // Integration is a project's configuration of one third-party service. Which fields a type
@@ -151,7 +154,9 @@ func ApplyIntegration(typ string, body map[string]any, existing *Integration) (I
 			"The body's type does not match the path's integration type %s.", typ)
 	}
 	fields := append(append([]integrationField{}, kind.required...), kind.optional...)
-	for name, v := range body {
+	// Sorted, so that a body with several bad fields is always answered about the same one.
+	for _, name := range slices.Sorted(maps.Keys(body)) {
+		v := body[name]
 		if name == "type" {
 			continue
 		}
@@ -163,11 +168,7 @@ func ApplyIntegration(typ string, body map[string]any, existing *Integration) (I
 			out.Enabled = &b
 			continue
 		}
-		known := false
-		for _, f := range fields {
-			known = known || f.name == name
-		}
-		if !known {
+		if !slices.ContainsFunc(fields, func(f integrationField) bool { return f.name == name }) {
 			return out, InvalidAttribute(name, "%s is not a field of %s integrations.", name, typ)
 		}
 		s, ok := v.(string)
@@ -181,15 +182,21 @@ func ApplyIntegration(typ string, body map[string]any, existing *Integration) (I
 			return out, MissingAttribute(f.name)
 		}
 	}
+	// Reconfiguring CHAT_B must name the team afresh: a stored legacy configuration may lack it.
 	if typ == "CHAT_B" && existing != nil {
-		if _, given := body["teamName"]; !given {
+		if team, _ := body["teamName"].(string); team == "" {
 			return out, MissingAttribute("teamName")
 		}
 	}
 	if typ == "SCRAPER_A" && out.Enabled == nil {
 		return out, MissingAttribute("enabled")
 	}
-	return out, out.check()
+	// check fills defaults into out, so it must run before out is returned: in
+	// "return out, out.check()" the order of the two is unspecified.
+	if err := out.check(); err != nil {
+		return out, err
+	}
+	return out, nil
 }
 
 func (i *Integration) check() error {
@@ -210,7 +217,7 @@ func (i *Integration) check() error {
 			return InvalidAttribute("chatCWebhookUrl", "chatCWebhookUrl must be an absolute http or https URL.")
 		}
 	case "SCRAPER_A":
-		if _, _, err := net.SplitHostPort(i.ListenAddress); err != nil || net.ParseIP(hostOf(i.ListenAddress)) == nil {
+		if !validIPPort(i.ListenAddress) {
 			return InvalidAttribute("listenAddress", "listenAddress must be an IP address and port.")
 		}
 		if i.ServiceDiscovery != "file" && i.ServiceDiscovery != "http" {
@@ -229,9 +236,15 @@ func (i *Integration) check() error {
 	return nil
 }
 
-func hostOf(hostport string) string {
-	h, _, _ := net.SplitHostPort(hostport)
-	return h
+// validIPPort reports whether s is an IP address and a port from 1 to 65535 ("10.0.0.1:9216",
+// "[::1]:9216").
+func validIPPort(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || net.ParseIP(host) == nil {
+		return false
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	return err == nil && n > 0
 }
 
 // View is the integration as a read shows it: secrets masked, the password never, optional

@@ -14,10 +14,11 @@ func MaskTail(s string) string {
 	if s == "" {
 		return ""
 	}
-	if len(s) <= 8 {
-		return strings.Repeat("*", len(s))
+	r := []rune(s)
+	if len(r) <= 8 {
+		return strings.Repeat("*", len(r))
 	}
-	return strings.Repeat("*", len(s)-4) + s[len(s)-4:]
+	return strings.Repeat("*", len(r)-4) + string(r[len(r)-4:])
 }
 
 // MaskPrivateKey shows an API private key (a UUID) from the stored tail, keeping its shape.
@@ -25,7 +26,8 @@ func MaskPrivateKey(tail string) string {
 	return "********-****-****-****-********" + tail
 }
 
-// MaskAll masks a secret that is never shown in part (a webhook secret).
+// MaskAll masks a secret that is never shown in part (a webhook secret): a fixed mask, so
+// that not even its length shows.
 func MaskAll(s string) string {
 	if s == "" {
 		return ""
@@ -33,8 +35,9 @@ func MaskAll(s string) string {
 	return "******"
 }
 
-// MaskURL keeps a URL's scheme and host and masks the rest: path, query and any user info
-// (where incoming-webhook services put their tokens).
+// MaskURL keeps a URL's scheme and host and masks the rest: user info, path, query and
+// fragment (where incoming-webhook services put their tokens). Something that does not parse
+// as a URL with a host is masked whole.
 func MaskURL(s string) string {
 	if s == "" {
 		return ""
@@ -43,14 +46,14 @@ func MaskURL(s string) string {
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return strings.Repeat("*", 8)
 	}
-	rest := strings.TrimPrefix(s, u.Scheme+"://")
-	if i := strings.IndexByte(rest, '/'); i >= 0 {
-		rest = rest[i:]
-	} else {
-		rest = ""
+	shown := u.Scheme + "://" + u.Host
+	if u.User == nil && (u.Path == "" || u.Path == "/") && u.RawQuery == "" && !u.ForceQuery && u.Fragment == "" {
+		return shown
 	}
-	if rest == "" {
-		return u.Scheme + "://" + u.Host
-	}
-	return u.Scheme + "://" + u.Host + "/" + strings.Repeat("*", max(len(rest)-1, 4))
+	return shown + "/" + strings.Repeat("*", max(len(s)-len(shown)-1, 4))
 }
+
+// IsMask reports whether s looks like what the functions above show instead of a secret: it
+// holds a run of four asterisks, as the mask of every secret of 4 characters or more does and
+// no key, token or URL that a service hands out does.
+func IsMask(s string) bool { return strings.Contains(s, "****") }

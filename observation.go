@@ -1,8 +1,12 @@
 package herald
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Observation is one item of an observations request (product.md §6): either a condition
@@ -99,8 +103,11 @@ func (o Observation) Validate(i int) error {
 		if o.Active == nil {
 			return missing("active")
 		}
-		if o.Value != nil || o.Units != "" {
+		if o.Value != nil {
 			return bad("value", "a condition reports currentValue, not value and units")
+		}
+		if o.Units != "" {
+			return bad("units", "a condition reports currentValue, not value and units")
 		}
 		if o.HostID == "" && o.ReplicaSetName == "" && o.ClusterID == "" && o.ClusterName == "" {
 			return missing("hostId")
@@ -111,6 +118,9 @@ func (o Observation) Validate(i int) error {
 			return bad("currentValue.units", "unknown units %s", o.CurrentValue.Units)
 		}
 	}
+	if o.HostID != "" && !ValidHostID(o.HostID) {
+		return bad("hostId", "a host id is 1 to %d letters, digits, dots, dashes and underscores, starting with a letter or digit", maxHostIDLength)
+	}
 	if o.TypeName != "" && !ValidTypeNameValue(o.TypeName) {
 		return bad("typeName", "unknown host type %s", o.TypeName)
 	}
@@ -118,9 +128,90 @@ func (o Observation) Validate(i int) error {
 		return missing("hostId")
 	}
 	for j, d := range o.Disks {
+		field := fmt.Sprintf("disks[%d].partitionName", j)
 		if d.PartitionName == "" {
-			return missing(fmt.Sprintf("disks[%d].partitionName", j))
+			return missing(field)
+		}
+		if !validPartitionName(d.PartitionName) {
+			return bad(field, "a partition name is at most %d bytes of UTF-8 without control characters", maxPartitionNameLength)
 		}
 	}
 	return nil
+}
+
+const (
+	maxHostIDLength        = 128
+	maxPartitionNameLength = 256
+)
+
+// ValidHostID reports whether s can be a host id. Host ids go into store keys and URL paths,
+// so they keep to letters, digits, dots, dashes and underscores, and start with a letter or
+// digit (so "." and ".." never name a host).
+func ValidHostID(s string) bool {
+	if s == "" || len(s) > maxHostIDLength {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '-' && c != '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// validPartitionName: partition names are whatever the host calls them ("sda1", "/dev/sda1",
+// "C:"), so anything printable goes; the disk endpoint's path carries them escaped.
+func validPartitionName(s string) bool {
+	if len(s) > maxPartitionNameLength || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// HostsOf is what observations (already validated) tell of the hosts of project groupID: one
+// Host per distinct hostId, last seen at the latest of its items' times (now for items without
+// one) and described by the last of its items that give each description, and each host's
+// partitions, each named once.
+func HostsOf(groupID string, obs []Observation, now time.Time) ([]Host, map[string][]string) {
+	var hosts []Host
+	at := map[string]int{} // hostId -> index in hosts
+	disks := map[string][]string{}
+	reported := map[[2]string]bool{} // {hostId, partitionName}
+	for _, o := range obs {
+		if o.HostID == "" {
+			continue
+		}
+		seen := At(now)
+		if o.At != nil {
+			seen = *o.At
+		}
+		i, ok := at[o.HostID]
+		if !ok {
+			i = len(hosts)
+			at[o.HostID] = i
+			hosts = append(hosts, Host{ID: o.HostID, GroupID: groupID, LastSeen: seen})
+		}
+		h := &hosts[i]
+		if seen.After(h.LastSeen.Time) {
+			h.LastSeen = seen
+		}
+		h.HostnameAndPort = cmp.Or(o.HostnameAndPort, h.HostnameAndPort)
+		h.TypeName = cmp.Or(o.TypeName, h.TypeName)
+		h.ReplicaSetName = cmp.Or(o.ReplicaSetName, h.ReplicaSetName)
+		for _, d := range o.Disks {
+			k := [2]string{o.HostID, d.PartitionName}
+			if !reported[k] {
+				reported[k] = true
+				disks[o.HostID] = append(disks[o.HostID], d.PartitionName)
+			}
+		}
+	}
+	return hosts, disks
 }

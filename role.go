@@ -15,6 +15,7 @@ const (
 	GlobalReadOnly           = "GLOBAL_READ_ONLY"
 	GlobalUserAdmin          = "GLOBAL_USER_ADMIN"
 	OrgOwner                 = "ORG_OWNER"
+	OrgReadOnly              = "ORG_READ_ONLY"
 	GroupOwner               = "GROUP_OWNER"
 	GroupMonitoringAdmin     = "GROUP_MONITORING_ADMIN"
 	GroupUserAdmin           = "GROUP_USER_ADMIN"
@@ -45,7 +46,10 @@ type Scope struct {
 type Access int
 
 const (
-	// ReadProject: any role in the project or its organization, or any global role.
+	// ReadProject: any role in the project, any global role, or an organization role that
+	// reaches into the organization's projects: ORG_OWNER (acting as project owner) and
+	// ORG_READ_ONLY. Other organization roles (ORG_MEMBER, billing, project creator) see the
+	// organization, not its projects, as on the platform.
 	ReadProject Access = iota + 1
 	// WriteMonitoring: alerts, alert configurations, maintenance windows, integrations and
 	// observations of a project.
@@ -71,7 +75,7 @@ const (
 func (p Principal) Can(a Access, s Scope) bool {
 	switch a {
 	case ReadProject:
-		return p.holdsGlobal() || p.holdsOrg(s.OrgID) || p.holdsProject(s.GroupID)
+		return p.holdsGlobal() || p.holdsOrg(s.OrgID, OrgOwner, OrgReadOnly) || p.holdsProject(s.GroupID)
 	case WriteMonitoring:
 		return p.holdsGlobal(GlobalOwner, GlobalMonitoringAdmin) || p.holdsOrg(s.OrgID, OrgOwner) ||
 			p.holdsProject(s.GroupID, GroupOwner, GroupMonitoringAdmin)

@@ -33,8 +33,10 @@ func readOnly(name string, given *string, actual string) error {
 	return nil
 }
 
-// projectRule validates the rule of a project configuration request for project p.
-func (c *call) projectRule(p herald.Project, in alertConfigRequest, id string) (herald.AlertRule, error) {
+// projectRule validates the rule of a configuration request for project p that creates a
+// configuration (current is zero) or replaces current, whose secrets a request may give back
+// masked.
+func (c *call) projectRule(p herald.Project, in alertConfigRequest, current herald.AlertConfig) (herald.AlertRule, error) {
 	switch {
 	case in.ForAllGroups != nil:
 		return herald.AlertRule{}, herald.InvalidAttribute("forAllGroups", "forAllGroups applies only to global alert configurations.")
@@ -43,7 +45,7 @@ func (c *call) projectRule(p herald.Project, in alertConfigRequest, id string) (
 	case in.Tags != nil:
 		return herald.AlertRule{}, herald.InvalidAttribute("tags", "tags applies only to global alert configurations.")
 	}
-	if err := readOnly("id", in.ID, id); err != nil {
+	if err := readOnly("id", in.ID, current.ID); err != nil {
 		return herald.AlertRule{}, err
 	}
 	if err := readOnly("groupId", in.GroupID, p.ID); err != nil {
@@ -57,7 +59,7 @@ func (c *call) projectRule(p herald.Project, in alertConfigRequest, id string) (
 	for _, i := range integrations {
 		has[i.Type] = true
 	}
-	return in.Validate(herald.NotificationRules{Integrations: func(t string) bool { return has[t] }})
+	return in.Validate(herald.NotificationRules{Integrations: func(t string) bool { return has[t] }, Current: current.Notifications})
 }
 
 func alertConfigPath(c herald.AlertConfig) string {
@@ -118,7 +120,7 @@ func (s *Server) createAlertConfig(c *call) (reply, error) {
 	if in.ID != nil {
 		return reply{}, herald.Invalid(herald.CodeAttributeReadOnly, "id", "Attribute id is read-only.")
 	}
-	rule, err := c.projectRule(p, in, "")
+	rule, err := c.projectRule(p, in, herald.AlertConfig{})
 	if err != nil {
 		return reply{}, err
 	}
@@ -139,15 +141,13 @@ func (s *Server) replaceAlertConfig(c *call) (reply, error) {
 	if err := c.decode(&in); err != nil {
 		return reply{}, err
 	}
-	id := c.param("alertConfigId")
-	if _, err := s.store.AlertConfig(c.ctx, p.ID, id); err != nil {
-		return reply{}, err
-	}
-	rule, err := c.projectRule(p, in, id)
-	if err != nil {
-		return reply{}, err
-	}
-	cfg, err := s.store.UpdateAlertConfig(c.ctx, p.ID, id, func(cfg *herald.AlertConfig) ([]herald.Event, error) {
+	// Validated inside the update: the secrets a masked value stands for are those stored at the
+	// moment of writing.
+	cfg, err := s.store.UpdateAlertConfig(c.ctx, p.ID, c.param("alertConfigId"), func(cfg *herald.AlertConfig) ([]herald.Event, error) {
+		rule, err := c.projectRule(p, in, *cfg)
+		if err != nil {
+			return nil, err
+		}
 		cfg.AlertRule, cfg.Updated = rule, herald.At(c.now)
 		return []herald.Event{c.configEvent(herald.EventAlertConfigChanged, p, *cfg)}, nil
 	})

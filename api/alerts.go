@@ -1,9 +1,175 @@
 package api
 
-// TODO(owner of this file): replace these stubs.
-func (s *Server) listAlerts(c *call) (reply, error)             { return reply{}, errNotImplemented }
-func (s *Server) getAlert(c *call) (reply, error)               { return reply{}, errNotImplemented }
-func (s *Server) acknowledgeAlert(c *call) (reply, error)       { return reply{}, errNotImplemented }
-func (s *Server) listGlobalAlerts(c *call) (reply, error)       { return reply{}, errNotImplemented }
-func (s *Server) getGlobalAlert(c *call) (reply, error)         { return reply{}, errNotImplemented }
-func (s *Server) acknowledgeGlobalAlert(c *call) (reply, error) { return reply{}, errNotImplemented }
+import (
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
+)
+
+// globalAlertPath is the path of a global alert.
+func globalAlertPath(a herald.Alert) string { return "/globalAlerts/" + a.ID }
+
+// alertStatus reads the optional status filter of an alert list.
+func (c *call) alertStatus() (string, error) {
+	status := c.r.URL.Query().Get("status")
+	if status != "" && !herald.ValidAlertStatus(status) {
+		return "", herald.Invalid(herald.CodeInvalidQueryParameter, "status",
+			"Query parameter status must be one of TRACKING, OPEN, CLOSED, CANCELLED.")
+	}
+	return status, nil
+}
+
+// maxAckCommentLength bounds an acknowledgement comment (in characters): it is a note to the
+// other people on call, shown with the alert, not a place for a log.
+const maxAckCommentLength = 200
+
+// ackRequest is the body of an acknowledgement.
+type ackRequest struct {
+	AcknowledgedUntil      *herald.Time `json:"acknowledgedUntil"`
+	AcknowledgementComment *string      `json:"acknowledgementComment"`
+}
+
+// acknowledge applies this call's acknowledgement request to alert id (global, or of the
+// project of scope) and records, in the same transaction, the event it makes in scope.
+func (c *call) acknowledge(global bool, scope herald.Scope, id string) (herald.Alert, error) {
+	var in ackRequest
+	if err := c.decode(&in); err != nil {
+		return herald.Alert{}, err
+	}
+	if in.AcknowledgedUntil == nil {
+		return herald.Alert{}, herald.MissingAttribute("acknowledgedUntil")
+	}
+	var comment string
+	if in.AcknowledgementComment != nil {
+		comment = *in.AcknowledgementComment
+	}
+	if utf8.RuneCountInString(comment) > maxAckCommentLength {
+		return herald.Alert{}, herald.InvalidAttribute("acknowledgementComment",
+			"acknowledgementComment must be at most %d characters.", maxAckCommentLength)
+	}
+	who := c.who.Username
+	if who == "" {
+		who = c.who.PublicKey
+	}
+	return c.s.store.UpdateAlert(c.ctx, global, scope.GroupID, id, func(a *herald.Alert) ([]herald.Event, error) {
+		before := *a
+		acknowledged, err := a.Acknowledge(*in.AcknowledgedUntil, comment, who, c.now)
+		if err != nil {
+			return nil, err
+		}
+		typ := herald.EventAlertAcknowledged
+		if !acknowledged {
+			if !before.Acknowledged(c.now) {
+				// Un-acknowledging an alert nobody acknowledged changes nothing.
+				*a = before
+				return nil, nil
+			}
+			typ = herald.EventAlertUnacknowledged
+		}
+		ev := c.event(typ, scope)
+		ev.AlertID, ev.AlertConfigID = a.ID, a.AlertConfigID
+		if acknowledged {
+			ev.Raw["acknowledgedUntil"] = a.AcknowledgedUntil.String()
+		}
+		return []herald.Event{ev}, nil
+	})
+}
+
+// GET /groups/{groupId}/alerts: the project's alerts, newest first, optionally of one status.
+func (s *Server) listAlerts(c *call) (reply, error) {
+	p, err := c.project(herald.ReadProject)
+	if err != nil {
+		return reply{}, err
+	}
+	pg, err := c.page()
+	if err != nil {
+		return reply{}, err
+	}
+	status, err := c.alertStatus()
+	if err != nil {
+		return reply{}, err
+	}
+	alerts, total, err := s.store.Alerts(c.ctx, p.ID, store.AlertFilter{Status: status}, pg.store())
+	if err != nil {
+		return reply{}, err
+	}
+	return list(c, alerts, total, pg, alertPath)
+}
+
+// GET /groups/{groupId}/alerts/{alertId}
+func (s *Server) getAlert(c *call) (reply, error) {
+	p, err := c.project(herald.ReadProject)
+	if err != nil {
+		return reply{}, err
+	}
+	a, err := s.store.Alert(c.ctx, p.ID, c.param("alertId"))
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, a, alertPath(a)), nil
+}
+
+// PATCH /groups/{groupId}/alerts/{alertId}: acknowledge, or un-acknowledge with a past time.
+func (s *Server) acknowledgeAlert(c *call) (reply, error) {
+	p, err := c.project(herald.WriteMonitoring)
+	if err != nil {
+		return reply{}, err
+	}
+	a, err := c.acknowledge(false, p.Scope(), c.param("alertId"))
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, a, alertPath(a)), nil
+}
+
+// GET /globalAlerts: global alerts, newest first, filtered by status and creation time.
+func (s *Server) listGlobalAlerts(c *call) (reply, error) {
+	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
+		return reply{}, err
+	}
+	pg, err := c.page()
+	if err != nil {
+		return reply{}, err
+	}
+	var f store.AlertFilter
+	if f.Status, err = c.alertStatus(); err != nil {
+		return reply{}, err
+	}
+	if f.Created.Min, err = c.queryTime("createdOnOrAfter"); err != nil {
+		return reply{}, err
+	}
+	if f.Created.Max, err = c.queryTime("createdOnOrBefore"); err != nil {
+		return reply{}, err
+	}
+	alerts, total, err := s.store.GlobalAlerts(c.ctx, f, pg.store())
+	if err != nil {
+		return reply{}, err
+	}
+	return list(c, alerts, total, pg, globalAlertPath)
+}
+
+// GET /globalAlerts/{alertId}
+func (s *Server) getGlobalAlert(c *call) (reply, error) {
+	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
+		return reply{}, err
+	}
+	a, err := s.store.GlobalAlert(c.ctx, c.param("alertId"))
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, a, globalAlertPath(a)), nil
+}
+
+// PATCH /globalAlerts/{alertId}: as for a project alert, but answered 201 as the document says.
+func (s *Server) acknowledgeGlobalAlert(c *call) (reply, error) {
+	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
+		return reply{}, err
+	}
+	a, err := c.acknowledge(true, herald.Scope{}, c.param("alertId"))
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusCreated, a, globalAlertPath(a)), nil
+}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
@@ -196,7 +197,7 @@ func decodeError(err error) error {
 	case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
 		return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body is not valid JSON.")
 	case errors.As(err, &typ):
-		field := typ.Field
+		field := requestPath(typ.Field)
 		if field == "" {
 			want := "object"
 			if k := typ.Type.Kind(); k == reflect.Slice || k == reflect.Array {
@@ -212,6 +213,19 @@ func decodeError(err error) error {
 		return herald.InvalidAttribute(field, "Attribute %s is not recognized.", field)
 	}
 	return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body could not be read.")
+}
+
+// requestPath is a field path of encoding/json as the request names it: encoding/json also
+// names the Go structs a request type embeds ("AlertRuleInput.enabled"), and no request field
+// starts with an upper-case letter.
+func requestPath(goPath string) string {
+	var names []string
+	for _, name := range strings.Split(goPath, ".") {
+		if name != "" && !unicode.IsUpper(rune(name[0])) {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ".")
 }
 
 // page reads and validates pageNum and itemsPerPage.

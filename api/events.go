@@ -1,6 +1,102 @@
 package api
 
-// TODO(owner of this file): replace these stubs.
-func (s *Server) listProjectEvents(c *call) (reply, error) { return reply{}, errNotImplemented }
-func (s *Server) listGlobalEvents(c *call) (reply, error)  { return reply{}, errNotImplemented }
-func (s *Server) getOrgEvent(c *call) (reply, error)       { return reply{}, errNotImplemented }
+import (
+	"net/http"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
+)
+
+// eventFilter reads the filters of an event list: eventType and the inclusive creation range
+// minDate..maxDate.
+func (c *call) eventFilter() (store.EventFilter, error) {
+	var f store.EventFilter
+	f.EventType = c.r.URL.Query().Get("eventType")
+	if f.EventType != "" && !eventTypeToken(f.EventType) {
+		return f, herald.Invalid(herald.CodeInvalidQueryParameter, "eventType", "Query parameter eventType must be an event type name such as HOST_DOWN.")
+	}
+	var err error
+	if f.Created.Min, err = c.queryTime("minDate"); err != nil {
+		return f, err
+	}
+	if f.Created.Max, err = c.queryTime("maxDate"); err != nil {
+		return f, err
+	}
+	if !f.Created.Min.IsZero() && !f.Created.Max.IsZero() && f.Created.Min.After(f.Created.Max) {
+		return f, herald.Invalid(herald.CodeInvalidQueryParameter, "minDate", "Query parameter minDate must not be after maxDate.")
+	}
+	return f, nil
+}
+
+// eventTypeToken: event type names are upper-case words joined by underscores; anything else
+// is a mistake the caller should hear of rather than an empty list.
+func eventTypeToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// withoutRaw hides an event's internal record unless the caller asked for it with includeRaw.
+func (c *call) withoutRaw(e herald.Event) herald.Event {
+	if !queryBool(c.r, "includeRaw") {
+		e.Raw = nil
+	}
+	return e
+}
+
+// listEvents answers a filtered page of the events of scope sc, newest first; prefix is the
+// path the events' own ids go under.
+func (c *call) listEvents(sc store.EventScope, prefix string) (reply, error) {
+	f, err := c.eventFilter()
+	if err != nil {
+		return reply{}, err
+	}
+	pg, err := c.page()
+	if err != nil {
+		return reply{}, err
+	}
+	evs, total, err := c.s.store.Events(c.ctx, sc, f, pg.store())
+	if err != nil {
+		return reply{}, err
+	}
+	for i := range evs {
+		evs[i] = c.withoutRaw(evs[i])
+	}
+	return list(c, evs, total, pg, func(e herald.Event) string { return prefix + e.ID })
+}
+
+// GET /groups/{groupId}/events
+func (s *Server) listProjectEvents(c *call) (reply, error) {
+	p, err := c.project(herald.ReadProject)
+	if err != nil {
+		return reply{}, err
+	}
+	return c.listEvents(store.EventScope{GroupID: p.ID}, "/groups/"+p.ID+"/events/")
+}
+
+// GET /globalEvents
+func (s *Server) listGlobalEvents(c *call) (reply, error) {
+	if err := c.require(herald.ReadGlobal, herald.Scope{}); err != nil {
+		return reply{}, err
+	}
+	return c.listEvents(store.EventScope{}, "/globalEvents/")
+}
+
+// GET /orgs/{orgId}/events/{eventId}
+func (s *Server) getOrgEvent(c *call) (reply, error) {
+	orgID := c.param("orgId")
+	if err := c.require(herald.ReadOrg, herald.Scope{OrgID: orgID}); err != nil {
+		return reply{}, err
+	}
+	if _, err := s.store.Org(c.ctx, orgID); err != nil {
+		return reply{}, err
+	}
+	e, err := s.store.Event(c.ctx, store.EventScope{OrgID: orgID}, c.param("eventId"))
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, c.withoutRaw(e), "/orgs/"+orgID+"/events/"+e.ID), nil
+}

@@ -1,9 +1,178 @@
 package api
 
-// TODO(owner of this file): replace these stubs.
-func (s *Server) listGlobalAlertConfigs(c *call) (reply, error)  { return reply{}, errNotImplemented }
-func (s *Server) createGlobalAlertConfig(c *call) (reply, error) { return reply{}, errNotImplemented }
-func (s *Server) getGlobalAlertConfig(c *call) (reply, error)    { return reply{}, errNotImplemented }
-func (s *Server) patchGlobalAlertConfig(c *call) (reply, error)  { return reply{}, errNotImplemented }
-func (s *Server) deleteGlobalAlertConfig(c *call) (reply, error) { return reply{}, errNotImplemented }
-func (s *Server) listGlobalConfigAlerts(c *call) (reply, error)  { return reply{}, errNotImplemented }
+import (
+	"net/http"
+	"strings"
+
+	"github.com/heraldhq/herald"
+)
+
+func globalAlertConfigPath(c herald.GlobalAlertConfig) string { return "/globalAlertConfigs/" + c.ID }
+
+// globalConfigEvent is an audit event about global configuration cfg.
+func (c *call) globalConfigEvent(typ string, cfg herald.GlobalAlertConfig) herald.Event {
+	ev := c.event(typ, herald.Scope{})
+	ev.AlertConfigID = cfg.ID
+	ev.Raw["eventTypeName"], ev.Raw["enabled"] = cfg.EventTypeName, cfg.Enabled
+	return ev
+}
+
+// globalConfig validates a request creating a global configuration and returns the new
+// configuration. It covers either all projects, narrowed by tags, or the existing projects
+// named in groupIds, never both: the document's rule for forAllGroups. An empty groupIds or
+// tags array counts as absent, so that what a read shows can be written back.
+func (c *call) globalConfig(in alertConfigRequest) (herald.GlobalAlertConfig, error) {
+	var cfg herald.GlobalAlertConfig
+	if in.ID != nil {
+		return cfg, herald.Invalid(herald.CodeAttributeReadOnly, "id", "Attribute id is read-only.")
+	}
+	if in.GroupID != nil {
+		return cfg, herald.InvalidAttribute("groupId", "A global alert configuration names its projects in groupIds, not groupId.")
+	}
+	cfg.ForAllGroups = in.ForAllGroups != nil && *in.ForAllGroups
+	if cfg.ForAllGroups {
+		if len(in.GroupIDs) > 0 {
+			return cfg, herald.InvalidAttribute("groupIds", "groupIds cannot be used when forAllGroups is true.")
+		}
+		for _, t := range in.Tags {
+			if t = strings.TrimSpace(t); t == "" {
+				return cfg, herald.InvalidAttribute("tags", "A tag must not be empty.")
+			}
+			cfg.Tags = append(cfg.Tags, t)
+		}
+	} else {
+		if len(in.Tags) > 0 {
+			return cfg, herald.InvalidAttribute("tags", "tags can be used only when forAllGroups is true.")
+		}
+		if len(in.GroupIDs) == 0 {
+			return cfg, herald.MissingAttribute("groupIds")
+		}
+		for _, id := range in.GroupIDs {
+			_, err := c.s.store.Project(c.ctx, id)
+			if herald.IsNotFound(err) {
+				return cfg, herald.InvalidAttribute("groupIds", "Project %s does not exist.", id)
+			}
+			if err != nil {
+				return cfg, err
+			}
+		}
+		cfg.GroupIDs = in.GroupIDs
+	}
+	rule, err := in.Validate(herald.NotificationRules{Global: true})
+	if err != nil {
+		return cfg, err
+	}
+	cfg.ID, cfg.Created, cfg.Updated, cfg.AlertRule = herald.NewID(c.now), herald.At(c.now), herald.At(c.now), rule
+	return cfg, nil
+}
+
+// GET /globalAlertConfigs
+func (s *Server) listGlobalAlertConfigs(c *call) (reply, error) {
+	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
+		return reply{}, err
+	}
+	pg, err := c.page()
+	if err != nil {
+		return reply{}, err
+	}
+	configs, total, err := s.store.GlobalAlertConfigs(c.ctx, pg.store())
+	if err != nil {
+		return reply{}, err
+	}
+	for i := range configs {
+		configs[i] = configs[i].Masked()
+	}
+	return list(c, configs, total, pg, globalAlertConfigPath)
+}
+
+// GET /globalAlertConfigs/{alertConfigId}
+func (s *Server) getGlobalAlertConfig(c *call) (reply, error) {
+	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
+		return reply{}, err
+	}
+	cfg, err := s.store.GlobalAlertConfig(c.ctx, c.param("alertConfigId"))
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, cfg.Masked(), globalAlertConfigPath(cfg)), nil
+}
+
+// POST /globalAlertConfigs
+func (s *Server) createGlobalAlertConfig(c *call) (reply, error) {
+	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
+		return reply{}, err
+	}
+	var in alertConfigRequest
+	if err := c.decode(&in); err != nil {
+		return reply{}, err
+	}
+	cfg, err := c.globalConfig(in)
+	if err != nil {
+		return reply{}, err
+	}
+	if err := s.store.CreateGlobalAlertConfig(c.ctx, cfg, c.globalConfigEvent(herald.EventAlertConfigAdded, cfg)); err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusCreated, cfg.Masked(), globalAlertConfigPath(cfg)), nil
+}
+
+// PATCH /globalAlertConfigs/{alertConfigId}: the enabled flag only.
+func (s *Server) patchGlobalAlertConfig(c *call) (reply, error) {
+	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
+		return reply{}, err
+	}
+	var in enabledRequest
+	if err := c.decode(&in); err != nil {
+		return reply{}, err
+	}
+	enabled, typ, err := in.event()
+	if err != nil {
+		return reply{}, err
+	}
+	cfg, err := s.store.UpdateGlobalAlertConfig(c.ctx, c.param("alertConfigId"), func(cfg *herald.GlobalAlertConfig) ([]herald.Event, error) {
+		if cfg.Enabled == enabled {
+			return nil, nil
+		}
+		cfg.Enabled, cfg.Updated = enabled, herald.At(c.now)
+		return []herald.Event{c.globalConfigEvent(typ, *cfg)}, nil
+	})
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, cfg.Masked(), globalAlertConfigPath(cfg)), nil
+}
+
+// DELETE /globalAlertConfigs/{alertConfigId}
+func (s *Server) deleteGlobalAlertConfig(c *call) (reply, error) {
+	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
+		return reply{}, err
+	}
+	cfg, err := s.store.GlobalAlertConfig(c.ctx, c.param("alertConfigId"))
+	if err != nil {
+		return reply{}, err
+	}
+	if err := s.store.DeleteGlobalAlertConfig(c.ctx, cfg.ID, c.globalConfigEvent(herald.EventAlertConfigDeleted, cfg)); err != nil {
+		return reply{}, err
+	}
+	return noContent(), nil
+}
+
+// GET /globalAlertConfigs/{alertConfigId}/alerts: the configuration's open alerts.
+func (s *Server) listGlobalConfigAlerts(c *call) (reply, error) {
+	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
+		return reply{}, err
+	}
+	pg, err := c.page()
+	if err != nil {
+		return reply{}, err
+	}
+	cfg, err := s.store.GlobalAlertConfig(c.ctx, c.param("alertConfigId"))
+	if err != nil {
+		return reply{}, err
+	}
+	alerts, total, err := s.store.GlobalConfigAlerts(c.ctx, cfg.ID, pg.store())
+	if err != nil {
+		return reply{}, err
+	}
+	return list(c, alerts, total, pg, globalAlertPath)
+}

@@ -1,5 +1,65 @@
 package api
 
-// TODO(owner of this file): replace these stubs.
-func (s *Server) getDisk(c *call) (reply, error)          { return reply{}, errNotImplemented }
-func (s *Server) postObservations(c *call) (reply, error) { return reply{}, errNotImplemented }
+import (
+	"net/http"
+
+	"github.com/heraldhq/herald"
+)
+
+// GET /groups/{groupId}/hosts/{hostId}/disks/{partitionName}: a partition an observation
+// reported for the host. A name holding slashes ("/dev/sda1") comes escaped as one segment.
+func (s *Server) getDisk(c *call) (reply, error) {
+	p, err := c.project(herald.ReadProject)
+	if err != nil {
+		return reply{}, err
+	}
+	h, err := s.store.Host(c.ctx, p.ID, c.param("hostId"))
+	if err != nil {
+		return reply{}, err
+	}
+	name := c.param("partitionName")
+	ok, err := s.store.HasDisk(c.ctx, p.ID, h.ID, name)
+	if err != nil {
+		return reply{}, err
+	}
+	if !ok {
+		return reply{}, herald.NotFound(herald.CodeDiskPartitionNotFound, "disk partition", name)
+	}
+	return c.one(http.StatusOK, herald.Disk{PartitionName: name}, "/groups/"+p.ID+"/hosts/"+h.ID+"/disks/"+escape(name)), nil
+}
+
+// accepted is the answer to observations taken for evaluation.
+type accepted struct {
+	Accepted int `json:"accepted"`
+}
+
+// POST /groups/{groupId}/observations: a batch from a monitoring agent, validated whole (one
+// bad item refuses all of it), registering the hosts and partitions it names in one store call.
+func (s *Server) postObservations(c *call) (reply, error) {
+	p, err := c.project(herald.WriteMonitoring)
+	if err != nil {
+		return reply{}, err
+	}
+	var obs []herald.Observation
+	if err := c.decode(&obs); err != nil {
+		return reply{}, err
+	}
+	if len(obs) == 0 {
+		return reply{}, herald.Errorf(herald.KindInvalid, herald.CodeMissingAttribute, nil, "The request body must hold at least one observation.")
+	}
+	if len(obs) > herald.MaxObservationsPerRequest {
+		return reply{}, herald.Errorf(herald.KindInvalid, herald.CodeRequestTooLarge, []any{herald.MaxObservationsPerRequest},
+			"A request holds at most %d observations; %d given.", herald.MaxObservationsPerRequest, len(obs))
+	}
+	for i, o := range obs {
+		if err := o.Validate(i); err != nil {
+			return reply{}, err
+		}
+	}
+	hosts, disks := herald.HostsOf(p.ID, obs, c.now)
+	if err := s.store.RegisterHosts(c.ctx, p.ID, hosts, disks); err != nil {
+		return reply{}, err
+	}
+	// The alert engine's queue takes obs here (next issue).
+	return c.one(http.StatusAccepted, accepted{len(obs)}, "/groups/"+p.ID+"/observations"), nil
+}

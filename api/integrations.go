@@ -1,8 +1,144 @@
 package api
 
-// TODO(owner of this file): replace these stubs.
-func (s *Server) listIntegrations(c *call) (reply, error)  { return reply{}, errNotImplemented }
-func (s *Server) getIntegration(c *call) (reply, error)    { return reply{}, errNotImplemented }
-func (s *Server) putIntegration(c *call) (reply, error)    { return reply{}, errNotImplemented }
-func (s *Server) addIntegration(c *call) (reply, error)    { return reply{}, errNotImplemented }
-func (s *Server) deleteIntegration(c *call) (reply, error) { return reply{}, errNotImplemented }
+import (
+	"net/http"
+
+	"github.com/heraldhq/herald"
+)
+
+// integrationType is the {integrationType} path parameter, refused unless it names a type.
+func (c *call) integrationType() (string, error) {
+	typ := c.param("integrationType")
+	if !herald.KnownIntegrationType(typ) {
+		return "", herald.Invalid(herald.CodeInvalidEnumValue, "integrationType", "Unknown integration type %s.", typ)
+	}
+	return typ, nil
+}
+
+func integrationPath(groupID, typ string) string {
+	return "/groups/" + groupID + "/integrations/" + typ
+}
+
+// integrationEvent is an audit event about p's integration of type typ. It names the type
+// only: an integration's fields are secrets, and no secret goes into an event.
+func (c *call) integrationEvent(eventType string, p herald.Project, typ string) herald.Event {
+	ev := c.event(eventType, p.Scope())
+	ev.Raw["integrationType"] = typ
+	return ev
+}
+
+// integrationList answers page pg of p's integrations, masked, sorted by type. A project has
+// at most one integration of each type, so the page is cut from the whole list.
+func (c *call) integrationList(p herald.Project, pg pageParams) (reply, error) {
+	all, err := c.s.store.Integrations(c.ctx, p.ID)
+	if err != nil {
+		return reply{}, err
+	}
+	sp := pg.store()
+	page := all[min(sp.Offset, len(all)):min(sp.Offset+sp.Limit, len(all))]
+	views := make([]map[string]any, len(page))
+	for i, in := range page {
+		views[i] = in.View()
+	}
+	return list(c, views, len(all), pg, func(v map[string]any) string {
+		return integrationPath(p.ID, v["type"].(string))
+	})
+}
+
+// GET /groups/{groupId}/integrations
+func (s *Server) listIntegrations(c *call) (reply, error) {
+	p, err := c.project(herald.ReadProject)
+	if err != nil {
+		return reply{}, err
+	}
+	pg, err := c.page()
+	if err != nil {
+		return reply{}, err
+	}
+	return c.integrationList(p, pg)
+}
+
+// GET /groups/{groupId}/integrations/{integrationType}
+func (s *Server) getIntegration(c *call) (reply, error) {
+	p, err := c.project(herald.ReadProject)
+	if err != nil {
+		return reply{}, err
+	}
+	typ, err := c.integrationType()
+	if err != nil {
+		return reply{}, err
+	}
+	in, err := s.store.Integration(c.ctx, p.ID, typ)
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, in.View(), integrationPath(p.ID, typ)), nil
+}
+
+// PUT /groups/{groupId}/integrations/{integrationType}: add the type's configuration, or
+// change the given fields of the existing one.
+func (s *Server) putIntegration(c *call) (reply, error) {
+	return c.configureIntegration(true, http.StatusOK)
+}
+
+// POST /groups/{groupId}/integrations/{integrationType}: add the type's configuration; one
+// that exists is a conflict.
+func (s *Server) addIntegration(c *call) (reply, error) {
+	return c.configureIntegration(false, http.StatusCreated)
+}
+
+// configureIntegration serves PUT (change allowed) and POST. Both answer the list of all the
+// project's integrations, as the document says.
+func (c *call) configureIntegration(mayChange bool, status int) (reply, error) {
+	p, err := c.project(herald.WriteMonitoring)
+	if err != nil {
+		return reply{}, err
+	}
+	typ, err := c.integrationType()
+	if err != nil {
+		return reply{}, err
+	}
+	pg, err := c.page()
+	if err != nil {
+		return reply{}, err
+	}
+	// A map, not a struct: which fields are allowed depends on the type, which
+	// herald.ApplyIntegration knows.
+	var body map[string]any
+	if err := c.decode(&body); err != nil {
+		return reply{}, err
+	}
+	_, err = c.s.store.PutIntegration(c.ctx, p.ID, typ, func(current *herald.Integration) (herald.Integration, []herald.Event, error) {
+		if current != nil && !mayChange {
+			return herald.Integration{}, nil, herald.Errorf(herald.KindConflict, herald.CodeIntegrationAlreadyExists, []any{typ},
+				"The project already has an integration of type %s.", typ)
+		}
+		next, err := herald.ApplyIntegration(typ, body, current)
+		if err != nil {
+			return herald.Integration{}, nil, err
+		}
+		return next, []herald.Event{c.integrationEvent(herald.EventIntegrationConfigured, p, typ)}, nil
+	})
+	if err != nil {
+		return reply{}, err
+	}
+	rep, err := c.integrationList(p, pg)
+	rep.status = status
+	return rep, err
+}
+
+// DELETE /groups/{groupId}/integrations/{integrationType}
+func (s *Server) deleteIntegration(c *call) (reply, error) {
+	p, err := c.project(herald.WriteMonitoring)
+	if err != nil {
+		return reply{}, err
+	}
+	typ, err := c.integrationType()
+	if err != nil {
+		return reply{}, err
+	}
+	if err := s.store.DeleteIntegration(c.ctx, p.ID, typ, c.integrationEvent(herald.EventIntegrationRemoved, p, typ)); err != nil {
+		return reply{}, err
+	}
+	return noContent(), nil
+}

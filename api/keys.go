@@ -4,8 +4,10 @@ import (
 	"crypto/rand"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api/digest"
@@ -50,23 +52,35 @@ type keyRequest struct {
 }
 
 // roles validates the role names of a key request: at least one, each valid for the scope.
+// A role named twice is held once.
 func (in keyRequest) roles(valid func(string) bool, what string) ([]string, error) {
 	if len(in.Roles) == 0 {
 		return nil, herald.MissingAttribute("roles")
 	}
+	names := make([]string, 0, len(in.Roles))
 	for _, r := range in.Roles {
 		if !valid(r) {
 			return nil, herald.Invalid(herald.CodeInvalidEnumValue, "roles", "%s is not a %s role.", r, what)
 		}
+		if !slices.Contains(names, r) {
+			names = append(names, r)
+		}
 	}
-	return in.Roles, nil
+	return names, nil
 }
+
+// maxDescLength is the platform's limit on an API key's description.
+const maxDescLength = 250
 
 func (c *call) createKey(orgID string, in keyRequest, roles []herald.Role, self func(herald.APIKey) string) (reply, error) {
 	if in.Desc == nil || strings.TrimSpace(*in.Desc) == "" {
 		return reply{}, herald.MissingAttribute("desc")
 	}
-	k, priv := NewAPIKey(strings.TrimSpace(*in.Desc), orgID, roles, c.now)
+	desc := strings.TrimSpace(*in.Desc)
+	if utf8.RuneCountInString(desc) > maxDescLength {
+		return reply{}, herald.InvalidAttribute("desc", "desc must be at most %d characters.", maxDescLength)
+	}
+	k, priv := NewAPIKey(desc, orgID, roles, c.now)
 	ev := c.event(herald.EventAPIKeyCreated, herald.Scope{OrgID: orgID})
 	ev.TargetPublicKey = k.PublicKey
 	ev.Raw["keyId"] = k.ID

@@ -31,10 +31,15 @@ func (s *Store) RegisterHosts(ctx context.Context, groupID string, hs []herald.H
 	return err
 }
 
-// Host reads a host of a project.
+// Host reads a host of a project. An id no host can have is not looked up: it could name
+// another key of the project ("h:disks" is host h's partitions).
 func (s *Store) Host(ctx context.Context, groupID, hostID string) (herald.Host, error) {
 	var h herald.Host
-	return h, get(ctx, s.rdb, hosts(groupID).doc(hostID), &h, herald.NotFound(herald.CodeHostNotFound, "host", hostID))
+	notFound := herald.NotFound(herald.CodeHostNotFound, "host", hostID)
+	if !herald.ValidHostID(hostID) {
+		return h, notFound
+	}
+	return h, get(ctx, s.rdb, hosts(groupID).doc(hostID), &h, notFound)
 }
 
 // HasDisk reports whether a host of a project reported a disk partition of that name.
