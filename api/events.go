@@ -100,3 +100,28 @@ func (s *Server) getOrgEvent(c *call) (reply, error) {
 	}
 	return c.one(http.StatusOK, c.withoutRaw(e), "/orgs/"+orgID+"/events/"+e.ID), nil
 }
+
+// GET /groups/{groupId}/events/{eventId}: one project event (the self link of its list item).
+func (s *Server) getProjectEvent(c *call) (reply, error) {
+	p, err := c.project(herald.ReadProject)
+	if err != nil {
+		return reply{}, err
+	}
+	e, err := s.store.Event(c.ctx, store.EventScope{GroupID: p.ID}, c.param("eventId"))
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, c.withoutRaw(e), "/groups/"+p.ID+"/events/"+e.ID), nil
+}
+
+// GET /globalEvents/{eventId}: one platform event (the self link of its list item).
+func (s *Server) getGlobalEvent(c *call) (reply, error) {
+	if err := c.require(herald.ReadGlobal, herald.Scope{}); err != nil {
+		return reply{}, err
+	}
+	e, err := s.store.Event(c.ctx, store.EventScope{}, c.param("eventId"))
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, c.withoutRaw(e), "/globalEvents/"+e.ID), nil
+}

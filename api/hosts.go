@@ -61,5 +61,5 @@ func (s *Server) postObservations(c *call) (reply, error) {
 		return reply{}, err
 	}
 	// The alert engine's queue takes obs here (next issue).
-	return c.one(http.StatusAccepted, accepted{len(obs)}, "/groups/"+p.ID+"/observations"), nil
+	return reply{status: http.StatusAccepted, one: accepted{len(obs)}}, nil // not a resource: no self link
 }

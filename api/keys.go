@@ -192,3 +192,35 @@ func (s *Server) assignAPIKey(c *call) (reply, error) {
 	}
 	return c.one(http.StatusOK, k.View(), "/orgs/"+k.OrgID+"/apiKeys/"+k.ID), nil
 }
+
+// GET /admin/apiKeys/{apiKeyId}: a global key.
+func (s *Server) getGlobalAPIKey(c *call) (reply, error) {
+	if err := c.require(herald.ReadGlobal, herald.Scope{}); err != nil {
+		return reply{}, err
+	}
+	id := c.param("apiKeyId")
+	k, err := s.store.APIKey(c.ctx, id)
+	if err == nil && k.OrgID != "" {
+		err = herald.NotFound(herald.CodeAPIKeyNotFound, "API key", id)
+	}
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, k.View(), "/admin/apiKeys/"+k.ID), nil
+}
+
+// GET /orgs/{orgId}/apiKeys/{apiKeyId}: a key of the organization, for its owners.
+func (s *Server) getOrgAPIKey(c *call) (reply, error) {
+	orgID, id := c.param("orgId"), c.param("apiKeyId")
+	if err := c.require(herald.OwnOrg, herald.Scope{OrgID: orgID}); err != nil {
+		return reply{}, err
+	}
+	k, err := s.store.APIKey(c.ctx, id)
+	if err == nil && k.OrgID != orgID {
+		err = herald.NotFound(herald.CodeAPIKeyNotFound, "API key", id)
+	}
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, k.View(), "/orgs/"+orgID+"/apiKeys/"+k.ID), nil
+}

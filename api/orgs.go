@@ -92,3 +92,25 @@ func (s *Server) createProject(c *call) (reply, error) {
 	}
 	return c.one(http.StatusCreated, p, "/groups/"+p.ID), nil
 }
+
+// GET /orgs/{orgId}
+func (s *Server) getOrg(c *call) (reply, error) {
+	id := c.param("orgId")
+	if err := c.require(herald.ReadOrg, herald.Scope{OrgID: id}); err != nil {
+		return reply{}, err
+	}
+	o, err := s.store.Org(c.ctx, id)
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, o, "/orgs/"+o.ID), nil
+}
+
+// GET /groups/{groupId}
+func (s *Server) getProject(c *call) (reply, error) {
+	p, err := c.project(herald.ReadProject)
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, p, "/groups/"+p.ID), nil
+}

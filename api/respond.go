@@ -87,14 +87,15 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, status int
 		Reason: http.StatusText(status)}, "application/json")
 }
 
-// withLinks is the JSON of v (an object) with a links array holding its self link. Splicing
-// the encoded object keeps domain types free of HTTP links.
+// withLinks is the JSON of v (an object) with a links array holding its self link (none when
+// self is empty: an answer that is not a resource). Splicing the encoded object keeps domain
+// types free of HTTP links.
 func withLinks(v any, self string) (json.RawMessage, error) {
 	b, err := marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	if len(b) < 2 || b[len(b)-1] != '}' {
+	if self == "" || len(b) < 2 || b[len(b)-1] != '}' {
 		return b, nil
 	}
 	links, _ := marshal([]Link{{Href: self, Rel: "self"}})

@@ -80,12 +80,16 @@ func (s *Server) routes() []route {
 		// API keys (document 1, 2; product.md §2 creation).
 		{"PATCH /groups/{groupId}/apiKeys/{apiKeyId}", s.assignAPIKey},
 		{"GET /admin/apiKeys", s.listGlobalAPIKeys},
+		{"GET /admin/apiKeys/{apiKeyId}", s.getGlobalAPIKey},
+		{"GET /orgs/{orgId}/apiKeys/{apiKeyId}", s.getOrgAPIKey},
 		{"POST /admin/apiKeys", s.createGlobalAPIKey},
 		{"POST /orgs/{orgId}/apiKeys", s.createOrgAPIKey},
 
-		// Organizations and projects (product.md §2).
+		// Organizations and projects (product.md §2; each readable at its self link).
 		{"POST /orgs", s.createOrg},
+		{"GET /orgs/{orgId}", s.getOrg},
 		{"POST /groups", s.createProject},
+		{"GET /groups/{groupId}", s.getProject},
 
 		// Project alert configurations (document 3-6; product.md §2).
 		{"GET /groups/{groupId}/alertConfigs", s.listAlertConfigs},
@@ -116,6 +120,7 @@ func (s *Server) routes() []route {
 
 		// Users (document 16).
 		{"POST /users", s.createUser},
+		{"GET /users/{userId}", s.getUser},
 
 		// Maintenance windows (document 17-19; product.md §2).
 		{"GET /groups/{groupId}/maintenanceWindows", s.listWindows},
@@ -136,9 +141,11 @@ func (s *Server) routes() []route {
 		{"POST /groups/{groupId}/integrations/{integrationType}", s.addIntegration},
 		{"DELETE /groups/{groupId}/integrations/{integrationType}", s.deleteIntegration},
 
-		// Events (document 23-25).
+		// Events (document 23-25; one event of a list, at its self link).
 		{"GET /groups/{groupId}/events", s.listProjectEvents},
+		{"GET /groups/{groupId}/events/{eventId}", s.getProjectEvent},
 		{"GET /globalEvents", s.listGlobalEvents},
+		{"GET /globalEvents/{eventId}", s.getGlobalEvent},
 		{"GET /orgs/{orgId}/events/{eventId}", s.getOrgEvent},
 	}
 }

@@ -68,3 +68,18 @@ func (c *call) invitation(username string, r herald.Role) (herald.Event, error) 
 	ev.Raw["roleName"] = r.RoleName
 	return ev, nil
 }
+
+// GET /users/{userId}: a user administrator reads any user, a user itself.
+func (s *Server) getUser(c *call) (reply, error) {
+	id := c.param("userId")
+	if c.who.UserID != id {
+		if err := c.require(herald.AdminUsers, herald.Scope{}); err != nil {
+			return reply{}, err
+		}
+	}
+	u, err := s.store.User(c.ctx, id)
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, u.View(), "/users/"+u.ID), nil
+}

@@ -57,3 +57,12 @@ func (s *Store) UserByUsername(ctx context.Context, username string) (u herald.U
 	}
 	return u, err == nil, err
 }
+
+// User reads a user by id.
+func (s *Store) User(ctx context.Context, id string) (herald.User, error) {
+	var u herald.User
+	if !herald.ValidID(id) {
+		return u, errUserNotFound(id)
+	}
+	return u, get(ctx, s.rdb, users().doc(id), &u, errUserNotFound(id))
+}
