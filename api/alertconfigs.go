@@ -154,6 +154,10 @@ func (s *Server) replaceAlertConfig(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
+	// An edited configuration cancels the alerts it opened (product.md §4).
+	if err := s.engine.ConfigChanged(c.ctx, p.ID, cfg.ID, false); err != nil {
+		return reply{}, err
+	}
 	return c.one(http.StatusOK, cfg.Masked(), alertConfigPath(cfg)), nil
 }
 
@@ -196,6 +200,11 @@ func (s *Server) patchAlertConfig(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
+	if !enabled {
+		if err := s.engine.ConfigChanged(c.ctx, p.ID, cfg.ID, false); err != nil {
+			return reply{}, err
+		}
+	}
 	return c.one(http.StatusOK, cfg.Masked(), alertConfigPath(cfg)), nil
 }
 
@@ -210,6 +219,9 @@ func (s *Server) deleteAlertConfig(c *call) (reply, error) {
 		return reply{}, err
 	}
 	if err := s.store.DeleteAlertConfig(c.ctx, p.ID, cfg.ID, c.configEvent(herald.EventAlertConfigDeleted, p, cfg)); err != nil {
+		return reply{}, err
+	}
+	if err := s.engine.ConfigChanged(c.ctx, p.ID, cfg.ID, false); err != nil {
 		return reply{}, err
 	}
 	return noContent(), nil

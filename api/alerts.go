@@ -53,7 +53,7 @@ func (c *call) acknowledge(global bool, scope herald.Scope, id string) (herald.A
 	if who == "" {
 		who = c.who.PublicKey
 	}
-	return c.s.store.UpdateAlert(c.ctx, global, scope.GroupID, id, func(a *herald.Alert) ([]herald.Event, error) {
+	a, err := c.s.store.UpdateAlert(c.ctx, global, scope.GroupID, id, func(a *herald.Alert) ([]herald.Event, error) {
 		before := *a
 		acknowledged, err := a.Acknowledge(*in.AcknowledgedUntil, comment, who, c.now)
 		if err != nil {
@@ -75,6 +75,11 @@ func (c *call) acknowledge(global bool, scope herald.Scope, id string) (herald.A
 		}
 		return []herald.Event{ev}, nil
 	})
+	if err != nil {
+		return a, err
+	}
+	// The engine looks at the alert again when the acknowledgement expires.
+	return a, c.s.engine.Acknowledged(c.ctx, a, global)
 }
 
 // GET /groups/{groupId}/alerts: the project's alerts, newest first, optionally of one status.

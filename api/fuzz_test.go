@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
 )
@@ -148,7 +149,7 @@ func newEnvTB(tb testing.TB) *env {
 	st := store.New(storetest.Redis(tb))
 	logs := &syncBuffer{}
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(logs), zap.DebugLevel))
-	a, err := api.New(context.Background(), st, log, api.Config{GitHash: "testhash", Version: "test"})
+	a, err := api.New(context.Background(), st, dispatch.NewDispatcher(st, herald.SystemClock{}), log, api.Config{GitHash: "testhash", Version: "test"})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -139,6 +139,11 @@ func (s *Server) patchGlobalAlertConfig(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
+	if !enabled {
+		if err := s.engine.ConfigChanged(c.ctx, "", cfg.ID, true); err != nil {
+			return reply{}, err
+		}
+	}
 	return c.one(http.StatusOK, cfg.Masked(), globalAlertConfigPath(cfg)), nil
 }
 
@@ -152,6 +157,9 @@ func (s *Server) deleteGlobalAlertConfig(c *call) (reply, error) {
 		return reply{}, err
 	}
 	if err := s.store.DeleteGlobalAlertConfig(c.ctx, cfg.ID, c.globalConfigEvent(herald.EventAlertConfigDeleted, cfg)); err != nil {
+		return reply{}, err
+	}
+	if err := s.engine.ConfigChanged(c.ctx, "", cfg.ID, true); err != nil {
 		return reply{}, err
 	}
 	return noContent(), nil

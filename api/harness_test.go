@@ -21,6 +21,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
 )
@@ -45,7 +46,11 @@ func newEnvWith(t *testing.T, cfg api.Config) *env {
 	logs := &syncBuffer{}
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(logs), zap.DebugLevel))
 	cfg.GitHash, cfg.Version = "testhash", "test"
-	a, err := api.New(context.Background(), st, log, cfg)
+	clock := cfg.Clock
+	if clock == nil {
+		clock = herald.SystemClock{}
+	}
+	a, err := api.New(context.Background(), st, dispatch.NewDispatcher(st, clock), log, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/heraldhq/herald"
@@ -60,6 +61,13 @@ func (s *Server) postObservations(c *call) (reply, error) {
 	if err := s.store.RegisterHosts(c.ctx, p.ID, hosts, disks); err != nil {
 		return reply{}, err
 	}
-	// The alert engine's queue takes obs here (next issue).
+	batch, err := json.Marshal(obs)
+	if err != nil {
+		return reply{}, err
+	}
+	// Queued durably before the 202: what an agent was told was accepted is never lost.
+	if err := s.engine.Observe(c.ctx, p.ID, batch); err != nil {
+		return reply{}, err
+	}
 	return reply{status: http.StatusAccepted, one: accepted{len(obs)}}, nil // not a resource: no self link
 }

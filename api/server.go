@@ -32,18 +32,29 @@ type Config struct {
 	Clock herald.Clock
 }
 
+// Engine is what the API tells the alert engine (package dispatch implements it).
+type Engine interface {
+	// Observe queues a validated batch of a project's observations durably, in order.
+	Observe(ctx context.Context, groupID string, batch []byte) error
+	// ConfigChanged: a configuration was edited, disabled or deleted ("" groupID for a global one).
+	ConfigChanged(ctx context.Context, groupID, configID string, global bool) error
+	// Acknowledged: an alert's acknowledgement changed.
+	Acknowledged(ctx context.Context, a herald.Alert, global bool) error
+}
+
 // Server is the HTTP API.
 type Server struct {
 	store    *store.Store
+	engine   Engine
 	log      *zap.Logger
 	cfg      Config
 	verifier digest.Verifier
 	mux      *http.ServeMux
 }
 
-// New builds the API on st. It reads (or makes, once) the nonce-signing secret that every API
-// process shares.
-func New(ctx context.Context, st *store.Store, log *zap.Logger, cfg Config) (*Server, error) {
+// New builds the API on st, telling engine of what concerns it. It reads (or makes, once) the
+// nonce-signing secret that every API process shares.
+func New(ctx context.Context, st *store.Store, engine Engine, log *zap.Logger, cfg Config) (*Server, error) {
 	if cfg.NonceLifetime <= 0 {
 		cfg.NonceLifetime = 5 * time.Minute
 	}
@@ -58,7 +69,7 @@ func New(ctx context.Context, st *store.Store, log *zap.Logger, cfg Config) (*Se
 	if err != nil {
 		return nil, fmt.Errorf("api: nonce secret: %w", err)
 	}
-	s := &Server{store: st, log: log, cfg: cfg, mux: http.NewServeMux()}
+	s := &Server{store: st, engine: engine, log: log, cfg: cfg, mux: http.NewServeMux()}
 	s.verifier = digest.Verifier{Secret: secret, Lifetime: cfg.NonceLifetime, Counter: st.NonceCounter(), Now: cfg.Clock.Now}
 	for _, rt := range s.routes() {
 		method, path, _ := strings.Cut(rt.pattern, " ")

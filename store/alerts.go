@@ -129,3 +129,45 @@ func (s *Store) UpdateAlert(ctx context.Context, global bool, groupID, id string
 		},
 		func(a herald.Alert, pipe redis.Pipeliner) { indexAlert(ctx, pipe, cs, a, prev) })
 }
+
+// GlobalConfigAlertsOfProject lists the active alerts a global configuration opened in one
+// project (at most p.Limit), reading the configuration's index a page at a time.
+func (s *Store) GlobalConfigAlertsOfProject(ctx context.Context, configID, groupID string, p Page) ([]herald.Alert, int, error) {
+	var out []herald.Alert
+	for off := 0; len(out) < p.Limit; off += 500 {
+		page, _, err := s.GlobalConfigAlerts(ctx, configID, Page{Offset: off, Limit: 500})
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, a := range page {
+			if a.GroupID == groupID && len(out) < p.Limit {
+				out = append(out, a)
+			}
+		}
+		if len(page) < 500 {
+			break
+		}
+	}
+	return out, len(out), nil
+}
+
+// GlobalConfigProjects lists the projects in which a global configuration has active alerts.
+func (s *Store) GlobalConfigProjects(ctx context.Context, configID string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	for off := 0; ; off += 500 {
+		page, _, err := s.GlobalConfigAlerts(ctx, configID, Page{Offset: off, Limit: 500})
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range page {
+			if !seen[a.GroupID] {
+				seen[a.GroupID] = true
+				out = append(out, a.GroupID)
+			}
+		}
+		if len(page) < 500 {
+			return out, nil
+		}
+	}
+}

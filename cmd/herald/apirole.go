@@ -7,6 +7,9 @@ import (
 	"net"
 
 	"go.uber.org/zap"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/dispatch"
 )
 
 // runAPI serves the HTTP API on a real Redis.
@@ -39,6 +42,8 @@ func runAPI(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	d := dispatch.NewDispatcher(st, herald.SystemClock{})
+	defer d.Close()
 	log.Info("API listening", zap.String("address", ln.Addr().String()))
-	return serveAPI(ctx, ln, st, log, c.common)
+	return serveAPI(ctx, ln, st, d, log, c.common)
 }

@@ -40,6 +40,15 @@ func (s settings) duration(p *time.Duration, name, env string, def time.Duration
 	s.fs.DurationVar(p, name, def, help+" ["+env+"]")
 }
 
+func (s settings) int(p *int, name, env string, def int, help string) {
+	if v, ok := os.LookupEnv(env); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			def = n
+		}
+	}
+	s.fs.IntVar(p, name, def, help+" ["+env+"]")
+}
+
 func (s settings) bool(p *bool, name, env string, def bool, help string) {
 	if v, ok := os.LookupEnv(env); ok {
 		if b, err := strconv.ParseBool(v); err == nil {
@@ -51,11 +60,13 @@ func (s settings) bool(p *bool, name, env string, def bool, help string) {
 
 // common are the settings every role that serves or stores has.
 type common struct {
-	RedisURL    string
-	Listen      string
-	ExternalURL string
-	Minute      time.Duration
-	LogLevel    string
+	RedisURL     string
+	Listen       string
+	ExternalURL  string
+	Minute       time.Duration
+	LogLevel     string
+	AllowPrivate bool
+	Concurrency  int
 }
 
 func (c *common) bind(s settings, listenDefault string) {
@@ -64,6 +75,12 @@ func (c *common) bind(s settings, listenDefault string) {
 	s.string(&c.ExternalURL, "external-url", "HERALD_EXTERNAL_URL", "", "scheme and host that links in responses use (default: the request's own)")
 	s.duration(&c.Minute, "minute", "HERALD_MINUTE", time.Minute, "length of one minute of delayMin and intervalMin (demos and tests shorten it)")
 	s.string(&c.LogLevel, "log-level", "HERALD_LOG_LEVEL", "info", "debug, info, warn or error")
+}
+
+// bindWorker binds the settings of the roles that run the engine.
+func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
+	s.bool(&c.AllowPrivate, "allow-private-targets", "HERALD_ALLOW_PRIVATE_TARGETS", allowPrivateDefault, "let webhooks and chat reach loopback, link-local and private addresses")
+	s.int(&c.Concurrency, "concurrency", "HERALD_WORKER_CONCURRENCY", 20, "tasks a worker runs at once")
 }
 
 // validate checks the settings after parsing, since the environment bypasses flag parsing.
@@ -80,11 +97,15 @@ type serving struct {
 	BootstrapKey string
 }
 
-// parseServing reads the settings of a role that serves the API.
+// parseServing reads the settings of a role that serves the API (and, for herald dev, runs
+// the engine too).
 func parseServing(role, summary, listenDefault string, args []string, errOut io.Writer) (serving, error) {
 	var c serving
 	s := newSettings(role, summary, errOut)
 	c.bind(s, listenDefault)
+	if role == "dev" {
+		c.bindWorker(s, true)
+	}
 	s.string(&c.BootstrapKey, "bootstrap-key", "HERALD_BOOTSTRAP_KEY", "", "global owner key to make sure exists, as public:private (herald dev: default a new key, printed once)")
 	if err := s.fs.Parse(args); err != nil {
 		return c, err

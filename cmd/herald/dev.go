@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -78,6 +79,13 @@ Try it:
 
 `, base, api.BasePath, publicKey, privateKey)
 
+	d := dispatch.NewDispatcher(st, herald.SystemClock{})
+	defer d.Close()
+	w, err := startWorker(st, d, c.common, log)
+	if err != nil {
+		return err
+	}
+	defer w.Shutdown()
 	log.Info("API listening", zap.String("address", ln.Addr().String()), zap.Duration("minute", c.Minute))
-	return serveAPI(ctx, ln, st, log, c.common)
+	return serveAPI(ctx, ln, st, d, log, c.common)
 }

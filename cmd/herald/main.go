@@ -19,6 +19,7 @@ const usage = `herald: a notification dispatcher for monitoring platforms.
 Usage:
   herald dev        everything in one process; embedded store unless HERALD_REDIS_URL is set
   herald api        the HTTP API (needs HERALD_REDIS_URL)
+  herald worker     the alert engine and senders; run as many as the load needs
   herald admin ...  create organizations, projects and API keys on a deployment
   herald version    print the build's version
 
@@ -49,6 +50,8 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 		return runDev(ctx, rest, out, errOut)
 	case "api":
 		return runAPI(ctx, rest, out, errOut)
+	case "worker":
+		return runWorker(ctx, rest, out, errOut)
 	case "admin":
 		return runAdmin(ctx, rest, out, errOut)
 	case "version":

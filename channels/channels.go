@@ -1,0 +1,34 @@
+package channels
+
+import (
+	"context"
+
+	"github.com/heraldhq/herald"
+)
+
+// Event is what happened to the alert that a delivery tells about.
+type Event string
+
+// The events, as the X-Vendor-Event header of a webhook names them (product.md §7).
+const (
+	EventOpen        Event = "alert.open"
+	EventUpdate      Event = "alert.update"      // a repeat notice
+	EventClose       Event = "alert.close"       // resolution notice
+	EventAcknowledge Event = "alert.acknowledge" // the alert was acknowledged
+	EventCancel      Event = "alert.cancel"      // the alert was cancelled
+)
+
+// Delivery is one notice to one target.
+type Delivery struct {
+	ID           string              // idempotency key: the same on every retry of this delivery
+	Event        Event               // what happened
+	Alert        herald.Alert        // the alert as the API shows it
+	Notification herald.Notification // as stored: secrets in the clear; never log them
+	Integration  *herald.Integration // the project's integration of the notification's kind, if any: defaults for fields the notification leaves out
+}
+
+// Notifier sends a delivery. nil: delivered. Otherwise a *Failure (or an error wrapping one)
+// saying whether to retry.
+type Notifier interface {
+	Notify(ctx context.Context, d Delivery) error
+}

@@ -1,0 +1,19 @@
+// Package channels turns deliveries into the requests of the services that carry them: one
+// notice about one alert, to one notification's target, becomes one HTTP request (or mail, or
+// text message) in the protocol of that target's kind.
+//
+// It owns, per kind, one small type with one Notify method (Webhook, ...): how the target is
+// found (the notification's own fields, else the defaults of the project's integration of that
+// kind), what the request looks like, and what the answer means. The meaning of an answer is
+// shared by every HTTP sender: Classify turns it into nil (delivered) or a *Failure that says
+// whether a retry can help (timeouts, connection errors, 408, 429, 5xx, with the target's
+// Retry-After), whether the target refused its credentials (401/403), or neither. The shared
+// HTTP client (NewHTTPClient) refuses, unless the operator allows them, targets that resolve to
+// loopback, link-local, private or otherwise internal addresses, since webhook and chat URLs are
+// user input.
+//
+// It must not touch retries, backoff, scheduling, deduplication or storage: those are the
+// dispatcher's, which calls Notify once per attempt with the same Delivery (and so the same
+// idempotency key) and acts on the *Failure it gets back. Nothing here logs, and no error or
+// Reason carries a secret or a target's full URL, so the dispatcher may record them as they are.
+package channels

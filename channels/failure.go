@@ -1,0 +1,148 @@
+package channels
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Failure is a delivery that did not succeed.
+type Failure struct {
+	Status     int           // HTTP status, 0 when the request never got an answer
+	Retry      bool          // transient: timeouts, connection errors, 408, 429, 5xx
+	RetryAfter time.Duration // from a 429/503 Retry-After (seconds or HTTP date), 0 if none
+	Rejected   bool          // 401/403: the target refused the credentials; never retried
+	Reason     string        // short, for people; never a secret, never the target's full URL
+}
+
+func (f *Failure) Error() string {
+	var b strings.Builder
+	b.WriteString("delivery failed: ")
+	b.WriteString(f.Reason)
+	switch {
+	case f.Rejected:
+		b.WriteString(" (credentials rejected)")
+	case f.Retry && f.RetryAfter > 0:
+		fmt.Fprintf(&b, " (retryable, after %s)", f.RetryAfter)
+	case f.Retry:
+		b.WriteString(" (retryable)")
+	default:
+		b.WriteString(" (permanent)")
+	}
+	return b.String()
+}
+
+// maxRetryAfter bounds what a target may ask for, so that a huge value cannot overflow a
+// Duration; the dispatcher applies its own, tighter policy.
+const maxRetryAfter = 24 * time.Hour
+
+// Classify turns an HTTP exchange into nil (2xx) or a *Failure. err is the transport error
+// (what http.Client.Do returned); when it is not nil resp is ignored. A *Failure anywhere in
+// err's chain (such as the one NewHTTPClient's dialer returns for a refused address) is passed
+// through as it is. Classify neither reads nor closes resp.Body.
+//
+// An answer: 2xx is delivered; 408, 429 and 5xx are retried (429 and 503 with their
+// Retry-After); 401 and 403 are Rejected; anything else (other 4xx, a redirect, which the
+// client does not follow, a 1xx) is permanent. No answer: a timeout, a cancelled context, a
+// refused or reset connection, a failed name lookup are retried; a TLS certificate the client
+// does not accept is permanent.
+func Classify(resp *http.Response, err error) error {
+	if err != nil {
+		return classifyTransport(err)
+	}
+	if resp == nil {
+		return &Failure{Retry: true, Reason: "no response"}
+	}
+	code := resp.StatusCode
+	f := &Failure{Status: code, Reason: "target answered " + statusText(code)}
+	switch {
+	case code >= 200 && code < 300:
+		return nil
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		f.Rejected = true
+	case code == http.StatusRequestTimeout || code >= 500:
+		f.Retry = true
+	case code == http.StatusTooManyRequests:
+		f.Retry = true
+	case code >= 300 && code < 400:
+		f.Reason += " (redirects are not followed)"
+	}
+	if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
+		f.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	return f
+}
+
+func statusText(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return strconv.Itoa(code) + " " + t
+	}
+	return strconv.Itoa(code)
+}
+
+// retryAfter reads a Retry-After value: delay-seconds or an HTTP date. 0 when absent, bad or
+// already past.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if strings.Trim(v, "0123456789") == "" {
+		secs, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || secs > uint64(maxRetryAfter/time.Second) { // err: too large for 64 bits
+			return maxRetryAfter
+		}
+		return time.Duration(secs) * time.Second
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	d := t.Sub(now)
+	if d <= 0 {
+		return 0
+	}
+	// HTTP dates have whole seconds: round up so that the retry is not early.
+	d = (d + time.Second - 1).Truncate(time.Second)
+	return min(d, maxRetryAfter)
+}
+
+// classifyTransport turns a request that got no answer into a *Failure. Its messages are
+// written here rather than taken from err, whose text names the target's URL.
+func classifyTransport(err error) *Failure {
+	var f *Failure
+	if errors.As(err, &f) {
+		return f
+	}
+	var (
+		netErr     net.Error
+		dnsErr     *net.DNSError
+		unknownCA  x509.UnknownAuthorityError
+		hostErr    x509.HostnameError
+		invalidErr x509.CertificateInvalidError
+		verifyErr  *tls.CertificateVerificationError
+	)
+	switch {
+	case errors.Is(err, context.Canceled):
+		return &Failure{Retry: true, Reason: "request cancelled"}
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return &Failure{Retry: true, Reason: "request timed out"}
+	case errors.As(err, &dnsErr):
+		return &Failure{Retry: true, Reason: "target host name could not be resolved"}
+	case errors.As(err, &verifyErr), errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalidErr):
+		return &Failure{Reason: "target's TLS certificate not accepted"}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &Failure{Retry: true, Reason: "connection refused"}
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return &Failure{Retry: true, Reason: "connection reset"}
+	}
+	return &Failure{Retry: true, Reason: "connection failed"}
+}

@@ -1,0 +1,93 @@
+package channels
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/heraldhq/herald"
+)
+
+// Summary is the human-readable text of an alert, as in the `humanReadable` field: several
+// lines naming status, event type, project, target (host/replica set/cluster), metric and
+// current value, when it was created/resolved, and acknowledgement if any. Lines with nothing
+// to say are left out. It holds no secret: only the alert's own fields.
+//
+//	Alert OPEN: OUTSIDE_METRIC_THRESHOLD
+//	Project: 5f0c...
+//	Host: db1.example.com:27017
+//	Replica set: rs0
+//	Metric: CONNECTIONS, current value 512 RAW
+//	Created: 2026-11-21T18:40:55Z
+//	Alert ID: 6a1b...
+func Summary(a herald.Alert) string {
+	var lines []string
+	add := func(label, value string) {
+		if value != "" {
+			lines = append(lines, label+": "+value)
+		}
+	}
+	status := a.Status
+	if status == "" {
+		status = "UNKNOWN"
+	}
+	event := a.EventTypeName
+	if event == "" {
+		event = "(no event type)"
+	}
+	lines = append(lines, "Alert "+status+": "+event)
+	add("Project", a.GroupID)
+
+	host := a.HostnameAndPort
+	if host == "" {
+		host = a.HostID
+	}
+	add("Host", host)
+	add("Replica set", a.ReplicaSetName)
+	cluster := a.ClusterName
+	if cluster == "" {
+		cluster = a.ClusterID
+	}
+	add("Cluster", cluster)
+	add("Shard", a.ShardName)
+	add("Source", a.SourceTypeName)
+
+	value := ""
+	if a.CurrentValue != nil {
+		value = strconv.FormatFloat(a.CurrentValue.Number, 'f', -1, 64)
+		if a.CurrentValue.Units != "" {
+			value += " " + a.CurrentValue.Units
+		}
+	}
+	switch {
+	case a.MetricName != "" && value != "":
+		add("Metric", a.MetricName+", current value "+value)
+	case a.MetricName != "":
+		add("Metric", a.MetricName)
+	default:
+		add("Current value", value)
+	}
+
+	if !a.Created.IsZero() {
+		add("Created", a.Created.String())
+	}
+	if !a.Resolved.IsZero() {
+		add("Resolved", a.Resolved.String())
+	}
+	if !a.AcknowledgedUntil.IsZero() {
+		ack := "until " + a.AcknowledgedUntil.String()
+		if a.AcknowledgingUsername != "" {
+			ack += " by " + a.AcknowledgingUsername
+		}
+		if a.AcknowledgementComment != "" {
+			ack += ": " + oneLine(a.AcknowledgementComment)
+		}
+		add("Acknowledged", ack)
+	}
+	add("Alert ID", a.ID)
+	return strings.Join(lines, "\n")
+}
+
+// oneLine keeps user text (an acknowledgement comment) on its line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,413 @@
+package channels
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald"
+)
+
+const testSecret = "wh-secret-7f3a9c"
+
+// wantSignature recomputes X-Vendor-Signature as a receiver would.
+func wantSignature(secret string, body []byte) string {
+	m := hmac.New(sha1.New, []byte(secret))
+	m.Write(body)
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+func webhookDelivery(url, secret string) Delivery {
+	return Delivery{
+		ID:           "dlv-0001",
+		Event:        EventOpen,
+		Alert:        metricAlert(),
+		Notification: herald.Notification{TypeName: "WEBHOOK", WebhookURL: url, WebhookSecret: secret},
+	}
+}
+
+func onlyRequest(t *testing.T, rc *receiver) received {
+	t.Helper()
+	reqs := rc.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("receiver got %d requests, want 1", len(reqs))
+	}
+	return reqs[0]
+}
+
+func TestWebhookRequest(t *testing.T) {
+	rc := newReceiver(t, nil)
+	d := webhookDelivery(rc.URL+"/hooks/herald?team=ops&env=prod", testSecret)
+	if err := (Webhook{Client: testClient()}).Notify(context.Background(), d); err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	r := onlyRequest(t, rc)
+
+	if r.Method != http.MethodPost {
+		t.Errorf("method %s, want POST", r.Method)
+	}
+	if r.Path != "/hooks/herald" {
+		t.Errorf("path %q, want /hooks/herald", r.Path)
+	}
+	if got := r.Query["team"]; len(got) != 1 || got[0] != "ops" {
+		t.Errorf("query team = %v, want [ops]", got)
+	}
+	if got := r.Query["env"]; len(got) != 1 || got[0] != "prod" {
+		t.Errorf("query env = %v, want [prod]", got)
+	}
+	for name, want := range map[string]string{
+		"Content-Type":    "application/json",
+		"User-Agent":      "Herald",
+		"X-Vendor-Event":  "alert.open",
+		"Idempotency-Key": "dlv-0001",
+	} {
+		if got := r.Header.Get(name); got != want {
+			t.Errorf("header %s = %q, want %q", name, got, want)
+		}
+	}
+	sig := r.Header.Get("X-Vendor-Signature")
+	if want := wantSignature(testSecret, r.Body); sig != want {
+		t.Errorf("signature %q does not verify (want %q)", sig, want)
+	}
+	if sig == wantSignature("another secret", r.Body) {
+		t.Error("signature verifies with the wrong secret")
+	}
+
+	var body map[string]any
+	if err := json.Unmarshal(r.Body, &body); err != nil {
+		t.Fatalf("body is not JSON: %v\n%s", err, r.Body)
+	}
+	a := metricAlert()
+	for field, want := range map[string]any{
+		"id":              a.ID,
+		"groupId":         a.GroupID,
+		"alertConfigId":   a.AlertConfigID,
+		"status":          "OPEN",
+		"eventTypeName":   "OUTSIDE_METRIC_THRESHOLD",
+		"created":         "2026-11-21T18:40:55Z",
+		"updated":         "2026-11-21T18:45:00Z",
+		"hostId":          a.HostID,
+		"hostnameAndPort": "db1.example.com:27017",
+		"replicaSetName":  "rs0",
+		"metricName":      "CONNECTIONS",
+		"humanReadable":   Summary(a),
+	} {
+		if body[field] != want {
+			t.Errorf("body %s = %#v, want %#v", field, body[field], want)
+		}
+	}
+	if cv, _ := body["currentValue"].(map[string]any); cv["number"] != 512.0 || cv["units"] != "RAW" {
+		t.Errorf("body currentValue = %#v", body["currentValue"])
+	}
+	for _, absent := range []string{"resolved", "acknowledgedUntil", "lastNotified", "webhookUrl", "webhookSecret"} {
+		if _, ok := body[absent]; ok {
+			t.Errorf("body has %s", absent)
+		}
+	}
+	if strings.Contains(string(r.Body), testSecret) {
+		t.Error("body carries the secret")
+	}
+	// The alert as the API shows it: what herald.Alert marshals to, plus humanReadable.
+	a.HumanReadable = Summary(a)
+	if want, _ := json.Marshal(a); string(want) != string(r.Body) {
+		t.Errorf("body\n%s\nwant\n%s", r.Body, want)
+	}
+}
+
+func TestWebhookNoSignatureWithoutSecret(t *testing.T) {
+	rc := newReceiver(t, nil)
+	if err := (Webhook{Client: testClient()}).Notify(context.Background(), webhookDelivery(rc.URL+"/h", "")); err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	if v, ok := onlyRequest(t, rc).Header["X-Vendor-Signature"]; ok {
+		t.Errorf("X-Vendor-Signature sent without a secret: %q", v)
+	}
+}
+
+func TestWebhookEventHeader(t *testing.T) {
+	rc := newReceiver(t, nil)
+	events := []Event{EventOpen, EventUpdate, EventClose, EventAcknowledge, EventCancel}
+	for i, ev := range events {
+		d := webhookDelivery(rc.URL, "")
+		d.ID, d.Event = "dlv-"+string(ev), ev
+		if err := (Webhook{Client: testClient()}).Notify(context.Background(), d); err != nil {
+			t.Fatalf("%s: %v", ev, err)
+		}
+		if got := rc.requests()[i].Header.Get("X-Vendor-Event"); got != string(ev) {
+			t.Errorf("X-Vendor-Event = %q, want %q", got, ev)
+		}
+	}
+}
+
+func TestWebhookIntegrationDefaults(t *testing.T) {
+	const intSecret, ownSecret = "integration-secret-1", "notification-secret-2"
+	cases := []struct {
+		name               string
+		ownPath, ownSecret string
+		wantPath, wantSign string // wantSign: the secret the request must verify with, "" unsigned
+	}{
+		{"notification leaves both out", "", "", "/integration", intSecret},
+		{"notification's own URL and secret win", "/own", ownSecret, "/own", ownSecret},
+		{"own URL without secret is not signed with the integration's", "/own", "", "/own", ""},
+		{"own secret with the integration's URL", "", ownSecret, "/integration", ownSecret},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rc := newReceiver(t, nil)
+			d := webhookDelivery("", c.ownSecret)
+			if c.ownPath != "" {
+				d.Notification.WebhookURL = rc.URL + c.ownPath
+			}
+			d.Integration = &herald.Integration{Type: "WEBHOOK", URL: rc.URL + "/integration", Secret: intSecret}
+			if err := (Webhook{Client: testClient()}).Notify(context.Background(), d); err != nil {
+				t.Fatalf("Notify: %v", err)
+			}
+			r := onlyRequest(t, rc)
+			if r.Path != c.wantPath {
+				t.Errorf("posted to %s, want %s", r.Path, c.wantPath)
+			}
+			sig, signed := r.Header["X-Vendor-Signature"]
+			switch {
+			case c.wantSign == "" && signed:
+				t.Errorf("signed (%q), want unsigned", sig)
+			case c.wantSign != "" && (!signed || sig[0] != wantSignature(c.wantSign, r.Body)):
+				t.Errorf("signature %q does not verify with the expected secret", sig)
+			}
+		})
+	}
+}
+
+func TestWebhookIdempotencyKeyStableAcrossRetries(t *testing.T) {
+	rc := newReceiver(t, nil)
+	d := webhookDelivery(rc.URL, testSecret)
+	d.ID = "dlv-retry-42"
+	for range 3 {
+		if err := (Webhook{Client: testClient()}).Notify(context.Background(), d); err != nil {
+			t.Fatalf("Notify: %v", err)
+		}
+	}
+	other := d
+	other.ID = "dlv-retry-43"
+	if err := (Webhook{Client: testClient()}).Notify(context.Background(), other); err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	reqs := rc.requests()
+	if len(reqs) != 4 {
+		t.Fatalf("got %d requests, want 4", len(reqs))
+	}
+	for i, r := range reqs[:3] {
+		if got := r.Header.Get("Idempotency-Key"); got != "dlv-retry-42" {
+			t.Errorf("try %d: Idempotency-Key %q, want dlv-retry-42", i+1, got)
+		}
+		if string(r.Body) != string(reqs[0].Body) {
+			t.Errorf("try %d: body differs from the first try", i+1)
+		}
+	}
+	if got := reqs[3].Header.Get("Idempotency-Key"); got != "dlv-retry-43" {
+		t.Errorf("another delivery: Idempotency-Key %q, want dlv-retry-43", got)
+	}
+}
+
+func TestWebhookMissingOrBadURL(t *testing.T) {
+	rc := newReceiver(t, nil)
+	cases := []struct {
+		name string
+		d    Delivery
+	}{
+		{"no URL, no integration", webhookDelivery("", testSecret)},
+		{"no URL, integration without one", func() Delivery {
+			d := webhookDelivery("", "")
+			d.Integration = &herald.Integration{Type: "WEBHOOK", Secret: testSecret}
+			return d
+		}()},
+		{"no URL, integration of another kind", func() Delivery {
+			d := webhookDelivery("", "")
+			d.Integration = &herald.Integration{Type: "CHAT_C", ChatCWebhookURL: rc.URL}
+			return d
+		}()},
+		{"not http", webhookDelivery("ftp://files.example.com/"+testSecret, "")},
+		{"not absolute", webhookDelivery("/hooks/"+testSecret, "")},
+		{"no id", func() Delivery { d := webhookDelivery(rc.URL, ""); d.ID = ""; return d }()},
+		{"no event", func() Delivery { d := webhookDelivery(rc.URL, ""); d.Event = ""; return d }()},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := (Webhook{Client: testClient()}).Notify(context.Background(), c.d)
+			var f *Failure
+			if !errors.As(err, &f) {
+				t.Fatalf("got %v, want a *Failure", err)
+			}
+			if f.Retry || f.Rejected || f.Status != 0 || f.Reason == "" {
+				t.Errorf("got %+v, want a permanent failure with a reason", f)
+			}
+			if strings.Contains(err.Error(), testSecret) {
+				t.Errorf("error %q carries the secret", err)
+			}
+		})
+	}
+	if n := len(rc.requests()); n != 0 {
+		t.Errorf("receiver got %d requests", n)
+	}
+}
+
+func TestWebhookClassification(t *testing.T) {
+	date := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
+	type want struct {
+		ok                 bool
+		retry, rejected    bool
+		minAfter, maxAfter time.Duration
+	}
+	cases := []struct {
+		status     int
+		retryAfter string
+		want       want
+	}{
+		{200, "", want{ok: true}},
+		{201, "", want{ok: true}},
+		{204, "", want{ok: true}},
+		{500, "", want{retry: true}},
+		{502, "", want{retry: true}},
+		{503, "", want{retry: true}},
+		{503, "3", want{retry: true, minAfter: 3 * time.Second, maxAfter: 3 * time.Second}},
+		{408, "", want{retry: true}},
+		{429, "", want{retry: true}},
+		{429, "7", want{retry: true, minAfter: 7 * time.Second, maxAfter: 7 * time.Second}},
+		{429, date, want{retry: true, minAfter: 25 * time.Second, maxAfter: 31 * time.Second}},
+		{429, "soon", want{retry: true}},
+		{401, "", want{rejected: true}},
+		{403, "", want{rejected: true}},
+		{400, "", want{}},
+		{404, "", want{}},
+		{410, "", want{}},
+		{302, "", want{}}, // redirects are not followed
+	}
+	redirected := newReceiver(t, nil)
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		status, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/hooks/tok-"+testSecret+"/"))
+		if ra := r.URL.Query().Get("ra"); ra != "" {
+			w.Header().Set("Retry-After", ra)
+		}
+		if status == 302 {
+			w.Header().Set("Location", redirected.URL+"/moved")
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(`{"error":"echoing ` + testSecret + `"}`))
+	})
+	for _, c := range cases {
+		name := http.StatusText(c.status)
+		if c.retryAfter != "" {
+			name += " Retry-After " + c.retryAfter
+		}
+		t.Run(name, func(t *testing.T) {
+			target := rc.URL + "/hooks/tok-" + testSecret + "/" + strconv.Itoa(c.status)
+			if c.retryAfter != "" {
+				target += "?ra=" + url.QueryEscape(c.retryAfter)
+			}
+			err := (Webhook{Client: testClient()}).Notify(context.Background(), webhookDelivery(target, testSecret))
+			if c.want.ok {
+				if err != nil {
+					t.Fatalf("got %v, want delivered", err)
+				}
+				return
+			}
+			var f *Failure
+			if !errors.As(err, &f) {
+				t.Fatalf("got %v, want a *Failure", err)
+			}
+			if f.Status != c.status || f.Retry != c.want.retry || f.Rejected != c.want.rejected {
+				t.Errorf("got %+v, want status %d retry %v rejected %v", f, c.status, c.want.retry, c.want.rejected)
+			}
+			if f.RetryAfter < c.want.minAfter || f.RetryAfter > c.want.maxAfter {
+				t.Errorf("RetryAfter %s, want in [%s, %s]", f.RetryAfter, c.want.minAfter, c.want.maxAfter)
+			}
+			if strings.Contains(err.Error(), testSecret) || strings.Contains(err.Error(), rc.URL) {
+				t.Errorf("error %q carries the secret or the URL", err)
+			}
+		})
+	}
+	if n := len(redirected.requests()); n != 0 {
+		t.Errorf("redirect was followed: %d requests at its target", n)
+	}
+}
+
+func TestWebhookConnectionRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	err = (Webhook{Client: testClient()}).Notify(context.Background(), webhookDelivery("http://"+addr+"/hooks/"+testSecret, testSecret))
+	var f *Failure
+	if !errors.As(err, &f) {
+		t.Fatalf("got %v, want a *Failure", err)
+	}
+	if !f.Retry || f.Rejected || f.Status != 0 {
+		t.Errorf("got %+v, want a retryable failure without a status", f)
+	}
+	if strings.Contains(err.Error(), testSecret) || strings.Contains(err.Error(), addr) {
+		t.Errorf("error %q carries the secret or the address", err)
+	}
+}
+
+// blockingReceiver never answers until the test ends.
+func blockingReceiver(t *testing.T) *receiver {
+	done := make(chan struct{})
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-done:
+		case <-r.Context().Done():
+		}
+	})
+	t.Cleanup(func() { close(done) }) // runs before the server's Close
+	return rc
+}
+
+func TestWebhookTimeout(t *testing.T) {
+	rc := blockingReceiver(t)
+	start := time.Now()
+	err := (Webhook{Client: NewHTTPClient(true, 200*time.Millisecond)}).Notify(context.Background(), webhookDelivery(rc.URL, testSecret))
+	if elapsed := time.Since(start); elapsed > 3*time.Second {
+		t.Errorf("took %s with a 200ms timeout", elapsed)
+	}
+	var f *Failure
+	if !errors.As(err, &f) {
+		t.Fatalf("got %v, want a *Failure", err)
+	}
+	if !f.Retry || f.Status != 0 {
+		t.Errorf("got %+v, want a retryable failure without a status", f)
+	}
+}
+
+func TestWebhookContextDeadline(t *testing.T) {
+	rc := blockingReceiver(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	err := (Webhook{Client: testClient()}).Notify(ctx, webhookDelivery(rc.URL, testSecret))
+	var f *Failure
+	if !errors.As(err, &f) || !f.Retry {
+		t.Fatalf("got %v, want a retryable *Failure", err)
+	}
+}
+
+func TestWebhookDefaultClientRefusesPrivate(t *testing.T) {
+	rc := newReceiver(t, nil)
+	err := Webhook{}.Notify(context.Background(), webhookDelivery(rc.URL, testSecret))
+	var f *Failure
+	if !errors.As(err, &f) || f.Retry || f.Reason != "target address not allowed" {
+		t.Fatalf("got %v, want the address refused", err)
+	}
+	if n := len(rc.requests()); n != 0 {
+		t.Errorf("receiver got %d requests", n)
+	}
+}

@@ -1,0 +1,73 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
+)
+
+// Dispatcher is the engine's front door, for the API and the scheduler: it queues work, it
+// does none.
+type Dispatcher struct {
+	store  *store.Store
+	client *asynq.Client
+	clock  herald.Clock
+}
+
+// NewDispatcher queues on the Redis of st.
+func NewDispatcher(st *store.Store, clock herald.Clock) *Dispatcher {
+	return &Dispatcher{store: st, client: asynq.NewClientFromRedisClient(st.Redis()), clock: clock}
+}
+
+// Observe queues a validated batch of a project's observations, durably and in order, and a
+// task to evaluate it.
+func (d *Dispatcher) Observe(ctx context.Context, groupID string, batch []byte) error {
+	if err := d.store.AppendObservations(ctx, groupID, batch); err != nil {
+		return err
+	}
+	return d.observed(ctx, groupID)
+}
+
+func (d *Dispatcher) observed(ctx context.Context, groupID string) error {
+	_, err := d.client.EnqueueContext(ctx, newTask(TypeObservations, projectTask{GroupID: groupID}),
+		asynq.Queue(QueueEngine), asynq.MaxRetry(50))
+	return err
+}
+
+// WakeAt makes sure a session of the project runs at at. Ticks of the same second are one task.
+func (d *Dispatcher) WakeAt(ctx context.Context, groupID string, at time.Time) error {
+	_, err := d.client.EnqueueContext(ctx, newTask(TypeTick, projectTask{GroupID: groupID}),
+		asynq.Queue(QueueEngine), asynq.TaskID(tickID(groupID, at)), asynq.ProcessAt(at), asynq.MaxRetry(50),
+		asynq.Retention(0))
+	if errors.Is(err, asynq.ErrTaskIDConflict) {
+		return nil // that second's tick is already there
+	}
+	return err
+}
+
+// ConfigChanged tells the engine that a configuration was edited, disabled or deleted: the
+// alerts it opened before now are cancelled.
+func (d *Dispatcher) ConfigChanged(ctx context.Context, groupID, configID string, global bool) error {
+	_, err := d.client.EnqueueContext(ctx, newTask(TypeConfig, projectTask{GroupID: groupID, ConfigID: configID,
+		Global: global, Before: d.clock.Now()}), asynq.Queue(QueueEngine), asynq.MaxRetry(50))
+	return err
+}
+
+// Acknowledged makes the engine look at an acknowledged alert when its acknowledgement expires.
+func (d *Dispatcher) Acknowledged(ctx context.Context, a herald.Alert, global bool) error {
+	if a.AcknowledgedUntil.IsZero() {
+		return nil
+	}
+	if err := d.store.WakeNoLaterThan(ctx, store.Scope{GroupID: a.GroupID, Global: global}, a.ID, a.AcknowledgedUntil.Time); err != nil {
+		return err
+	}
+	return d.WakeAt(ctx, a.GroupID, a.AcknowledgedUntil.Time)
+}
+
+// Close releases the dispatcher's connections (the store's stay open).
+func (d *Dispatcher) Close() error { return d.client.Close() }

@@ -1,0 +1,275 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
+)
+
+// observe evaluates the project's oldest waiting observation batches, in order. Each batch is
+// committed (and its notices sent) before it leaves the queue, so a worker that dies midway
+// leaves it to be evaluated again, which changes nothing twice.
+func (s *session) observe(ctx context.Context) (bool, error) {
+	batches, err := s.e.store.PendingObservations(ctx, s.project.ID, observeBatches)
+	if err != nil || len(batches) == 0 {
+		return false, err
+	}
+	for _, b := range batches {
+		var obs []herald.Observation
+		if err := json.Unmarshal(b, &obs); err != nil {
+			// The API validated it; an undecodable batch can only be damage. Keep going.
+			s.e.log.Error("dropping an undecodable observations batch", zap.String("groupId", s.project.ID), zap.Error(err))
+		} else if err := s.evaluate(ctx, obs); err != nil {
+			return true, err
+		}
+		if err := s.e.store.DropObservations(ctx, s.project.ID, 1); err != nil {
+			return true, err
+		}
+		if err := s.keepAlive(ctx); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// finding is one observation about one configuration's target.
+type finding struct {
+	obs    herald.Observation
+	config string
+	target string
+	holds  bool
+	at     time.Time
+}
+
+// evaluate applies a batch: each observation is matched against every enabled configuration
+// of its type; per configuration and target, a holding condition opens an alert (or refreshes
+// the open one) and a cleared one closes it, in the order reported.
+func (s *session) evaluate(ctx context.Context, obs []herald.Observation) error {
+	now := s.e.clock.Now()
+	byScope := map[bool][]finding{}
+	for _, o := range obs {
+		typ := o.EventTypeName
+		if o.IsMeasurement() {
+			typ = "OUTSIDE_METRIC_THRESHOLD"
+		}
+		at := now
+		if o.At != nil && o.At.Before(now) {
+			at = o.At.Time
+		}
+		for _, id := range s.byType[typ] {
+			rule := s.configs[id]
+			if !rule.Matches(o) {
+				continue
+			}
+			byScope[s.global[id]] = append(byScope[s.global[id]], finding{obs: o, config: id, target: o.TargetKey(), holds: rule.Holds(o), at: at})
+		}
+	}
+	for _, global := range []bool{false, true} {
+		if fs := byScope[global]; len(fs) > 0 {
+			if err := s.apply(ctx, store.Scope{GroupID: s.project.ID, Global: global}, fs, now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// apply commits the findings of one scope and sends the notices they make.
+func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now time.Time) error {
+	type pair = [2]string
+	var pairs []pair
+	seen := map[pair]bool{}
+	for _, f := range fs {
+		if p := (pair{f.config, f.target}); !seen[p] {
+			seen[p] = true
+			pairs = append(pairs, p)
+		}
+	}
+	openIDs, err := s.e.store.OpenAlertIDs(ctx, sc, pairs)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, id := range openIDs {
+		if id != "" {
+			ids = append(ids, id)
+		}
+	}
+	alerts := map[string]herald.Alert{}
+	var notices [][]byte
+	_, err = s.e.store.Transact(ctx, sc, ids, func(loaded []store.Tracked) ([]store.Change, error) {
+		clear(alerts)
+		notices = notices[:0]
+		current := map[pair]*store.Change{}
+		var order []*store.Change
+		for _, t := range loaded {
+			c := &store.Change{Tracked: t, PrevStatus: t.Alert.Status}
+			current[pair{t.Alert.AlertConfigID, t.Target}] = c
+			order = append(order, c)
+		}
+		for _, f := range fs {
+			p := pair{f.config, f.target}
+			c := current[p]
+			active := c != nil && herald.Active(c.Tracked.Alert.Status)
+			rule := s.configs[f.config]
+			switch {
+			case f.holds && active:
+				c.Tracked.Alert = herald.Refresh(c.Tracked.Alert, f.obs, now)
+			case f.holds:
+				a, sched := herald.NewAlert(herald.NewID(now), s.project.ID, f.config, rule, f.obs, s.e.minute, f.at)
+				c = &store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: f.target, Scope: sc}}
+				current[p] = c
+				order = append(order, c)
+				s.step(c, sc, herald.Advance(a, sched, rule, s.silenced(a.EventTypeName, now), s.e.minute, now), now)
+			case active:
+				s.step(c, sc, herald.Clear(c.Tracked.Alert, c.Tracked.Schedule, s.silenced(c.Tracked.Alert.EventTypeName, now), now), now)
+			}
+		}
+		changes := make([]store.Change, 0, len(order))
+		for _, c := range order {
+			c.OutboxUntil = now.Add(claimLease)
+			changes = append(changes, *c)
+			alerts[c.Tracked.Alert.ID] = c.Tracked.Alert
+			notices = append(notices, c.Notices...)
+		}
+		return changes, nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.deliver(ctx, sc, alerts, notices)
+}
+
+// step records lifecycle step st in change c: the new state, when to wake, its events and
+// notices.
+func (s *session) step(c *store.Change, sc store.Scope, st herald.Step, now time.Time) {
+	c.Tracked.Alert, c.Tracked.Schedule, c.Wake = st.Alert, st.Schedule, st.Wake
+	c.Events = append(c.Events, s.stepEvents(st, now, sc.Global)...)
+	c.Notices = append(c.Notices, stepNotices(sc, st)...)
+}
+
+// due looks at every alert of the project that came due: opening, repeats, acknowledgement
+// expiry, silencing; and at what a configuration change or deletion left behind.
+func (s *session) due(ctx context.Context) (bool, error) {
+	any := false
+	for _, sc := range s.scopes() {
+		now := s.e.clock.Now()
+		claimed, err := s.e.store.ClaimDue(ctx, sc, now, claimLease, claimBatch)
+		if err != nil {
+			return any, err
+		}
+		if len(claimed) == 0 {
+			continue
+		}
+		any = true
+		ids := make([]string, len(claimed))
+		for i, d := range claimed {
+			ids[i] = d.AlertID
+		}
+		if err := s.advance(ctx, sc, ids, now, func(t store.Tracked, rule herald.AlertRule, ok bool) herald.Step {
+			// A configuration that is gone, disabled or edited (its notifications no longer
+			// those the schedule counts) cancels what it opened.
+			if !ok || !rule.Enabled || len(rule.Notifications) != len(t.Schedule.Next) {
+				return herald.Cancel(t.Alert, t.Schedule, now)
+			}
+			return herald.Advance(t.Alert, t.Schedule, rule, s.silenced(t.Alert.EventTypeName, now), s.e.minute, now)
+		}); err != nil {
+			return any, err
+		}
+	}
+	return any, nil
+}
+
+// advance applies next to the tracked alerts ids of scope, commits, and sends the notices.
+// Alerts that ended meanwhile leave the due set.
+func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now time.Time, next func(t store.Tracked, rule herald.AlertRule, ok bool) herald.Step) error {
+	alerts := map[string]herald.Alert{}
+	var notices [][]byte
+	var gone []string
+	_, err := s.e.store.Transact(ctx, sc, ids, func(loaded []store.Tracked) ([]store.Change, error) {
+		clear(alerts)
+		notices, gone = notices[:0], gone[:0]
+		found := map[string]bool{}
+		changes := make([]store.Change, 0, len(loaded))
+		for _, t := range loaded {
+			found[t.Alert.ID] = true
+			rule, ok := s.configs[t.Alert.AlertConfigID]
+			c := store.Change{Tracked: t, PrevStatus: t.Alert.Status, OutboxUntil: now.Add(claimLease)}
+			s.step(&c, sc, next(t, rule, ok), now)
+			changes = append(changes, c)
+			alerts[t.Alert.ID] = c.Tracked.Alert
+			notices = append(notices, c.Notices...)
+		}
+		for _, id := range ids {
+			if !found[id] {
+				gone = append(gone, id)
+			}
+		}
+		return changes, nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.e.store.ForgetDue(ctx, sc, gone...); err != nil {
+		return err
+	}
+	return s.deliver(ctx, sc, alerts, notices)
+}
+
+// cancelConfig cancels the active alerts configuration configID (of scope) opened before
+// before: it was edited, disabled or deleted.
+func (s *session) cancelConfig(ctx context.Context, sc store.Scope, configID string, before time.Time) error {
+	for {
+		var active []herald.Alert
+		var err error
+		if sc.Global {
+			active, _, err = s.e.store.GlobalConfigAlertsOfProject(ctx, configID, sc.GroupID, store.Page{Limit: claimBatch})
+		} else {
+			active, _, err = s.e.store.ConfigAlerts(ctx, sc.GroupID, configID, store.Page{Limit: claimBatch})
+		}
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for _, a := range active {
+			ids = append(ids, a.ID)
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		now := s.e.clock.Now()
+		cancelled := 0
+		if err := s.advance(ctx, sc, ids, now, func(t store.Tracked, rule herald.AlertRule, ok bool) herald.Step {
+			if t.Schedule.Detected.Before(before) {
+				cancelled++
+				return herald.Cancel(t.Alert, t.Schedule, now)
+			}
+			return herald.Step{Alert: t.Alert, Schedule: t.Schedule, Wake: nextWake(t)}
+		}); err != nil {
+			return err
+		}
+		if cancelled == 0 || len(ids) < claimBatch {
+			return nil
+		}
+	}
+}
+
+// nextWake is when an untouched alert is due: its earliest next notice, or the end of its
+// acknowledgement.
+func nextWake(t store.Tracked) time.Time {
+	var w time.Time
+	for _, n := range t.Schedule.Next {
+		if !n.IsZero() && (w.IsZero() || n.Before(w)) {
+			w = n
+		}
+	}
+	if ack := t.Alert.AcknowledgedUntil; !ack.IsZero() && (w.IsZero() || ack.Before(w)) {
+		w = ack.Time
+	}
+	return w
+}

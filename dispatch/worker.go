@@ -1,0 +1,107 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// Worker runs the engine's tasks from the Redis queues.
+type Worker struct {
+	srv    *asynq.Server
+	engine *Engine
+}
+
+// WorkerConfig sizes a worker.
+type WorkerConfig struct {
+	Concurrency int            // tasks at once (default 20)
+	Queues      map[string]int // queue priorities (default engine 6, deliveries 4)
+}
+
+// NewWorker builds a worker for engine on the engine's Redis.
+func NewWorker(e *Engine, cfg WorkerConfig) *Worker {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 20
+	}
+	if cfg.Queues == nil {
+		cfg.Queues = map[string]int{QueueEngine: 6, QueueDeliveries: 4}
+	}
+	srv := asynq.NewServerFromRedisClient(e.store.Redis(), asynq.Config{
+		Concurrency: cfg.Concurrency,
+		Queues:      cfg.Queues,
+		// Due work must start within a fraction of a second: asynq's defaults poll for
+		// scheduled work every 5 s and idle queues every second.
+		DelayedTaskCheckInterval: 100 * time.Millisecond,
+		TaskCheckInterval:        50 * time.Millisecond,
+		RetryDelayFunc:           retryDelay,
+		IsFailure:                func(err error) bool { return !errors.Is(err, errBusy) },
+		ShutdownTimeout:          25 * time.Second,
+		Logger:                   e.log.Named("asynq").Sugar(),
+		LogLevel:                 asynq.WarnLevel,
+	})
+	return &Worker{srv: srv, engine: e}
+}
+
+// Start runs the worker in the background.
+func (w *Worker) Start() error {
+	mux := asynq.NewServeMux()
+	mux.HandleFunc(TypeObservations, w.engine.projectTask)
+	mux.HandleFunc(TypeTick, w.engine.projectTask)
+	mux.HandleFunc(TypeConfig, w.engine.configTask)
+	mux.HandleFunc(TypeDelivery, w.engine.deliverTask)
+	return w.srv.Start(mux)
+}
+
+// Shutdown stops taking tasks and waits for those under way; what does not finish in time is
+// handed back to the queue.
+func (w *Worker) Shutdown() { w.srv.Shutdown() }
+
+// projectTask runs a session of the task's project: whatever waits or is due gets done,
+// whichever task it was that came.
+func (e *Engine) projectTask(ctx context.Context, t *asynq.Task) error {
+	p, err := decodeProjectTask(t.Payload())
+	if err != nil {
+		return errors.Join(asynq.SkipRetry, err)
+	}
+	return e.runProject(ctx, p.GroupID, func(s *session) error {
+		if err := s.recoverOutbox(ctx); err != nil {
+			return err
+		}
+		return s.run(ctx)
+	})
+}
+
+// configTask cancels the alerts a changed configuration opened; a global configuration's
+// change fans out to each project it has alerts in.
+func (e *Engine) configTask(ctx context.Context, t *asynq.Task) error {
+	var p projectTask
+	if err := decodeJSON(t.Payload(), &p); err != nil || p.ConfigID == "" {
+		return errors.Join(asynq.SkipRetry, err)
+	}
+	if p.Global && p.GroupID == "" {
+		groups, err := e.store.GlobalConfigProjects(ctx, p.ConfigID)
+		if err != nil {
+			return err
+		}
+		for _, g := range groups {
+			q := p
+			q.GroupID = g
+			if _, err := e.dispatcher.client.EnqueueContext(ctx, newTask(TypeConfig, q), asynq.Queue(QueueEngine), asynq.MaxRetry(50)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return e.runProject(ctx, p.GroupID, func(s *session) error {
+		sc := s.scopes()[0]
+		if p.Global {
+			sc = s.scopes()[1]
+		}
+		if err := s.cancelConfig(ctx, sc, p.ConfigID, p.Before); err != nil {
+			return err
+		}
+		return s.run(ctx)
+	})
+}

@@ -1,0 +1,316 @@
+package herald
+
+// The alert lifecycle (product.md §4) as pure functions of an alert, its schedule, its rule and
+// a clock: what the engine does to an alert at one moment, and when it must look again. The
+// engine stores the alert and the schedule, sends the notices a Step names, records the audit
+// events its flags name, and calls Advance again at Wake.
+
+import (
+	"slices"
+	"time"
+)
+
+// Schedule is the engine's timing state of one active alert, kept beside the alert.
+type Schedule struct {
+	Detected time.Time   `json:"detected"` // when the condition was first reported (full precision); delays count from here
+	Next     []time.Time `json:"next"`     // per notification of the rule (same index): when it is next due; zero = never again
+	Sent     []int       `json:"sent"`     // per notification: notices sent so far
+}
+
+// Step is what happens to an alert at one moment: the alert and schedule after it, the notices
+// to send now, what happened (for audit events), and when to look at the alert next.
+type Step struct {
+	Alert          Alert
+	Schedule       Schedule
+	Notify         []int     // indexes of the rule's notifications to send an open/repeat notice to now
+	Resolve        []int     // indexes to send a resolution notice to now
+	Opened         bool      // the alert became OPEN
+	Closed         bool      // the alert became CLOSED
+	Cancelled      bool      // the alert became CANCELLED
+	Unacknowledged bool      // an acknowledgement expired
+	Wake           time.Time // when Advance must be called next; zero = never (the alert ended)
+}
+
+// NewAlert is the alert a rule opens for observation o at now: TRACKING, with the target fields
+// of o (hostId, hostnameAndPort, replicaSetName, clusterId, clusterName, shardName,
+// sourceTypeName; for a measurement metricName and currentValue {value, units}; for a
+// condition its currentValue), created/updated At(now), and a schedule whose Next[i] is
+// detected + delayMin_i × minute. Call Advance right after to open it at once when a delay is 0.
+//
+// The alert's event type is the rule's (OUTSIDE_METRIC_THRESHOLD for a measurement). Detected
+// is now with any monotonic reading stripped, so that the schedule compares the same before and
+// after it is stored.
+func NewAlert(id, groupID, configID string, rule AlertRule, o Observation, minute time.Duration, now time.Time) (Alert, Schedule) {
+	now = now.Round(0)
+	a := Alert{
+		ID:              id,
+		GroupID:         groupID,
+		AlertConfigID:   configID,
+		EventTypeName:   rule.EventTypeName,
+		Status:          StatusTracking,
+		Created:         At(now),
+		Updated:         At(now),
+		HostID:          o.HostID,
+		HostnameAndPort: o.HostnameAndPort,
+		ReplicaSetName:  o.ReplicaSetName,
+		ClusterID:       o.ClusterID,
+		ClusterName:     o.ClusterName,
+		ShardName:       o.ShardName,
+		SourceTypeName:  o.SourceTypeName,
+		CurrentValue:    observedValue(o),
+	}
+	if a.EventTypeName == "" {
+		a.EventTypeName = o.EventTypeName
+	}
+	if o.IsMeasurement() {
+		a.MetricName = o.MetricName
+		if a.EventTypeName == "" {
+			a.EventTypeName = "OUTSIDE_METRIC_THRESHOLD"
+		}
+	}
+	s := Schedule{
+		Detected: now,
+		Next:     make([]time.Time, len(rule.Notifications)),
+		Sent:     make([]int, len(rule.Notifications)),
+	}
+	for i, n := range rule.Notifications {
+		s.Next[i] = firstSlot(now, n, minute)
+	}
+	return a, s
+}
+
+// observedValue is the currentValue o reports: a measurement's value and units, or a
+// condition's currentValue (copied, so the alert never shares it with the observation).
+func observedValue(o Observation) *CurrentValue {
+	if o.IsMeasurement() {
+		if o.Value == nil {
+			return nil
+		}
+		return &CurrentValue{Number: *o.Value, Units: o.Units}
+	}
+	if o.CurrentValue == nil {
+		return nil
+	}
+	v := *o.CurrentValue
+	return &v
+}
+
+// Advance is the alert at now. Rules (product.md §4):
+//   - not active (CLOSED/CANCELLED): nothing, Wake zero.
+//   - TRACKING until the smallest delayMin has passed since Detected, then OPEN (Opened).
+//   - acknowledged (AcknowledgedUntil after now): nothing is sent; Wake = AcknowledgedUntil.
+//   - acknowledgement expired (AcknowledgedUntil at or before now): clear the three acknowledgement
+//     fields (Unacknowledged), then go on as unacknowledged: a notification that never sent its first
+//     notice and whose time has passed sends it now; repeats resume at the next slot of their cadence
+//     (no notice just because the acknowledgement ended).
+//   - silenced (a maintenance window covers the alert now): nothing is sent; every due slot is skipped
+//     to the next slot of its cadence after now, so when the window ends the alert resumes at its next
+//     due time without a burst of the repeats the window swallowed.
+//   - otherwise every notification with Next[i] <= now is notified (Notify), Sent[i]++, and Next[i]
+//     becomes the first slot of its cadence strictly after now (a late wake-up never causes a burst).
+//   - the cadence of notification i: Detected + delayMin_i×minute + k×intervalMin_i×minute, k >= 0.
+//   - Wake = the earliest Next[i] (AcknowledgedUntil while acknowledged); Updated = At(now) when anything changed.
+//
+// Details:
+//   - The acknowledgement covers the time before AcknowledgedUntil, so on expiry a repeat skips
+//     the slots before AcknowledgedUntil (the ones the acknowledgement swallowed); a slot at or
+//     after it is an ordinary due slot, sent once (as any late wake-up) if it has passed.
+//   - A TRACKING alert opens at its time whether or not it is acknowledged (acknowledging stops
+//     notices, never tracking); while it is TRACKING and acknowledged, Wake is the earlier of the
+//     opening time and AcknowledgedUntil.
+//   - A notification with intervalMin 0 or less never repeats: after its first notice its Next is
+//     zero. An alert with nothing more to send has Wake zero until it is acknowledged, cleared or
+//     cancelled.
+//   - Updated changes when the alert does (opened, unacknowledged, notified); skipping slots under
+//     a maintenance window changes only the schedule.
+//   - A schedule whose length does not match the rule (it should not happen: editing a rule
+//     cancels its alerts) is cut or extended, a new notification starting at its first slot.
+//   - The inputs are never modified: the Step holds fresh slices.
+func Advance(a Alert, s Schedule, rule AlertRule, silenced bool, minute time.Duration, now time.Time) Step {
+	if !Active(a.Status) {
+		return Step{Alert: a, Schedule: s}
+	}
+	s = fitSchedule(s, rule, minute)
+	st := Step{Alert: a, Schedule: s}
+	changed := false
+
+	openAt := s.Detected.Add(minDelay(rule) * minute)
+	if a.Status == StatusTracking && !now.Before(openAt) {
+		st.Alert.Status = StatusOpen
+		st.Opened = true
+		changed = true
+	}
+
+	if ack := st.Alert.AcknowledgedUntil; !ack.IsZero() && !now.Before(ack.Time) {
+		st.Alert.AcknowledgedUntil = Time{}
+		st.Alert.AcknowledgementComment = ""
+		st.Alert.AcknowledgingUsername = ""
+		st.Unacknowledged = true
+		changed = true
+		for i, n := range rule.Notifications {
+			if s.Sent[i] > 0 && !s.Next[i].IsZero() && s.Next[i].Before(ack.Time) {
+				s.Next[i] = slotFrom(s.Detected, n, minute, ack.Time, false)
+			}
+		}
+	}
+
+	switch {
+	case st.Alert.Acknowledged(now):
+		st.Wake = st.Alert.AcknowledgedUntil.Time
+		if st.Alert.Status == StatusTracking && openAt.Before(st.Wake) {
+			st.Wake = openAt
+		}
+	case st.Alert.Status != StatusOpen:
+		// Still TRACKING: nothing is due before the alert opens.
+		st.Wake = openAt
+	default:
+		for i, n := range rule.Notifications {
+			if s.Next[i].IsZero() || s.Next[i].After(now) {
+				continue
+			}
+			if !silenced {
+				st.Notify = append(st.Notify, i)
+				s.Sent[i]++
+				changed = true
+			}
+			// Notified or silenced, this slot is spent (a silenced first notice waits for the
+			// next slot too).
+			s.Next[i] = slotFrom(s.Detected, n, minute, now, true)
+		}
+		st.Wake = earliest(s.Next)
+	}
+	if changed {
+		st.Alert.Updated = At(now)
+	}
+	st.Schedule = s
+	return st
+}
+
+// Clear is the condition clearing at now: CLOSED with Resolved = At(now). A TRACKING alert ends
+// without any notice; an OPEN one sends a resolution notice to every notification that sent at
+// least one notice (also while acknowledged), unless silenced. Wake zero.
+//
+// A closed or cancelled alert stays as it is. The schedule of the closed alert has every Next
+// zero (never again); Sent is kept.
+func Clear(a Alert, s Schedule, silenced bool, now time.Time) Step {
+	if !Active(a.Status) {
+		return Step{Alert: a, Schedule: s}
+	}
+	st := Step{Alert: a, Schedule: endSchedule(s), Closed: true}
+	if a.Status == StatusOpen && !silenced {
+		for i, n := range s.Sent {
+			if n > 0 {
+				st.Resolve = append(st.Resolve, i)
+			}
+		}
+	}
+	st.Alert.Status = StatusClosed
+	st.Alert.Resolved = At(now)
+	st.Alert.Updated = At(now)
+	return st
+}
+
+// Cancel is the configuration being disabled, edited or deleted: CANCELLED, no notice. Wake zero.
+//
+// A closed or cancelled alert stays as it is. The schedule of the cancelled alert has every
+// Next zero; Sent is kept.
+func Cancel(a Alert, s Schedule, now time.Time) Step {
+	if !Active(a.Status) {
+		return Step{Alert: a, Schedule: s}
+	}
+	st := Step{Alert: a, Schedule: endSchedule(s), Cancelled: true}
+	st.Alert.Status = StatusCancelled
+	st.Alert.Updated = At(now)
+	return st
+}
+
+// Refresh records a repeated report of a holding condition (new currentValue) without changing
+// the alert's state or schedule.
+//
+// Updated moves only when the value changes, so that an agent repeating the same report does
+// not rewrite the alert; a report without a value keeps the alert's. An ended alert is left as
+// it is.
+func Refresh(a Alert, o Observation, now time.Time) Alert {
+	if !Active(a.Status) {
+		return a
+	}
+	v := observedValue(o)
+	if v == nil || (a.CurrentValue != nil && *a.CurrentValue == *v) {
+		return a
+	}
+	a.CurrentValue = v
+	a.Updated = At(now)
+	return a
+}
+
+// firstSlot is when notification n is first due for a condition detected at detected.
+func firstSlot(detected time.Time, n Notification, minute time.Duration) time.Time {
+	return detected.Add(time.Duration(max(n.DelayMin, 0)) * minute)
+}
+
+// slotFrom is the first slot of n's cadence at or after t (strictly after t when strict); zero
+// when the cadence has no such slot (no repeats and the first slot is earlier).
+func slotFrom(detected time.Time, n Notification, minute time.Duration, t time.Time, strict bool) time.Time {
+	base := firstSlot(detected, n, minute)
+	if base.After(t) || (!strict && base.Equal(t)) {
+		return base
+	}
+	if n.IntervalMin <= 0 {
+		return time.Time{}
+	}
+	iv := time.Duration(n.IntervalMin) * minute
+	if iv <= 0 {
+		return time.Time{}
+	}
+	d := t.Sub(base) // >= 0
+	k := d / iv
+	if strict || d%iv != 0 {
+		k++
+	}
+	return base.Add(k * iv)
+}
+
+// minDelay is the smallest delayMin of the rule's notifications (0 without notifications).
+func minDelay(rule AlertRule) time.Duration {
+	if len(rule.Notifications) == 0 {
+		return 0
+	}
+	m := max(rule.Notifications[0].DelayMin, 0)
+	for _, n := range rule.Notifications[1:] {
+		m = min(m, max(n.DelayMin, 0))
+	}
+	return time.Duration(m)
+}
+
+// earliest is the earliest non-zero time of ts, zero when there is none.
+func earliest(ts []time.Time) time.Time {
+	var e time.Time
+	for _, t := range ts {
+		if !t.IsZero() && (e.IsZero() || t.Before(e)) {
+			e = t
+		}
+	}
+	return e
+}
+
+// fitSchedule is a copy of s with one Next and Sent per notification of rule.
+func fitSchedule(s Schedule, rule AlertRule, minute time.Duration) Schedule {
+	n := len(rule.Notifications)
+	out := Schedule{Detected: s.Detected, Next: make([]time.Time, n), Sent: make([]int, n)}
+	for i := range n {
+		if i < len(s.Next) {
+			out.Next[i] = s.Next[i]
+		} else {
+			out.Next[i] = firstSlot(s.Detected, rule.Notifications[i], minute)
+		}
+		if i < len(s.Sent) {
+			out.Sent[i] = s.Sent[i]
+		}
+	}
+	return out
+}
+
+// endSchedule is a copy of s with nothing due any more.
+func endSchedule(s Schedule) Schedule {
+	return Schedule{Detected: s.Detected, Next: make([]time.Time, len(s.Next)), Sent: slices.Clone(s.Sent)}
+}

@@ -1,0 +1,451 @@
+package store
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald"
+)
+
+// The alert engine's state, beside the documents the API reads:
+//
+//   {g:<id>}:obs                 LIST of observation batches waiting to be evaluated, in order
+//   {g:<id>}:obs-lock            who evaluates the project's alerts now (a lease)
+//   {g:<id>}:open:<cfg>:<target> the active alert of a configuration and target
+//   {g:<id>}:sched:<alert>       the alert's schedule (herald.Schedule and its target)
+//   {g:<id>}:due                 ZSET alert -> when the engine must look at it (unix ms)
+//   {g:<id>}:outbox              ZSET notice -> until when the engine sending it holds it (unix ms)
+//
+// The outbox makes delivery at-least-once: a step's notices are written in the same
+// transaction as the step, and leave the outbox only once delivered (or handed to a retry
+// task); notices of an engine that died come back when their lease runs out.
+//
+// Global alerts keep the same under {global}, with the project in the key
+// ({global}:gopen:<cfg>:<project>:<target>, {global}:due:<project>), so that one project's
+// engine work touches only its own keys and the global ones of that project.
+
+func obsList(groupID string) string { return key(groupTag(groupID), "obs") }
+func obsLock(groupID string) string { return key(groupTag(groupID), "obs-lock") }
+
+// Scope is where an alert lives: its project's slot, or (Global) the platform's.
+type Scope struct {
+	GroupID string
+	Global  bool
+}
+
+func (s Scope) alerts() collection { return alertCollection(s.Global, s.GroupID) }
+func (s Scope) events() collection {
+	if s.Global {
+		return events("", "")
+	}
+	return events(s.GroupID, "")
+}
+
+func (s Scope) sched(alertID string) string {
+	if s.Global {
+		return key(globalTag, "gsched", alertID)
+	}
+	return key(groupTag(s.GroupID), "sched", alertID)
+}
+
+func (s Scope) due() string {
+	if s.Global {
+		return key(globalTag, "due", s.GroupID)
+	}
+	return key(groupTag(s.GroupID), "due")
+}
+
+func (s Scope) outbox() string {
+	if s.Global {
+		return key(globalTag, "outbox", s.GroupID)
+	}
+	return key(groupTag(s.GroupID), "outbox")
+}
+
+// open is the key naming the active alert of configuration configID for a target. Targets are
+// hashed: they are agent input of any length.
+func (s Scope) open(configID, target string) string {
+	sum := sha1.Sum([]byte(target))
+	h := hex.EncodeToString(sum[:])
+	if s.Global {
+		return key(globalTag, "gopen", configID, s.GroupID, h)
+	}
+	return key(groupTag(s.GroupID), "open", configID, h)
+}
+
+// AppendObservations queues a validated batch of observations of a project, durably and in
+// order, for the engine.
+func (s *Store) AppendObservations(ctx context.Context, groupID string, batch []byte) error {
+	return s.rdb.RPush(ctx, obsList(groupID), batch).Err()
+}
+
+// PendingObservations reads up to n of a project's oldest waiting batches, leaving them queued.
+func (s *Store) PendingObservations(ctx context.Context, groupID string, n int) ([][]byte, error) {
+	vals, err := s.rdb.LRange(ctx, obsList(groupID), 0, int64(n-1)).Result()
+	out := make([][]byte, len(vals))
+	for i, v := range vals {
+		out[i] = []byte(v)
+	}
+	return out, err
+}
+
+// DropObservations removes a project's n oldest batches, once they are evaluated.
+func (s *Store) DropObservations(ctx context.Context, groupID string, n int) error {
+	return s.rdb.LTrim(ctx, obsList(groupID), int64(n), -1).Err()
+}
+
+// HasPendingObservations reports whether batches wait for a project.
+func (s *Store) HasPendingObservations(ctx context.Context, groupID string) (bool, error) {
+	n, err := s.rdb.LLen(ctx, obsList(groupID)).Result()
+	return n > 0, err
+}
+
+// releaseLock deletes a lock only if token still holds it.
+var releaseLock = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+// extendLock renews a lock only if token still holds it.
+var extendLock = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`)
+
+// ProjectLock is the lease on evaluating a project's alerts: one engine at a time, so that a
+// project's observations are evaluated in the order they came.
+type ProjectLock struct {
+	s       *Store
+	key     string
+	token   string
+	Expires time.Time
+}
+
+// LockProject tries to take the lease for ttl; ok is false when another engine holds it.
+func (s *Store) LockProject(ctx context.Context, groupID, token string, ttl time.Duration) (*ProjectLock, bool, error) {
+	l := &ProjectLock{s: s, key: obsLock(groupID), token: token}
+	start := time.Now()
+	ok, err := s.rdb.SetNX(ctx, l.key, token, ttl).Result()
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	l.Expires = start.Add(ttl)
+	return l, true, nil
+}
+
+// Extend renews the lease; an error means it was lost and the holder must stop.
+func (l *ProjectLock) Extend(ctx context.Context, ttl time.Duration) error {
+	start := time.Now()
+	n, err := extendLock.Run(ctx, l.s.rdb, []string{l.key}, l.token, ttl.Milliseconds()).Int()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return errors.New("store: project lock lost")
+	}
+	l.Expires = start.Add(ttl)
+	return nil
+}
+
+// Unlock gives the lease back.
+func (l *ProjectLock) Unlock(ctx context.Context) error {
+	return releaseLock.Run(ctx, l.s.rdb, []string{l.key}, l.token).Err()
+}
+
+// claim hands out the members of a sorted set of due times that are due by now (ARGV[1], ms),
+// at most ARGV[3], and moves each to now+lease (ARGV[2], ms) so that no other engine takes it
+// meanwhile and, should this one die, it comes due again when the lease runs out. Returns
+// alternating member, due.
+var claim = redis.NewScript(`
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[3]))
+local until = tonumber(ARGV[1]) + tonumber(ARGV[2])
+for i = 1, #due, 2 do
+  redis.call('ZADD', KEYS[1], until, due[i])
+end
+return due
+`)
+
+// Due is an alert that came due, and when.
+type Due struct {
+	AlertID string
+	At      time.Time
+}
+
+// ClaimDue takes up to n alerts of scope due by now for lease.
+func (s *Store) ClaimDue(ctx context.Context, sc Scope, now time.Time, lease time.Duration, n int) ([]Due, error) {
+	vals, err := claim.Run(ctx, s.rdb, []string{sc.due()}, now.UnixMilli(), lease.Milliseconds(), n).StringSlice()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Due, 0, len(vals)/2)
+	for i := 0; i+1 < len(vals); i += 2 {
+		ms, err := strconv.ParseFloat(vals[i+1], 64)
+		if err != nil {
+			return nil, fmt.Errorf("store: due score %q: %w", vals[i+1], err)
+		}
+		out = append(out, Due{AlertID: vals[i], At: time.UnixMilli(int64(ms))})
+	}
+	return out, nil
+}
+
+// ForgetDue drops alerts from the due set of scope (alerts that ended meanwhile).
+func (s *Store) ForgetDue(ctx context.Context, sc Scope, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	members := make([]any, len(ids))
+	for i, id := range ids {
+		members[i] = id
+	}
+	return s.rdb.ZRem(ctx, sc.due(), members...).Err()
+}
+
+// ClaimOutbox takes up to n notices of scope whose sender's lease ran out by now (an engine
+// died before delivering them), for a new lease.
+func (s *Store) ClaimOutbox(ctx context.Context, sc Scope, now time.Time, lease time.Duration, n int) ([][]byte, error) {
+	vals, err := claim.Run(ctx, s.rdb, []string{sc.outbox()}, now.UnixMilli(), lease.Milliseconds(), n).StringSlice()
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, 0, len(vals)/2)
+	for i := 0; i < len(vals); i += 2 {
+		out = append(out, []byte(vals[i]))
+	}
+	return out, nil
+}
+
+// DoneOutbox removes notices that were delivered or handed over.
+func (s *Store) DoneOutbox(ctx context.Context, sc Scope, notices ...[]byte) error {
+	if len(notices) == 0 {
+		return nil
+	}
+	members := make([]any, len(notices))
+	for i, n := range notices {
+		members[i] = string(n)
+	}
+	return s.rdb.ZRem(ctx, sc.outbox(), members...).Err()
+}
+
+// NextDue is when the earliest alert of scope is due; ok is false when none is waiting.
+func (s *Store) NextDue(ctx context.Context, sc Scope) (time.Time, bool, error) {
+	zs, err := s.rdb.ZRangeWithScores(ctx, sc.due(), 0, 0).Result()
+	if err != nil || len(zs) == 0 {
+		return time.Time{}, false, err
+	}
+	return time.UnixMilli(int64(zs[0].Score)), true, nil
+}
+
+// WakeNoLaterThan moves an alert's due time earlier to at (never later), as when an
+// acknowledgement that must expire at at is given.
+func (s *Store) WakeNoLaterThan(ctx context.Context, sc Scope, alertID string, at time.Time) error {
+	return s.rdb.ZAddArgs(ctx, sc.due(), redis.ZAddArgs{XX: true, LT: true,
+		Members: []redis.Z{{Score: float64(at.UnixMilli()), Member: alertID}}}).Err()
+}
+
+// Tracked is an active alert with the engine's state of it.
+type Tracked struct {
+	Alert    herald.Alert
+	Schedule herald.Schedule
+	Target   string // the target key the alert is about
+	Scope    Scope
+}
+
+// schedDoc is what the sched key holds.
+type schedDoc struct {
+	herald.Schedule
+	Target string `json:"target"`
+	Config string `json:"config"`
+}
+
+// OpenAlertIDs finds the active alerts of (configuration, target) pairs of scope: the result
+// has the id for each pair that has one, "" otherwise.
+func (s *Store) OpenAlertIDs(ctx context.Context, sc Scope, pairs [][2]string) ([]string, error) {
+	out := make([]string, len(pairs))
+	if len(pairs) == 0 {
+		return out, nil
+	}
+	cmds := make([]*redis.StringCmd, len(pairs))
+	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for i, p := range pairs {
+			cmds[i] = pipe.Get(ctx, sc.open(p[0], p[1]))
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
+}
+
+// Change is what the engine decided about one alert: its new state, when to look at it next
+// (zero: never, it ended), the events to record and the notices to send (opaque to the store;
+// they go to the outbox, held until OutboxUntil). Status changes move index entries.
+type Change struct {
+	Tracked     Tracked
+	PrevStatus  string // "" for a new alert
+	Wake        time.Time
+	Events      []herald.Event
+	Notices     [][]byte
+	OutboxUntil time.Time
+}
+
+// ErrConflict is returned by Transact when fn's view went stale and attempts ran out.
+var ErrConflict = errors.New("store: alerts kept changing under the engine")
+
+// Transact loads the tracked alerts ids of scope, lets decide say what changes, and commits
+// all of it atomically; if any of the alerts' documents changed meanwhile (an acknowledgement
+// through the API), it loads them again and asks decide again. Missing alerts are left out of
+// what decide sees. decide may return changes for new alerts (PrevStatus ""), which must not
+// be active for their configuration and target already (the caller holds the project lock).
+func (s *Store) Transact(ctx context.Context, sc Scope, ids []string, decide func([]Tracked) ([]Change, error)) ([]Change, error) {
+	docKeys := make([]string, 0, 2*len(ids))
+	for _, id := range ids {
+		docKeys = append(docKeys, sc.alerts().doc(id), sc.sched(id))
+	}
+	for range 10 {
+		var changes []Change
+		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+			loaded, err := s.loadTracked(ctx, tx, sc, ids, docKeys)
+			if err != nil {
+				return err
+			}
+			if changes, err = decide(loaded); err != nil {
+				return err
+			}
+			if len(changes) == 0 {
+				return nil
+			}
+			_, err = tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+				for _, c := range changes {
+					if err := writeChange(ctx, pipe, sc, c); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			return err
+		}, docKeys...)
+		if errors.Is(err, redis.TxFailedErr) {
+			continue
+		}
+		return changes, err
+	}
+	return nil, ErrConflict
+}
+
+func (s *Store) loadTracked(ctx context.Context, tx redis.Cmdable, sc Scope, ids, docKeys []string) ([]Tracked, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	vals, err := tx.MGet(ctx, docKeys...).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Tracked, 0, len(ids))
+	for i := range ids {
+		doc, ok1 := vals[2*i].(string)
+		sched, ok2 := vals[2*i+1].(string)
+		if !ok1 || !ok2 {
+			continue // ended, or never was
+		}
+		t := Tracked{Scope: sc}
+		var sd schedDoc
+		if err := json.Unmarshal([]byte(doc), &t.Alert); err != nil {
+			return nil, fmt.Errorf("store: decode alert %s: %w", ids[i], err)
+		}
+		if err := json.Unmarshal([]byte(sched), &sd); err != nil {
+			return nil, fmt.Errorf("store: decode schedule %s: %w", ids[i], err)
+		}
+		t.Schedule, t.Target = sd.Schedule, sd.Target
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// writeChange queues one alert's change: document, indexes, schedule, due time, the
+// configuration-and-target key, events.
+func writeChange(ctx context.Context, pipe redis.Pipeliner, sc Scope, c Change) error {
+	a := c.Tracked.Alert
+	if err := set(ctx, pipe, sc.alerts().doc(a.ID), a); err != nil {
+		return err
+	}
+	indexAlert(ctx, pipe, sc.alerts(), a, c.PrevStatus)
+	open := sc.open(a.AlertConfigID, c.Tracked.Target)
+	if herald.Active(a.Status) {
+		if err := set(ctx, pipe, sc.sched(a.ID), schedDoc{Schedule: c.Tracked.Schedule, Target: c.Tracked.Target, Config: a.AlertConfigID}); err != nil {
+			return err
+		}
+		if c.PrevStatus == "" {
+			pipe.Set(ctx, open, a.ID, 0)
+		}
+	} else {
+		pipe.Del(ctx, sc.sched(a.ID), open)
+	}
+	if c.Wake.IsZero() || !herald.Active(a.Status) {
+		pipe.ZRem(ctx, sc.due(), a.ID)
+	} else {
+		pipe.ZAdd(ctx, sc.due(), redis.Z{Score: float64(c.Wake.UnixMilli()), Member: a.ID})
+	}
+	for _, n := range c.Notices {
+		pipe.ZAdd(ctx, sc.outbox(), redis.Z{Score: float64(c.OutboxUntil.UnixMilli()), Member: string(n)})
+	}
+	return recordEvents(ctx, pipe, sc.events(), c.Events)
+}
+
+// MarkNotified sets lastNotified of alerts to the time of their last successful delivery
+// (never moving it back), without overwriting what anything else changed meanwhile.
+func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.Time) error {
+	if len(at) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(at))
+	keys := make([]string, 0, len(at))
+	for id := range at {
+		ids = append(ids, id)
+		keys = append(keys, sc.alerts().doc(id))
+	}
+	for range 10 {
+		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+			vals, err := tx.MGet(ctx, keys...).Result()
+			if err != nil {
+				return err
+			}
+			_, err = tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+				for i, v := range vals {
+					str, ok := v.(string)
+					if !ok {
+						continue
+					}
+					var a herald.Alert
+					if err := json.Unmarshal([]byte(str), &a); err != nil {
+						return err
+					}
+					if t := herald.At(at[ids[i]]); t.After(a.LastNotified.Time) {
+						a.LastNotified = t
+						if err := set(ctx, pipe, keys[i], a); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			})
+			return err
+		}, keys...)
+		if errors.Is(err, redis.TxFailedErr) {
+			continue
+		}
+		return err
+	}
+	return ErrConflict
+}
