@@ -18,33 +18,54 @@ import (
 
 // Engine evaluates observations and due alerts, one project session at a time.
 type Engine struct {
+	EngineConfig
 	store      *store.Store
 	dispatcher *Dispatcher
-	notifiers  map[string]channels.Notifier
-	minute     time.Duration
-	clock      herald.Clock
-	log        *zap.Logger
 	token      string // this engine's name in project leases
 }
 
-// Settings of the engine's timing and batching.
+// EngineConfig is what an engine runs with.
+type EngineConfig struct {
+	// Notifiers maps a notification typeName to its sender; kinds without one are skipped
+	// (and logged).
+	Notifiers map[string]channels.Notifier
+	// Minute is the length of a minute of delayMin and intervalMin.
+	Minute time.Duration
+	// Lease is how long a project session, a claimed due alert and an unsent notice belong to
+	// one engine without it renewing them: after a crash, the work comes back after this.
+	// Default 30 s; it must exceed the time a step takes.
+	Lease time.Duration
+	Clock herald.Clock
+	Log   *zap.Logger
+}
+
+// Settings of the engine's batching.
 const (
-	leaseTTL        = 30 * time.Second // a project session's lease; renewed while it works
-	claimLease      = 30 * time.Second // how long a claimed due alert is this engine's
-	claimBatch      = 2000             // due alerts per step
-	observeBatches  = 8                // observation batches per step
-	sessionMax      = 10 * time.Second // a session then hands over to a new tick
-	lockWait        = 5 * time.Second  // how long a task waits for a busy project
-	soonEnough      = 1100 * time.Millisecond
+	claimBatch      = 2000                    // due alerts per step
+	observeBatches  = 8                       // observation batches per step
+	sessionMax      = 10 * time.Second        // a session then hands over to a new tick
+	lockWait        = 5 * time.Second         // how long a task waits for a busy project
+	soonEnough      = 1100 * time.Millisecond // due this soon: wait in the task rather than schedule a tick
 	deliverParallel = 64
 )
 
-// NewEngine builds an engine. notifiers maps a notification typeName to its sender; kinds
-// without one are skipped (and logged).
-func NewEngine(st *store.Store, d *Dispatcher, notifiers map[string]channels.Notifier, minute time.Duration, clock herald.Clock, log *zap.Logger) *Engine {
+// NewEngine builds an engine on st, queueing follow-up work with d.
+func NewEngine(st *store.Store, d *Dispatcher, cfg EngineConfig) *Engine {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
-	return &Engine{store: st, dispatcher: d, notifiers: notifiers, minute: minute, clock: clock, log: log, token: hex.EncodeToString(b)}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 30 * time.Second
+	}
+	if cfg.Minute <= 0 {
+		cfg.Minute = time.Minute
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = herald.SystemClock{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	return &Engine{EngineConfig: cfg, store: st, dispatcher: d, token: hex.EncodeToString(b)}
 }
 
 // errBusy: another engine holds the project; the task is retried shortly.
@@ -64,63 +85,80 @@ type session struct {
 	notices []notice
 }
 
-// runProject runs fn in a session of project groupID, waiting a while for a busy one, then
-// makes sure the project's next due alert has a tick.
-func (e *Engine) runProject(ctx context.Context, groupID string, fn func(*session) error) error {
-	var lock *store.ProjectLock
-	for deadline := time.Now().Add(lockWait); ; {
-		l, ok, err := e.store.LockProject(ctx, groupID, e.token, leaseTTL)
+// runProject runs first in a session of project groupID, then the session's usual work, and
+// keeps at it while more comes due within about a second (its tick would be this very task,
+// and asynq may have started it early), for at most sessionMax. The project's lease is held
+// only while working, never while waiting, so that other tasks for the project (a changed
+// configuration, an acknowledgement's expiry) get their turn.
+func (e *Engine) runProject(ctx context.Context, groupID string, first func(*session) error) error {
+	started := time.Now()
+	for fn := first; ; fn = nil {
+		next, err := e.session(ctx, groupID, fn)
 		if err != nil {
 			return err
+		}
+		if next.IsZero() {
+			return nil
+		}
+		if time.Until(next) > soonEnough || time.Since(started) > sessionMax {
+			return e.dispatcher.WakeAt(ctx, groupID, next)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Until(next)):
+		}
+	}
+}
+
+// session takes the project's lease (waiting a while for a busy project), runs fn (if any) and
+// then whatever waits or is due, gives the lease back, and says when the project's next alert
+// is due.
+func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) error) (time.Time, error) {
+	var lock *store.ProjectLock
+	for deadline := time.Now().Add(lockWait); ; {
+		l, ok, err := e.store.LockProject(ctx, groupID, e.token, e.Lease)
+		if err != nil {
+			return time.Time{}, err
 		}
 		if ok {
 			lock = l
 			break
 		}
 		if time.Now().After(deadline) {
-			return errBusy
+			return time.Time{}, errBusy
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return time.Time{}, ctx.Err()
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
 	defer func() {
 		if err := lock.Unlock(context.WithoutCancel(ctx)); err != nil {
-			e.log.Warn("releasing project lease", zap.String("groupId", groupID), zap.Error(err))
+			e.Log.Warn("releasing project lease", zap.String("groupId", groupID), zap.Error(err))
 		}
 	}()
 	s, err := e.newSession(ctx, groupID, lock)
 	if err != nil {
 		if herald.IsNotFound(err) {
-			e.log.Warn("work for a project that does not exist", zap.String("groupId", groupID))
-			return nil
+			e.Log.Warn("work for a project that does not exist", zap.String("groupId", groupID))
+			return time.Time{}, nil
 		}
-		return err
+		return time.Time{}, err
 	}
-	if err := fn(s); err != nil {
-		return err
-	}
-	return e.scheduleNext(ctx, groupID)
-}
-
-// scheduleNext makes sure a tick runs when the project's next alert is due.
-func (e *Engine) scheduleNext(ctx context.Context, groupID string) error {
-	var next time.Time
-	for _, sc := range []store.Scope{{GroupID: groupID}, {GroupID: groupID, Global: true}} {
-		at, ok, err := e.store.NextDue(ctx, sc)
-		if err != nil {
-			return err
-		}
-		if ok && (next.IsZero() || at.Before(next)) {
-			next = at
+	if fn != nil {
+		if err := fn(s); err != nil {
+			return time.Time{}, err
 		}
 	}
-	if next.IsZero() {
-		return nil
+	if err := s.recoverOutbox(ctx); err != nil {
+		return time.Time{}, err
 	}
-	return e.dispatcher.WakeAt(ctx, groupID, next)
+	if err := s.run(ctx); err != nil {
+		return time.Time{}, err
+	}
+	return s.nextDue(ctx)
 }
 
 func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.ProjectLock) (*session, error) {
@@ -156,7 +194,7 @@ func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.Pro
 			break
 		}
 	}
-	if s.windows, _, err = e.store.Windows(ctx, groupID, e.clock.Now(), store.Page{Limit: 500}); err != nil {
+	if s.windows, _, err = e.store.Windows(ctx, groupID, e.Clock.Now(), store.Page{Limit: 500}); err != nil {
 		return nil, err
 	}
 	integrations, err := e.store.Integrations(ctx, groupID)
@@ -192,14 +230,13 @@ func (s *session) silenced(eventType string, now time.Time) bool {
 
 // keepAlive renews the lease when half of it is gone.
 func (s *session) keepAlive(ctx context.Context) error {
-	if time.Until(s.lock.Expires) > leaseTTL/2 {
+	if time.Until(s.lock.Expires) > s.e.Lease/2 {
 		return nil
 	}
-	return s.lock.Extend(ctx, leaseTTL)
+	return s.lock.Extend(ctx, s.e.Lease)
 }
 
-// run is a whole session: evaluate waiting observations and due alerts until there is
-// nothing left to do now or soon, for at most sessionMax.
+// run evaluates waiting observations and due alerts until there is nothing left to do now.
 func (s *session) run(ctx context.Context) error {
 	for {
 		if err := s.keepAlive(ctx); err != nil {
@@ -210,38 +247,25 @@ func (s *session) run(ctx context.Context) error {
 			return err
 		}
 		due, err := s.due(ctx)
-		if err != nil {
+		if err != nil || !(observed || due) {
 			return err
-		}
-		if observed || due {
-			continue
-		}
-		// Nothing to do now. Something due within about a second is waited for here: its tick
-		// would be this very task (same second), and asynq may have started it early.
-		next, soon, err := s.nextWithin(ctx, soonEnough)
-		if err != nil || !soon || time.Since(s.started) > sessionMax {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Until(next)):
 		}
 	}
 }
 
-func (s *session) nextWithin(ctx context.Context, d time.Duration) (time.Time, bool, error) {
+// nextDue is when the project's next alert is due (zero: none is waiting).
+func (s *session) nextDue(ctx context.Context) (time.Time, error) {
 	var next time.Time
 	for _, sc := range s.scopes() {
 		at, ok, err := s.e.store.NextDue(ctx, sc)
 		if err != nil {
-			return next, false, err
+			return next, err
 		}
 		if ok && (next.IsZero() || at.Before(next)) {
 			next = at
 		}
 	}
-	return next, !next.IsZero() && time.Until(next) <= d, nil
+	return next, nil
 }
 
 func (s *session) scopes() []store.Scope {

@@ -23,7 +23,7 @@ func (s *session) observe(ctx context.Context) (bool, error) {
 		var obs []herald.Observation
 		if err := json.Unmarshal(b, &obs); err != nil {
 			// The API validated it; an undecodable batch can only be damage. Keep going.
-			s.e.log.Error("dropping an undecodable observations batch", zap.String("groupId", s.project.ID), zap.Error(err))
+			s.e.Log.Error("dropping an undecodable observations batch", zap.String("groupId", s.project.ID), zap.Error(err))
 		} else if err := s.evaluate(ctx, obs); err != nil {
 			return true, err
 		}
@@ -50,7 +50,7 @@ type finding struct {
 // of its type; per configuration and target, a holding condition opens an alert (or refreshes
 // the open one) and a cleared one closes it, in the order reported.
 func (s *session) evaluate(ctx context.Context, obs []herald.Observation) error {
-	now := s.e.clock.Now()
+	now := s.e.Clock.Now()
 	byScope := map[bool][]finding{}
 	for _, o := range obs {
 		typ := o.EventTypeName
@@ -121,18 +121,18 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 			case f.holds && active:
 				c.Tracked.Alert = herald.Refresh(c.Tracked.Alert, f.obs, now)
 			case f.holds:
-				a, sched := herald.NewAlert(herald.NewID(now), s.project.ID, f.config, rule, f.obs, s.e.minute, f.at)
+				a, sched := herald.NewAlert(herald.NewID(now), s.project.ID, f.config, rule, f.obs, s.e.Minute, f.at)
 				c = &store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: f.target, Scope: sc}}
 				current[p] = c
 				order = append(order, c)
-				s.step(c, sc, herald.Advance(a, sched, rule, s.silenced(a.EventTypeName, now), s.e.minute, now), now)
+				s.step(c, sc, herald.Advance(a, sched, rule, s.silenced(a.EventTypeName, now), s.e.Minute, now), now)
 			case active:
 				s.step(c, sc, herald.Clear(c.Tracked.Alert, c.Tracked.Schedule, s.silenced(c.Tracked.Alert.EventTypeName, now), now), now)
 			}
 		}
 		changes := make([]store.Change, 0, len(order))
 		for _, c := range order {
-			c.OutboxUntil = now.Add(claimLease)
+			c.OutboxUntil = now.Add(s.e.Lease)
 			changes = append(changes, *c)
 			alerts[c.Tracked.Alert.ID] = c.Tracked.Alert
 			notices = append(notices, c.Notices...)
@@ -158,8 +158,8 @@ func (s *session) step(c *store.Change, sc store.Scope, st herald.Step, now time
 func (s *session) due(ctx context.Context) (bool, error) {
 	any := false
 	for _, sc := range s.scopes() {
-		now := s.e.clock.Now()
-		claimed, err := s.e.store.ClaimDue(ctx, sc, now, claimLease, claimBatch)
+		now := s.e.Clock.Now()
+		claimed, err := s.e.store.ClaimDue(ctx, sc, now, s.e.Lease, claimBatch)
 		if err != nil {
 			return any, err
 		}
@@ -177,7 +177,7 @@ func (s *session) due(ctx context.Context) (bool, error) {
 			if !ok || !rule.Enabled || len(rule.Notifications) != len(t.Schedule.Next) {
 				return herald.Cancel(t.Alert, t.Schedule, now)
 			}
-			return herald.Advance(t.Alert, t.Schedule, rule, s.silenced(t.Alert.EventTypeName, now), s.e.minute, now)
+			return herald.Advance(t.Alert, t.Schedule, rule, s.silenced(t.Alert.EventTypeName, now), s.e.Minute, now)
 		}); err != nil {
 			return any, err
 		}
@@ -199,7 +199,7 @@ func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now
 		for _, t := range loaded {
 			found[t.Alert.ID] = true
 			rule, ok := s.configs[t.Alert.AlertConfigID]
-			c := store.Change{Tracked: t, PrevStatus: t.Alert.Status, OutboxUntil: now.Add(claimLease)}
+			c := store.Change{Tracked: t, PrevStatus: t.Alert.Status, OutboxUntil: now.Add(s.e.Lease)}
 			s.step(&c, sc, next(t, rule, ok), now)
 			changes = append(changes, c)
 			alerts[t.Alert.ID] = c.Tracked.Alert
@@ -242,7 +242,7 @@ func (s *session) cancelConfig(ctx context.Context, sc store.Scope, configID str
 		if len(ids) == 0 {
 			return nil
 		}
-		now := s.e.clock.Now()
+		now := s.e.Clock.Now()
 		cancelled := 0
 		if err := s.advance(ctx, sc, ids, now, func(t store.Tracked, rule herald.AlertRule, ok bool) herald.Step {
 			if t.Schedule.Detected.Before(before) {

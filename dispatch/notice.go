@@ -78,7 +78,7 @@ func (e *Engine) send(ctx context.Context, n notice, a herald.Alert, rule herald
 		return givenUp, fmt.Errorf("the configuration no longer has notification %d", n.Notification)
 	}
 	nt := rule.Notifications[n.Notification]
-	notifier, ok := e.notifiers[nt.TypeName]
+	notifier, ok := e.Notifiers[nt.TypeName]
 	if !ok {
 		return givenUp, fmt.Errorf("no sender for %s notifications yet", nt.TypeName)
 	}
@@ -127,17 +127,17 @@ func (s *session) deliver(ctx context.Context, sc store.Scope, alerts map[string
 			defer mu.Unlock()
 			switch res {
 			case delivered:
-				notified[n.AlertID] = s.e.clock.Now()
+				notified[n.AlertID] = s.e.Clock.Now()
 			case retryLater:
 				retry = append(retry, n)
 			case givenUp:
-				s.e.log.Warn("delivery not possible", zap.String("alertId", n.AlertID), zap.String("delivery", n.DeliveryID), zap.Error(err))
+				s.e.Log.Warn("delivery not possible", zap.String("alertId", n.AlertID), zap.String("delivery", n.DeliveryID), zap.Error(err))
 			}
 		}()
 	}
 	wg.Wait()
 	if decodeErr != nil {
-		s.e.log.Error("undecodable notice in the outbox", zap.Error(decodeErr))
+		s.e.Log.Error("undecodable notice in the outbox", zap.Error(decodeErr))
 	}
 	if err := s.e.store.MarkNotified(ctx, sc, notified); err != nil {
 		return err
@@ -163,7 +163,7 @@ func (d *Dispatcher) retry(ctx context.Context, n notice) error {
 // recoverOutbox hands the notices of engines that died before sending them to retry tasks.
 func (s *session) recoverOutbox(ctx context.Context) error {
 	for _, sc := range s.scopes() {
-		abandoned, err := s.e.store.ClaimOutbox(ctx, sc, s.e.clock.Now(), claimLease, claimBatch)
+		abandoned, err := s.e.store.ClaimOutbox(ctx, sc, s.e.Clock.Now(), s.e.Lease, claimBatch)
 		if err != nil || len(abandoned) == 0 {
 			if err != nil {
 				return err
@@ -173,14 +173,14 @@ func (s *session) recoverOutbox(ctx context.Context) error {
 		for _, raw := range abandoned {
 			var n notice
 			if err := json.Unmarshal(raw, &n); err != nil {
-				s.e.log.Error("undecodable notice in the outbox", zap.Error(err))
+				s.e.Log.Error("undecodable notice in the outbox", zap.Error(err))
 				continue
 			}
 			if err := s.e.dispatcher.retry(ctx, n); err != nil {
 				return err
 			}
 		}
-		s.e.log.Info("recovered notices an engine left behind", zap.String("groupId", sc.GroupID), zap.Int("notices", len(abandoned)))
+		s.e.Log.Info("recovered notices an engine left behind", zap.String("groupId", sc.GroupID), zap.Int("notices", len(abandoned)))
 		if err := s.e.store.DoneOutbox(ctx, sc, abandoned...); err != nil {
 			return err
 		}
@@ -216,7 +216,7 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 		}
 	}
 	if herald.IsNotFound(err) {
-		e.log.Info("delivery dropped: its alert or configuration is gone", zap.String("delivery", n.DeliveryID))
+		e.Log.Info("delivery dropped: its alert or configuration is gone", zap.String("delivery", n.DeliveryID))
 		return nil
 	}
 	if err != nil {
@@ -233,11 +233,11 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 	res, err := e.send(ctx, n, a, rule, integ)
 	switch res {
 	case delivered:
-		return e.store.MarkNotified(ctx, sc, map[string]time.Time{a.ID: e.clock.Now()})
+		return e.store.MarkNotified(ctx, sc, map[string]time.Time{a.ID: e.Clock.Now()})
 	case retryLater:
 		return err
 	default:
-		e.log.Warn("delivery not possible", zap.String("delivery", n.DeliveryID), zap.Error(err))
+		e.Log.Warn("delivery not possible", zap.String("delivery", n.DeliveryID), zap.Error(err))
 		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 	}
 }

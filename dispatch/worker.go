@@ -38,7 +38,7 @@ func NewWorker(e *Engine, cfg WorkerConfig) *Worker {
 		RetryDelayFunc:           retryDelay,
 		IsFailure:                func(err error) bool { return !errors.Is(err, errBusy) },
 		ShutdownTimeout:          25 * time.Second,
-		Logger:                   e.log.Named("asynq").Sugar(),
+		Logger:                   e.Log.Named("asynq").Sugar(),
 		LogLevel:                 asynq.WarnLevel,
 	})
 	return &Worker{srv: srv, engine: e}
@@ -65,12 +65,7 @@ func (e *Engine) projectTask(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return errors.Join(asynq.SkipRetry, err)
 	}
-	return e.runProject(ctx, p.GroupID, func(s *session) error {
-		if err := s.recoverOutbox(ctx); err != nil {
-			return err
-		}
-		return s.run(ctx)
-	})
+	return e.runProject(ctx, p.GroupID, nil)
 }
 
 // configTask cancels the alerts a changed configuration opened; a global configuration's
@@ -99,9 +94,6 @@ func (e *Engine) configTask(ctx context.Context, t *asynq.Task) error {
 		if p.Global {
 			sc = s.scopes()[1]
 		}
-		if err := s.cancelConfig(ctx, sc, p.ConfigID, p.Before); err != nil {
-			return err
-		}
-		return s.run(ctx)
+		return s.cancelConfig(ctx, sc, p.ConfigID, p.Before)
 	})
 }

@@ -166,9 +166,9 @@ func (l *ProjectLock) Unlock(ctx context.Context) error {
 // alternating member, due.
 var claim = redis.NewScript(`
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[3]))
-local until = tonumber(ARGV[1]) + tonumber(ARGV[2])
+local leased = tonumber(ARGV[1]) + tonumber(ARGV[2])
 for i = 1, #due, 2 do
-  redis.call('ZADD', KEYS[1], until, due[i])
+  redis.call('ZADD', KEYS[1], leased, due[i])
 end
 return due
 `)
@@ -448,4 +448,11 @@ func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.T
 		return err
 	}
 	return ErrConflict
+}
+
+// Schedule reads the engine's schedule of an active alert.
+func (s *Store) Schedule(ctx context.Context, sc Scope, alertID string) (herald.Schedule, error) {
+	var sd schedDoc
+	err := get(ctx, s.rdb, sc.sched(alertID), &sd, errAlertNotFound(alertID))
+	return sd.Schedule, err
 }

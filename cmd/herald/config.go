@@ -67,6 +67,7 @@ type common struct {
 	LogLevel     string
 	AllowPrivate bool
 	Concurrency  int
+	Lease        time.Duration
 }
 
 func (c *common) bind(s settings, listenDefault string) {
@@ -81,6 +82,7 @@ func (c *common) bind(s settings, listenDefault string) {
 func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 	s.bool(&c.AllowPrivate, "allow-private-targets", "HERALD_ALLOW_PRIVATE_TARGETS", allowPrivateDefault, "let webhooks and chat reach loopback, link-local and private addresses")
 	s.int(&c.Concurrency, "concurrency", "HERALD_WORKER_CONCURRENCY", 20, "tasks a worker runs at once")
+	s.duration(&c.Lease, "lease", "HERALD_ENGINE_LEASE", 30*time.Second, "how long a worker's claim on a project's work lasts unrenewed: after a worker dies, its work resumes after this")
 }
 
 // validate checks the settings after parsing, since the environment bypasses flag parsing.

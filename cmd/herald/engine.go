@@ -21,7 +21,8 @@ func senders(allowPrivate bool) map[string]channels.Notifier {
 
 // startWorker starts the alert engine's worker on st.
 func startWorker(st *store.Store, d *dispatch.Dispatcher, c common, log *zap.Logger) (*dispatch.Worker, error) {
-	engine := dispatch.NewEngine(st, d, senders(c.AllowPrivate), c.Minute, herald.SystemClock{}, log.Named("engine"))
+	engine := dispatch.NewEngine(st, d, dispatch.EngineConfig{Notifiers: senders(c.AllowPrivate), Minute: c.Minute,
+		Lease: c.Lease, Clock: herald.SystemClock{}, Log: log.Named("engine")})
 	w := dispatch.NewWorker(engine, dispatch.WorkerConfig{Concurrency: c.Concurrency})
 	return w, w.Start()
 }

@@ -1,0 +1,266 @@
+package dispatch_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"go.uber.org/zap"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/api/digest"
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/storetest"
+)
+
+// rig is Herald end to end for a test: a real redis-server, the API over HTTP with digest
+// auth, an engine worker, and a webhook receiver, all on 127.0.0.1.
+type rig struct {
+	t       *testing.T
+	Store   *store.Store
+	base    string
+	http    *http.Client
+	minute  time.Duration
+	recv    *receiver
+	project string
+	worker  *dispatch.Worker
+	engine  func() *dispatch.Worker
+}
+
+const webhookSecret = "s3cr3t-for-signing"
+
+func newRig(t *testing.T, minute time.Duration) *rig {
+	t.Helper()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	d := dispatch.NewDispatcher(st, herald.SystemClock{})
+	t.Cleanup(func() { d.Close() })
+	log := zap.NewNop()
+	if testing.Verbose() {
+		log, _ = zap.NewDevelopment()
+	}
+	a, err := api.New(context.Background(), st, d, log, api.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a)
+	t.Cleanup(srv.Close)
+	k, priv := api.NewAPIKey("test", "", []herald.Role{{RoleName: herald.GlobalOwner}}, time.Now())
+	if err := st.CreateAPIKey(context.Background(), k, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, Store: st, base: srv.URL + api.BasePath, minute: minute, recv: newReceiver(t),
+		http: &http.Client{Transport: &digest.Transport{Username: k.PublicKey, Password: priv}, Timeout: 10 * time.Second}}
+	r.engine = func() *dispatch.Worker {
+		e := dispatch.NewEngine(st, d, dispatch.EngineConfig{Minute: minute, Lease: 2 * time.Second, Log: log,
+			Notifiers: map[string]channels.Notifier{"WEBHOOK": channels.Webhook{Client: channels.NewHTTPClient(true, 5*time.Second)}}})
+		return dispatch.NewWorker(e, dispatch.WorkerConfig{Concurrency: 10})
+	}
+	r.startWorker()
+	t.Cleanup(func() { r.stopWorker() })
+	org := r.do("POST", "/orgs", map[string]any{"name": "acme"}, 201)
+	r.project = r.do("POST", "/groups", map[string]any{"name": "prod", "orgId": org["id"], "tags": []string{"prod"}}, 201)["id"].(string)
+	// A new project starts with the default configurations (HOST_DOWN among them); each test
+	// sets up its own.
+	for _, c := range r.do("GET", "/groups/"+r.project+"/alertConfigs", nil, 200)["results"].([]any) {
+		r.do("PATCH", "/groups/"+r.project+"/alertConfigs/"+c.(map[string]any)["id"].(string), map[string]any{"enabled": false}, 200)
+	}
+	return r
+}
+
+func (r *rig) startWorker() {
+	r.t.Helper()
+	r.worker = r.engine()
+	if err := r.worker.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *rig) stopWorker() {
+	if r.worker != nil {
+		r.worker.Shutdown()
+		r.worker = nil
+	}
+}
+
+// do calls the API and checks the status; the body is returned decoded.
+func (r *rig) do(method, path string, body any, want int) map[string]any {
+	r.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, r.base+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := r.http.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		r.t.Fatalf("%s %s: %d, want %d: %s", method, path, resp.StatusCode, want, raw)
+	}
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return out
+}
+
+// webhook is a WEBHOOK notification to the receiver.
+func (r *rig) webhook(delayMin, intervalMin int) map[string]any {
+	return map[string]any{"typeName": "WEBHOOK", "webhookUrl": r.recv.url(), "webhookSecret": webhookSecret,
+		"delayMin": delayMin, "intervalMin": intervalMin}
+}
+
+// config creates an enabled configuration of the project and returns its id.
+func (r *rig) config(body map[string]any) string {
+	r.t.Helper()
+	body["enabled"] = true
+	return r.do("POST", "/groups/"+r.project+"/alertConfigs", body, 201)["id"].(string)
+}
+
+// observe posts observations to the project.
+func (r *rig) observe(items ...map[string]any) {
+	r.t.Helper()
+	r.do("POST", "/groups/"+r.project+"/observations", items, 202)
+}
+
+func hostDown(host string, active bool) map[string]any {
+	return map[string]any{"eventTypeName": "HOST_DOWN", "active": active, "hostId": host, "hostnameAndPort": host + ".example.com:27017"}
+}
+
+// eventually polls cond every 10ms until it holds or within passes; it reports whether it held.
+func eventually(within time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(within); ; {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// alerts lists the project's alerts (newest first).
+func (r *rig) alerts(query string) []map[string]any {
+	r.t.Helper()
+	res := r.do("GET", "/groups/"+r.project+"/alerts"+query, nil, 200)["results"].([]any)
+	out := make([]map[string]any, len(res))
+	for i, v := range res {
+		out[i] = v.(map[string]any)
+	}
+	return out
+}
+
+// onlyAlert waits for the project to have exactly one alert and returns it.
+func (r *rig) onlyAlert(status string) map[string]any {
+	r.t.Helper()
+	var got []map[string]any
+	if !eventually(10*time.Second, func() bool {
+		got = r.alerts("?status=" + status)
+		return len(got) == 1
+	}) {
+		r.t.Fatalf("no single %s alert: %v\n%s", status, got, r.failedTasks())
+	}
+	return got[0]
+}
+
+// schedule is the engine's schedule of an active project alert.
+func (r *rig) schedule(alertID string) herald.Schedule {
+	r.t.Helper()
+	s, err := r.Store.Schedule(context.Background(), store.Scope{GroupID: r.project}, alertID)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return s
+}
+
+// delivery is one request the receiver got.
+type delivery struct {
+	At          time.Time
+	Event       string
+	Idempotency string
+	SignatureOK bool
+	Alert       map[string]any
+}
+
+// receiver is a webhook receiver that checks signatures and remembers what came.
+type receiver struct {
+	srv *httptest.Server
+	mu  sync.Mutex
+	got []delivery
+	// status, when set, answers instead of 200 (for the failure tests).
+	status func(n int) int
+}
+
+func newReceiver(t *testing.T) *receiver {
+	rc := &receiver{}
+	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		mac := hmac.New(sha1.New, []byte(webhookSecret))
+		mac.Write(body)
+		d := delivery{At: time.Now(), Event: req.Header.Get("X-Vendor-Event"), Idempotency: req.Header.Get("Idempotency-Key"),
+			SignatureOK: req.Header.Get("X-Vendor-Signature") == base64.StdEncoding.EncodeToString(mac.Sum(nil))}
+		_ = json.Unmarshal(body, &d.Alert)
+		rc.mu.Lock()
+		rc.got = append(rc.got, d)
+		n := len(rc.got)
+		status := rc.status
+		rc.mu.Unlock()
+		if status != nil {
+			w.WriteHeader(status(n))
+		}
+	}))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) url() string { return rc.srv.URL + "/hook?team=ops" }
+
+func (rc *receiver) deliveries() []delivery {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]delivery(nil), rc.got...)
+}
+
+// waitCount waits until the receiver got at least n deliveries and returns them.
+func (rc *receiver) waitCount(t *testing.T, n int, within time.Duration) []delivery {
+	t.Helper()
+	var got []delivery
+	if !eventually(within, func() bool { got = rc.deliveries(); return len(got) >= n }) {
+		t.Fatalf("%d deliveries within %s, want %d: %+v", len(got), within, n, got)
+	}
+	return got
+}
+
+// failedTasks describes the engine's tasks waiting for a retry or archived, for a failure
+// message.
+func (r *rig) failedTasks() string {
+	ins := asynq.NewInspectorFromRedisClient(r.Store.Redis())
+	var b strings.Builder
+	for _, q := range []string{dispatch.QueueEngine, dispatch.QueueDeliveries} {
+		retry, _ := ins.ListRetryTasks(q)
+		archived, _ := ins.ListArchivedTasks(q)
+		for _, ti := range append(retry, archived...) {
+			fmt.Fprintf(&b, "%s %s %s: %s\n", q, ti.Type, ti.State, ti.LastErr)
+		}
+	}
+	return b.String()
+}
