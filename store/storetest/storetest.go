@@ -82,3 +82,12 @@ func embedded(t testing.TB) *redis.Client {
 	t.Cleanup(func() { _ = rdb.Close() })
 	return rdb
 }
+
+// URL is the redis:// (or unix://) address of a client's server, for a process the test starts.
+func URL(rdb *redis.Client) string {
+	o := rdb.Options()
+	if o.Network == "unix" {
+		return "unix://" + o.Addr
+	}
+	return fmt.Sprintf("redis://%s/%d", o.Addr, o.DB)
+}
