@@ -286,3 +286,32 @@ func TestGlobalConfigOpensGlobalAlert(t *testing.T) {
 		t.Errorf("%d notices after acknowledging", got-n)
 	}
 }
+
+// A receiver that fails twice gets the notice a third time, with the same idempotency key,
+// and the alert's lastNotified is set from the delivery that succeeded.
+func TestFailedDeliveryIsRetried(t *testing.T) {
+	r := newRig(t, 200*time.Millisecond)
+	r.recv.status = func(n int) int {
+		if n <= 2 {
+			return 500
+		}
+		return 200
+	}
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.observe(hostDown("h1", true))
+	a := r.onlyAlert("OPEN")
+	got := r.recv.waitCount(t, 3, 20*time.Second)
+	if got[0].Idempotency != got[1].Idempotency || got[1].Idempotency != got[2].Idempotency {
+		t.Errorf("idempotency keys differ across retries: %q %q %q", got[0].Idempotency, got[1].Idempotency, got[2].Idempotency)
+	}
+	var last map[string]any
+	if !eventually(5*time.Second, func() bool {
+		last = r.do("GET", "/groups/"+r.project+"/alerts/"+a["id"].(string), nil, 200)
+		return last["lastNotified"] != nil
+	}) {
+		t.Fatalf("lastNotified not set after the successful retry: %v", last)
+	}
+	if ln, _ := time.Parse(time.RFC3339, last["lastNotified"].(string)); ln.Before(got[2].At.Truncate(time.Second)) {
+		t.Errorf("lastNotified %s is before the delivery that succeeded (%s)", ln, got[2].At)
+	}
+}
