@@ -86,6 +86,11 @@ Try it:
 		return err
 	}
 	defer w.Shutdown()
+	sch, err := startDevScheduler(st, d, log)
+	if err != nil {
+		return err
+	}
+	defer sch.Shutdown()
 	log.Info("API listening", zap.String("address", ln.Addr().String()), zap.Duration("minute", c.Minute))
 	return serveAPI(ctx, ln, st, d, log, c.common)
 }

@@ -20,6 +20,7 @@ Usage:
   herald dev        everything in one process; embedded store unless HERALD_REDIS_URL is set
   herald api        the HTTP API (needs HERALD_REDIS_URL)
   herald worker     the alert engine and senders; run as many as the load needs
+  herald scheduler  periodic work: schedule repair, retention (needs HERALD_REDIS_URL)
   herald admin ...  create organizations, projects and API keys on a deployment
   herald version    print the build's version
 
@@ -52,6 +53,8 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 		return runAPI(ctx, rest, out, errOut)
 	case "worker":
 		return runWorker(ctx, rest, out, errOut)
+	case "scheduler":
+		return runScheduler(ctx, rest, out, errOut)
 	case "admin":
 		return runAdmin(ctx, rest, out, errOut)
 	case "version":

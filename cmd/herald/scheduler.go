@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/scheduler"
+	"github.com/heraldhq/herald/store"
+)
+
+// periodic are the scheduler's own settings.
+type periodic struct {
+	ReconcileInterval time.Duration
+	Retention         time.Duration
+}
+
+func (p *periodic) bind(s settings) {
+	s.duration(&p.ReconcileInterval, "reconcile-interval", "HERALD_RECONCILE_INTERVAL", scheduler.DefaultReconcileInterval,
+		"how often the scheduler repairs lost due times and makes sure waiting work gets a session")
+	s.duration(&p.Retention, "retention", "HERALD_RETENTION", scheduler.DefaultRetention,
+		"how long ended alerts, events and past maintenance windows are kept")
+}
+
+func (p periodic) validate() error {
+	if p.ReconcileInterval <= 0 {
+		return fmt.Errorf("HERALD_RECONCILE_INTERVAL must be positive, not %s", p.ReconcileInterval)
+	}
+	if p.Retention <= 0 {
+		return fmt.Errorf("HERALD_RETENTION must be positive, not %s", p.Retention)
+	}
+	return nil
+}
+
+// startDevScheduler starts the scheduler inside herald dev, whose flags are the serving
+// roles': its settings come from the environment (HERALD_RECONCILE_INTERVAL, HERALD_RETENTION)
+// or the defaults.
+func startDevScheduler(st *store.Store, d *dispatch.Dispatcher, log *zap.Logger) (*scheduler.Scheduler, error) {
+	var p periodic
+	s := newSettings("dev", "", io.Discard)
+	p.bind(s)
+	if err := s.fs.Parse(nil); err != nil {
+		return nil, err
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	return startScheduler(st, d, p, log)
+}
+
+// startScheduler starts the periodic jobs on st.
+func startScheduler(st *store.Store, d *dispatch.Dispatcher, p periodic, log *zap.Logger) (*scheduler.Scheduler, error) {
+	sch := scheduler.New(st, d, scheduler.Config{ReconcileInterval: p.ReconcileInterval, Retention: p.Retention,
+		Clock: herald.SystemClock{}, Log: log.Named("scheduler")})
+	return sch, sch.Start()
+}
+
+// runScheduler runs the periodic work on a real Redis until ctx ends, then lets the runs under
+// way finish. Several may run; one leads.
+func runScheduler(ctx context.Context, args []string, out, errOut io.Writer) error {
+	var c common
+	var p periodic
+	s := newSettings("scheduler", "periodic work: repairs the alert engine's schedule, deletes old data", errOut)
+	c.bind(s, "")
+	p.bind(s)
+	if err := s.fs.Parse(args); err != nil {
+		return err
+	}
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if err := p.validate(); err != nil {
+		return err
+	}
+	if c.RedisURL == "" {
+		return errors.New("herald scheduler needs HERALD_REDIS_URL")
+	}
+	log, err := newLogger(c.LogLevel, false, errOut)
+	if err != nil {
+		return err
+	}
+	defer log.Sync()
+	st, closeStore, err := openStore(ctx, c.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	d := dispatch.NewDispatcher(st, herald.SystemClock{})
+	defer d.Close()
+	sch, err := startScheduler(st, d, p, log)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	log.Info("shutting down: finishing the runs under way")
+	sch.Shutdown()
+	return nil
+}

@@ -1,0 +1,252 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald"
+)
+
+// What the scheduler reads and repairs of the engine's state (engine.go): an active alert
+// whose due entry was lost (a Redis failover that dropped the last writes, say) would never be
+// looked at again, and work that waits with no task coming for it would wait forever.
+
+// repairPage is how many alert ids the repair reads at a time.
+const repairPage = 500
+
+// restoreDue puts active alerts back in a due set, due at ARGV[1] (unix ms): KEYS[1] is the
+// due set, KEYS[2] and KEYS[3] the scope's TRACKING and OPEN indexes, ARGV[2...] the alert
+// ids. An alert that has a due entry keeps it (ZADD NX: a due time is never moved), and one
+// that is no longer in either index (it ended meanwhile) is left out. Returns how many it
+// added.
+var restoreDue = redis.NewScript(`
+local n = 0
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  if redis.call('ZSCORE', KEYS[2], id) or redis.call('ZSCORE', KEYS[3], id) then
+    n = n + redis.call('ZADD', KEYS[1], 'NX', ARGV[1], id)
+  end
+end
+return n
+`)
+
+// RepairDue finds the active (TRACKING or OPEN) alerts of project groupID that have a next
+// step (TRACKING, a notice still to send or an acknowledgement to expire) but no entry in the
+// project's due set, and adds them back due at now; the engine then looks at them as at any
+// wake-up. Existing due times are never changed. It returns how many it added. Global alerts
+// of the project are RepairGlobalDue's.
+//
+// The status indexes are read a page at a time; an alert that a concurrent change moves past
+// the page being read is found by the next run.
+func (s *Store) RepairDue(ctx context.Context, groupID string, now time.Time) (int, error) {
+	sc := Scope{GroupID: groupID}
+	added := 0
+	for _, status := range []string{herald.StatusTracking, herald.StatusOpen} {
+		index := sc.alerts().index("status", status)
+		for off := int64(0); ; off += repairPage {
+			ids, err := s.rdb.ZRange(ctx, index, off, off+repairPage-1).Result()
+			if err != nil {
+				return added, err
+			}
+			missing, err := s.withoutDue(ctx, sc.due(), ids)
+			if err != nil {
+				return added, err
+			}
+			byProject, err := s.needingDue(ctx, false, groupID, missing)
+			if err != nil {
+				return added, err
+			}
+			n, err := s.restoreDue(ctx, sc, byProject[groupID], now)
+			added += n
+			if err != nil {
+				return added, err
+			}
+			if len(ids) < repairPage {
+				break
+			}
+		}
+	}
+	return added, nil
+}
+
+// RepairGlobalDue is RepairDue for the global alerts of every project, in one pass over the
+// global status indexes (they list the global alerts of all projects together). It returns
+// how many it added back, by project.
+func (s *Store) RepairGlobalDue(ctx context.Context, now time.Time) (map[string]int, error) {
+	added := map[string]int{}
+	for _, status := range []string{herald.StatusTracking, herald.StatusOpen} {
+		index := globalAlerts().index("status", status)
+		for off := int64(0); ; off += repairPage {
+			ids, err := s.rdb.ZRange(ctx, index, off, off+repairPage-1).Result()
+			if err != nil {
+				return added, err
+			}
+			byProject, err := s.needingDue(ctx, true, "", ids)
+			if err != nil {
+				return added, err
+			}
+			for gid, ids := range byProject {
+				n, err := s.restoreDue(ctx, Scope{GroupID: gid, Global: true}, ids, now)
+				if n > 0 {
+					added[gid] += n
+				}
+				if err != nil {
+					return added, err
+				}
+			}
+			if len(ids) < repairPage {
+				break
+			}
+		}
+	}
+	return added, nil
+}
+
+// withoutDue keeps the ids that have no entry in the due set.
+func (s *Store) withoutDue(ctx context.Context, due string, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	cmds := make([]*redis.FloatCmd, len(ids))
+	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = pipe.ZScore(ctx, due, id)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	var out []string
+	for i, c := range cmds {
+		if errors.Is(c.Err(), redis.Nil) {
+			out = append(out, ids[i])
+		}
+	}
+	return out, nil
+}
+
+// needingDue reads the alerts ids (global, or of project groupID) with their schedules and
+// keeps those that are active and have a next step, by project.
+func (s *Store) needingDue(ctx context.Context, global bool, groupID string, ids []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	sc := Scope{GroupID: groupID, Global: global}
+	keys := make([]string, 0, 2*len(ids))
+	for _, id := range ids {
+		keys = append(keys, sc.alerts().doc(id), sc.sched(id))
+	}
+	vals, err := s.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
+		doc, ok1 := vals[2*i].(string)
+		sched, ok2 := vals[2*i+1].(string)
+		if !ok1 || !ok2 {
+			continue // ended meanwhile; or no schedule, which the engine could not act on
+		}
+		var a herald.Alert
+		var sd schedDoc
+		if err := json.Unmarshal([]byte(doc), &a); err != nil {
+			return nil, fmt.Errorf("store: decode alert %s: %w", id, err)
+		}
+		if err := json.Unmarshal([]byte(sched), &sd); err != nil {
+			return nil, fmt.Errorf("store: decode schedule %s: %w", id, err)
+		}
+		if !hasNextStep(a, sd.Schedule) {
+			continue
+		}
+		gid := groupID
+		if global {
+			gid = a.GroupID
+		}
+		if gid != "" {
+			out[gid] = append(out[gid], id)
+		}
+	}
+	return out, nil
+}
+
+// hasNextStep reports whether the engine has something to do about an active alert some day:
+// open it, send a notice, or end its acknowledgement. An alert with nothing more to send
+// rightly has no due entry (herald.Advance: Wake zero).
+func hasNextStep(a herald.Alert, s herald.Schedule) bool {
+	if !herald.Active(a.Status) {
+		return false
+	}
+	if a.Status == herald.StatusTracking || !a.AcknowledgedUntil.IsZero() {
+		return true
+	}
+	for _, n := range s.Next {
+		if !n.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// restoreDue runs the script on the due set of scope sc.
+func (s *Store) restoreDue(ctx context.Context, sc Scope, ids []string, now time.Time) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, strconv.FormatInt(now.UnixMilli(), 10))
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	keys := []string{sc.due(), sc.alerts().index("status", herald.StatusTracking), sc.alerts().index("status", herald.StatusOpen)}
+	return restoreDue.Run(ctx, s.rdb, keys, args...).Int()
+}
+
+// WaitingWork is work of a project that may have no task coming for it.
+type WaitingWork struct {
+	Observations int64 // observation batches waiting to be evaluated
+	Outbox       int64 // notices (project and global) whose sender's lease ran out by now
+}
+
+// Any reports whether anything waits.
+func (w WaitingWork) Any() bool { return w.Observations > 0 || w.Outbox > 0 }
+
+// Waiting reports what work of project groupID waits: observation batches, and outbox notices
+// whose lease ran out by now (those ClaimOutbox would hand out).
+func (s *Store) Waiting(ctx context.Context, groupID string, now time.Time) (WaitingWork, error) {
+	var obs, out, gout *redis.IntCmd
+	ms := strconv.FormatInt(now.UnixMilli(), 10)
+	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		obs = pipe.LLen(ctx, obsList(groupID))
+		out = pipe.ZCount(ctx, Scope{GroupID: groupID}.outbox(), "-inf", ms)
+		gout = pipe.ZCount(ctx, Scope{GroupID: groupID, Global: true}.outbox(), "-inf", ms)
+		return nil
+	})
+	if err != nil {
+		return WaitingWork{}, err
+	}
+	return WaitingWork{Observations: obs.Val(), Outbox: out.Val() + gout.Val()}, nil
+}
+
+// ProjectNextDue is when the earliest alert of project groupID, project or global, is due; ok
+// is false when none is waiting.
+func (s *Store) ProjectNextDue(ctx context.Context, groupID string) (time.Time, bool, error) {
+	var next time.Time
+	found := false
+	for _, sc := range []Scope{{GroupID: groupID}, {GroupID: groupID, Global: true}} {
+		at, ok, err := s.NextDue(ctx, sc)
+		if err != nil {
+			return time.Time{}, false, err
+		}
+		if ok && (!found || at.Before(next)) {
+			next, found = at, true
+		}
+	}
+	return next, found, nil
+}

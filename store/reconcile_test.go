@@ -1,0 +1,227 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/storetest"
+)
+
+// The engine's key names, as store/engine.go documents them (the test reads Redis directly).
+func dueKey(sc store.Scope) string {
+	if sc.Global {
+		return "herald:{global}:due:" + sc.GroupID
+	}
+	return "herald:{g:" + sc.GroupID + "}:due"
+}
+
+func outboxKey(sc store.Scope) string {
+	if sc.Global {
+		return "herald:{global}:outbox:" + sc.GroupID
+	}
+	return "herald:{g:" + sc.GroupID + "}:outbox"
+}
+
+// track writes an active alert as the engine does (document, indexes, schedule, due time
+// wake unless zero) and returns it.
+func track(t *testing.T, st *store.Store, sc store.Scope, status string, next []time.Time, wake time.Time) herald.Alert {
+	t.Helper()
+	now := time.Now()
+	a := herald.Alert{ID: herald.NewID(now), GroupID: sc.GroupID, AlertConfigID: herald.NewID(now), EventTypeName: "HOST_DOWN",
+		Status: status, Created: herald.At(now), Updated: herald.At(now), HostID: "h1"}
+	sent := make([]int, len(next))
+	c := store.Change{Tracked: store.Tracked{Alert: a, Schedule: herald.Schedule{Detected: now, Next: next, Sent: sent},
+		Target: "host:" + a.ID, Scope: sc}, Wake: wake}
+	if _, err := st.Transact(context.Background(), sc, nil, func([]store.Tracked) ([]store.Change, error) {
+		return []store.Change{c}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// dueAt is an alert's due time in ms, or -1 without an entry.
+func dueAt(t *testing.T, rdb *redis.Client, sc store.Scope, id string) float64 {
+	t.Helper()
+	v, err := rdb.ZScore(context.Background(), dueKey(sc), id).Result()
+	if errors.Is(err, redis.Nil) {
+		return -1
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// The repair adds back exactly the active alerts with a next step and no due entry, due now,
+// project and global, and never moves an existing due time.
+func TestRepairDueAddsOnlyMissingEntries(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	gid, other := herald.NewID(time.Now()), herald.NewID(time.Now())
+	proj, glob, otherGlob := store.Scope{GroupID: gid}, store.Scope{GroupID: gid, Global: true}, store.Scope{GroupID: other, Global: true}
+	later := time.Now().Add(time.Hour).Truncate(time.Millisecond)
+
+	kept := track(t, st, proj, herald.StatusOpen, []time.Time{later}, later)     // has its due time
+	lostOpen := track(t, st, proj, herald.StatusOpen, []time.Time{later}, later) // lost it
+	lostTracking := track(t, st, proj, herald.StatusTracking, []time.Time{later}, later)
+	done := track(t, st, proj, herald.StatusOpen, []time.Time{{}}, time.Time{}) // nothing more to send: no due entry, rightly
+	lostAck := track(t, st, proj, herald.StatusOpen, []time.Time{{}}, later)    // acknowledged: due when it expires
+	if _, err := st.UpdateAlert(ctx, false, gid, lostAck.ID, func(a *herald.Alert) ([]herald.Event, error) {
+		a.AcknowledgedUntil = herald.At(later)
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	lostGlobal := track(t, st, glob, herald.StatusOpen, []time.Time{later}, later)
+	keptGlobal := track(t, st, otherGlob, herald.StatusOpen, []time.Time{later}, later)
+	lostOtherGlobal := track(t, st, otherGlob, herald.StatusOpen, []time.Time{later}, later)
+	for _, l := range []struct {
+		sc store.Scope
+		id string
+	}{{proj, lostOpen.ID}, {proj, lostTracking.ID}, {proj, lostAck.ID}, {glob, lostGlobal.ID}, {otherGlob, lostOtherGlobal.ID}} {
+		if err := st.ForgetDue(ctx, l.sc, l.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An ended alert: not active, never put back.
+	closed := track(t, st, proj, herald.StatusOpen, []time.Time{later}, later)
+	if _, err := st.Transact(ctx, proj, []string{closed.ID}, func(ts []store.Tracked) ([]store.Change, error) {
+		c := store.Change{Tracked: ts[0], PrevStatus: herald.StatusOpen}
+		c.Tracked.Alert.Status = herald.StatusClosed
+		return []store.Change{c}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	now := time.Now().Truncate(time.Millisecond)
+	n, err := st.RepairDue(ctx, gid, now)
+	if err != nil || n != 3 {
+		t.Fatalf("RepairDue added %d (%v), want 3", n, err)
+	}
+	byProject, err := st.RepairGlobalDue(ctx, now)
+	if err != nil || len(byProject) != 2 || byProject[gid] != 1 || byProject[other] != 1 {
+		t.Fatalf("RepairGlobalDue added %v (%v), want one in each project", byProject, err)
+	}
+	ms := float64(now.UnixMilli())
+	for _, c := range []struct {
+		name string
+		sc   store.Scope
+		id   string
+		want float64
+	}{
+		{"kept", proj, kept.ID, float64(later.UnixMilli())},
+		{"lost open", proj, lostOpen.ID, ms},
+		{"lost tracking", proj, lostTracking.ID, ms},
+		{"lost acknowledged", proj, lostAck.ID, ms},
+		{"nothing more to send", proj, done.ID, -1},
+		{"closed", proj, closed.ID, -1},
+		{"lost global", glob, lostGlobal.ID, ms},
+		{"kept global", otherGlob, keptGlobal.ID, float64(later.UnixMilli())},
+		{"lost global of another project", otherGlob, lostOtherGlobal.ID, ms},
+	} {
+		if got := dueAt(t, rdb, c.sc, c.id); got != c.want {
+			t.Errorf("%s: due %v, want %v", c.name, got, c.want)
+		}
+	}
+
+	// A second run finds nothing to do and moves nothing.
+	if n, err := st.RepairDue(ctx, gid, now.Add(time.Minute)); err != nil || n != 0 {
+		t.Fatalf("second RepairDue added %d (%v)", n, err)
+	}
+	if m, err := st.RepairGlobalDue(ctx, now.Add(time.Minute)); err != nil || len(m) != 0 {
+		t.Fatalf("second RepairGlobalDue added %v (%v)", m, err)
+	}
+	if got := dueAt(t, rdb, proj, lostOpen.ID); got != ms {
+		t.Errorf("a repaired due time moved: %v, want %v", got, ms)
+	}
+	if at, ok, err := st.ProjectNextDue(ctx, gid); err != nil || !ok || !at.Equal(now) {
+		t.Errorf("ProjectNextDue = %v %v %v, want %v", at, ok, err, now)
+	}
+}
+
+// The repair pages through more alerts than one page holds.
+func TestRepairDuePages(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	gid := herald.NewID(time.Now())
+	sc := store.Scope{GroupID: gid}
+	later := time.Now().Add(time.Hour)
+	const n = 1203
+	ids := make([]string, 0, n)
+	for range n {
+		ids = append(ids, track(t, st, sc, herald.StatusOpen, []time.Time{later}, later).ID)
+	}
+	if err := st.ForgetDue(ctx, sc, ids...); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.RepairDue(ctx, gid, time.Now()); err != nil || got != n {
+		t.Fatalf("RepairDue added %d (%v), want %d", got, err, n)
+	}
+}
+
+// Waiting work: observation batches, and outbox notices whose lease ran out (not those still
+// leased), project and global.
+func TestWaiting(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	gid := herald.NewID(time.Now())
+	now := time.Now()
+	if w, err := st.Waiting(ctx, gid, now); err != nil || w.Any() {
+		t.Fatalf("empty project: %+v %v", w, err)
+	}
+	ms := func(t time.Time) float64 { return float64(t.UnixMilli()) }
+	rdb.ZAdd(ctx, outboxKey(store.Scope{GroupID: gid}), redis.Z{Score: ms(now.Add(time.Minute)), Member: "leased"})
+	if w, err := st.Waiting(ctx, gid, now); err != nil || w.Any() {
+		t.Fatalf("a notice still leased is not waiting: %+v %v", w, err)
+	}
+	rdb.ZAdd(ctx, outboxKey(store.Scope{GroupID: gid}), redis.Z{Score: ms(now), Member: "abandoned"})
+	rdb.ZAdd(ctx, outboxKey(store.Scope{GroupID: gid, Global: true}), redis.Z{Score: ms(now.Add(-time.Second)), Member: "abandoned"})
+	if err := st.AppendObservations(ctx, gid, []byte(`[]`)); err != nil {
+		t.Fatal(err)
+	}
+	w, err := st.Waiting(ctx, gid, now)
+	if err != nil || w != (store.WaitingWork{Observations: 1, Outbox: 2}) || !w.Any() {
+		t.Fatalf("Waiting = %+v %v, want 1 batch and 2 notices", w, err)
+	}
+	// What Waiting counts is what ClaimOutbox hands out.
+	got, err := st.ClaimOutbox(ctx, store.Scope{GroupID: gid}, now, time.Minute, 10)
+	if err != nil || len(got) != 1 || string(got[0]) != "abandoned" {
+		t.Fatalf("ClaimOutbox = %q %v", got, err)
+	}
+}
+
+// One scheduler leads at a time; it renews its lease, another takes over once it resigns.
+func TestSchedulerLeadership(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(storetest.Redis(t))
+	for _, c := range []struct {
+		token string
+		want  bool
+	}{{"a", true}, {"b", false}, {"a", true}, {"b", false}} {
+		if ok, err := st.LeadScheduler(ctx, c.token, time.Minute); err != nil || ok != c.want {
+			t.Fatalf("%s leads: %v %v, want %v", c.token, ok, err, c.want)
+		}
+	}
+	if err := st.ResignScheduler(ctx, "b"); err != nil { // not the leader: changes nothing
+		t.Fatal(err)
+	}
+	if ok, _ := st.LeadScheduler(ctx, "b", time.Minute); ok {
+		t.Fatal("b resigned a lease it did not hold")
+	}
+	if err := st.ResignScheduler(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := st.LeadScheduler(ctx, "b", time.Minute); err != nil || !ok {
+		t.Fatalf("b does not take over: %v %v", ok, err)
+	}
+}
