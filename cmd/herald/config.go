@@ -96,6 +96,7 @@ func (c *common) validate() error {
 // serving is what the roles that serve the API are configured with.
 type serving struct {
 	common
+	periodic
 	BootstrapKey string
 }
 
@@ -104,13 +105,20 @@ type serving struct {
 func parseServing(role, summary, listenDefault string, args []string, errOut io.Writer) (serving, error) {
 	var c serving
 	s := newSettings(role, summary, errOut)
-	c.bind(s, listenDefault)
+	c.common.bind(s, listenDefault)
 	if role == "dev" {
 		c.bindWorker(s, true)
+		c.periodic.bind(s)
 	}
 	s.string(&c.BootstrapKey, "bootstrap-key", "HERALD_BOOTSTRAP_KEY", "", "global owner key to make sure exists, as public:private (herald dev: default a new key, printed once)")
 	if err := s.fs.Parse(args); err != nil {
 		return c, err
 	}
-	return c, c.validate()
+	if err := c.common.validate(); err != nil {
+		return c, err
+	}
+	if role == "dev" {
+		return c, c.periodic.validate()
+	}
+	return c, nil
 }

@@ -86,7 +86,7 @@ Try it:
 		return err
 	}
 	defer w.Shutdown()
-	sch, err := startDevScheduler(st, d, log)
+	sch, err := startScheduler(st, d, c.periodic, log)
 	if err != nil {
 		return err
 	}

@@ -38,22 +38,6 @@ func (p periodic) validate() error {
 	return nil
 }
 
-// startDevScheduler starts the scheduler inside herald dev, whose flags are the serving
-// roles': its settings come from the environment (HERALD_RECONCILE_INTERVAL, HERALD_RETENTION)
-// or the defaults.
-func startDevScheduler(st *store.Store, d *dispatch.Dispatcher, log *zap.Logger) (*scheduler.Scheduler, error) {
-	var p periodic
-	s := newSettings("dev", "", io.Discard)
-	p.bind(s)
-	if err := s.fs.Parse(nil); err != nil {
-		return nil, err
-	}
-	if err := p.validate(); err != nil {
-		return nil, err
-	}
-	return startScheduler(st, d, p, log)
-}
-
 // startScheduler starts the periodic jobs on st.
 func startScheduler(st *store.Store, d *dispatch.Dispatcher, p periodic, log *zap.Logger) (*scheduler.Scheduler, error) {
 	sch := scheduler.New(st, d, scheduler.Config{ReconcileInterval: p.ReconcileInterval, Retention: p.Retention,
