@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/heraldhq/herald"
+)
+
+// sizes are how much each measurement does.
+type sizes struct {
+	Tasks       int           // raw asynq no-op tasks
+	Opened      int           // scenario 1: alerts opened by observations
+	Due         int           // scenario 2: first notices falling due
+	DueWindow   time.Duration // scenario 2: the window their observations come in
+	Waiting     int           // scenario 3: open alerts waiting for a repeat
+	IdleWindow  time.Duration // scenario 3: how long CPU is measured with nothing due
+	Batch       int           // observations a request
+	Concurrency int           // tasks a worker runs at once, Herald's and raw asynq's
+}
+
+var (
+	fullSizes = sizes{Tasks: 20_000, Opened: 10_000, Due: 20_000, DueWindow: 10 * time.Second,
+		Waiting: 100_000, IdleWindow: 10 * time.Second, Batch: 500, Concurrency: 20}
+	quickSizes = sizes{Tasks: 4_000, Opened: 2_000, Due: 4_000, DueWindow: 4 * time.Second,
+		Waiting: 10_000, IdleWindow: 3 * time.Second, Batch: 500, Concurrency: 20}
+)
+
+// bench is one run: its Redis, its sizes, and the raw asynq rate scenario 1 is judged by.
+type bench struct {
+	redis      *redisServer
+	sizes      sizes
+	profileDir string
+	asynqRate  float64 // raw asynq no-op tasks per second
+}
+
+// scenario is one of Herald's measurements; name also names its CPU profile.
+type scenario struct {
+	title, name string
+	run         func(context.Context) ([]figure, error)
+}
+
+func main() {
+	log.SetFlags(log.Ltime)
+	log.SetPrefix("bench: ")
+	sz, profileDir, timeout := parseFlags()
+	os.Exit(run(sz, profileDir, timeout))
+}
+
+// Exit statuses besides 0 (every target met) and 2 (bad flags).
+const (
+	exitFailed = 1 // the run could not measure
+	exitMissed = 3 // a target was missed
+)
+
+// run measures, prints the report, and says how the benchmark exits.
+func run(sz sizes, profileDir string, timeout time.Duration) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	rep, err := measure(ctx, sz, profileDir)
+	if err != nil {
+		log.Print(err)
+		return exitFailed
+	}
+	if err := rep.writePlain(os.Stdout); err != nil {
+		log.Print(err)
+		return exitFailed
+	}
+	fmt.Println()
+	if err := rep.writeMarkdown(os.Stdout); err != nil {
+		log.Print(err)
+		return exitFailed
+	}
+	if rep.missed() {
+		return exitMissed
+	}
+	return 0
+}
+
+// parseFlags reads the sizes (the full run's, or -quick's, with any size given on the command
+// line instead), where to write profiles, and the bound of the whole run.
+func parseFlags() (sizes, string, time.Duration) {
+	sz := fullSizes
+	quick := flag.Bool("quick", false, "reduced sizes, for a smoke run of about a minute")
+	flag.IntVar(&sz.Tasks, "tasks", sz.Tasks, "raw asynq no-op tasks")
+	flag.IntVar(&sz.Opened, "opened", sz.Opened, "scenario 1: alerts opened by observations, first notice at once")
+	flag.IntVar(&sz.Due, "due", sz.Due, "scenario 2: first notices falling due")
+	flag.DurationVar(&sz.DueWindow, "due-window", sz.DueWindow, "scenario 2: the window the observations (and so the due times) are spread over")
+	flag.IntVar(&sz.Waiting, "waiting", sz.Waiting, "scenario 3: open alerts waiting for their next repeat")
+	flag.DurationVar(&sz.IdleWindow, "idle-window", sz.IdleWindow, "scenario 3: how long CPU is measured with nothing due")
+	flag.IntVar(&sz.Batch, "batch", sz.Batch, "observations a request")
+	flag.IntVar(&sz.Concurrency, "concurrency", sz.Concurrency, "tasks a worker runs at once (Herald's and raw asynq's)")
+	profileDir := flag.String("profile", "", "write a CPU profile of each scenario to `dir`/<scenario>.pprof")
+	timeout := flag.Duration("timeout", 20*time.Minute, "bound of the whole run")
+	flag.Parse()
+	if *quick {
+		// The flags point into sz: take the quick sizes, then what the command line said again.
+		given := map[string]string{}
+		flag.Visit(func(f *flag.Flag) { given[f.Name] = f.Value.String() })
+		sz = quickSizes
+		for name, v := range given {
+			_ = flag.Set(name, v)
+		}
+	}
+	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Concurrency) < 1 || sz.Batch < 1 || sz.Batch > herald.MaxObservationsPerRequest {
+		fmt.Fprintf(os.Stderr, "bench: sizes and -concurrency must be at least 1, -batch at most %d\n", herald.MaxObservationsPerRequest)
+		os.Exit(2)
+	}
+	return sz, *profileDir, *timeout
+}
+
+// measure starts redis-server, measures the raw asynq rate, runs the scenarios, and stops
+// redis-server. A scenario that fails is reported as missing its targets; the run goes on.
+func measure(ctx context.Context, sz sizes, profileDir string) (*report, error) {
+	rs, err := startRedis(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.stop()
+	b := &bench{redis: rs, sizes: sz, profileDir: profileDir}
+	rep := &report{Command: strings.Join(append([]string{"go run ./bench"}, os.Args[1:]...), " ")}
+	if rep.Setup, err = b.setup(ctx); err != nil {
+		return nil, err
+	}
+	log.Printf("raw asynq: %d no-op tasks, concurrency %d", sz.Tasks, sz.Concurrency)
+	if b.asynqRate, err = asynqCeiling(ctx, rs.Client, sz.Tasks, sz.Concurrency); err != nil {
+		return nil, fmt.Errorf("raw asynq rate: %w", err)
+	}
+	rep.add(figure{Name: "raw asynq no-op tasks/s (the ceiling)", Value: fmt.Sprintf("%.0f /s (%d tasks)", b.asynqRate, sz.Tasks)})
+	for _, s := range []scenario{
+		{"1. alerts opened", "opened", b.opened},
+		{"2. first notices due", "due", b.due},
+		{"3. open alerts waiting", "waiting", b.waiting},
+	} {
+		figs, err := b.runScenario(ctx, s)
+		if ctx.Err() != nil {
+			return nil, errors.Join(ctx.Err(), err)
+		}
+		if err != nil {
+			log.Printf("%s: %v", s.title, err)
+			figs = []figure{{Name: s.title, Value: "did not complete: " + err.Error(), Result: miss}}
+		}
+		rep.add(figs...)
+	}
+	return rep, nil
+}
+
+// setup describes what the run runs on.
+func (b *bench) setup(ctx context.Context) (string, error) {
+	v, err := b.redis.version(ctx)
+	return fmt.Sprintf("%d cores, %s, redis-server %s (AOF everysec, unix socket), worker concurrency %d",
+		runtime.NumCPU(), runtime.Version(), v, b.sizes.Concurrency), err
+}
+
+// runScenario runs s on an empty Redis, under a CPU profile when asked.
+func (b *bench) runScenario(ctx context.Context, s scenario) ([]figure, error) {
+	if err := b.redis.flush(ctx); err != nil {
+		return nil, err
+	}
+	if b.profileDir != "" {
+		if err := os.MkdirAll(b.profileDir, 0o755); err != nil {
+			return nil, err
+		}
+		f, err := os.Create(filepath.Join(b.profileDir, s.name+".pprof"))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	return s.run(ctx)
+}
+
+// startRig starts Herald for a scenario, with this run's worker concurrency.
+func (b *bench) startRig(ctx context.Context, minute time.Duration, n webhookNotification) (*rig, error) {
+	return startRig(ctx, b.redis.Client, minute, b.sizes.Concurrency, n)
+}
