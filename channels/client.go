@@ -23,11 +23,13 @@ func NewHTTPClient(allowPrivate bool, timeout time.Duration) *http.Client {
 		dialer.Control = refusePrivate
 	}
 	transport := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           dialer.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   10,
+		Proxy:             nil,
+		DialContext:       dialer.DialContext,
+		ForceAttemptHTTP2: true,
+		// A dispatcher sends many notices to one service at once (64 in flight): keep those
+		// connections rather than dialling anew for most of them.
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   128,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,

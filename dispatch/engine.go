@@ -81,8 +81,15 @@ type session struct {
 	byType  map[string][]string         // enabled configuration ids by event type
 	windows []herald.MaintenanceWindow
 	integ   map[string]*herald.Integration
-	started time.Time
-	notices []notice
+	sends   chan sendGroup // committed notices for the session's sender, in commit order
+	sent    chan error     // the sender's result, once sends is closed
+}
+
+// sendGroup is the notices of one committed step, with the alerts they are about.
+type sendGroup struct {
+	sc      store.Scope
+	alerts  map[string]herald.Alert
+	notices [][]byte
 }
 
 // runProject runs first in a session of project groupID, then the session's usual work, and
@@ -116,6 +123,7 @@ func (e *Engine) runProject(ctx context.Context, groupID string, first func(*ses
 // is due.
 func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) error) (time.Time, error) {
 	var lock *store.ProjectLock
+	backoff := 5 * time.Millisecond
 	for deadline := time.Now().Add(lockWait); ; {
 		l, ok, err := e.store.LockProject(ctx, groupID, e.token, e.Lease)
 		if err != nil {
@@ -131,8 +139,9 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 		select {
 		case <-ctx.Done():
 			return time.Time{}, ctx.Err()
-		case <-time.After(10 * time.Millisecond):
+		case <-time.After(backoff):
 		}
+		backoff = min(2*backoff, 50*time.Millisecond)
 	}
 	defer func() {
 		if err := lock.Unlock(context.WithoutCancel(ctx)); err != nil {
@@ -147,18 +156,71 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 		}
 		return time.Time{}, err
 	}
-	if fn != nil {
-		if err := fn(s); err != nil {
-			return time.Time{}, err
-		}
+	err = s.work(ctx, fn)
+	// Deliveries under way finish before the lease is given back.
+	if sendErr := s.flush(); err == nil {
+		err = sendErr
 	}
-	if err := s.recoverOutbox(ctx); err != nil {
-		return time.Time{}, err
-	}
-	if err := s.run(ctx); err != nil {
+	if err != nil {
 		return time.Time{}, err
 	}
 	return s.nextDue(ctx)
+}
+
+// work is what a session does: fn, the notices engines left behind, then whatever waits or is
+// due.
+func (s *session) work(ctx context.Context, fn func(*session) error) error {
+	if fn != nil {
+		if err := fn(s); err != nil {
+			return err
+		}
+	}
+	if err := s.recoverOutbox(ctx); err != nil {
+		return err
+	}
+	return s.run(ctx)
+}
+
+// send hands a committed step's notices to the session's sender, which delivers them while
+// the session goes on evaluating: they are safe in the outbox already. The sender is two
+// stages, each taking groups in commit order: one delivers (so an alert's notices go out in
+// the order its steps were committed), the other settles what the first delivered (records
+// lastNotified, queues retries, clears the outbox) while the first delivers the next group.
+func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]herald.Alert, notices [][]byte) {
+	if len(notices) == 0 {
+		return
+	}
+	if s.sends == nil {
+		s.sends, s.sent = make(chan sendGroup, 1), make(chan error, 1)
+		delivered := make(chan sent, 1)
+		go func() {
+			defer close(delivered)
+			for g := range s.sends {
+				delivered <- s.deliver(ctx, g)
+			}
+		}()
+		go func() {
+			var err error
+			for r := range delivered {
+				if err == nil { // after a failure the rest stays in the outbox, for later
+					err = s.settle(ctx, r)
+				}
+			}
+			s.sent <- err
+		}()
+	}
+	s.sends <- sendGroup{sc: sc, alerts: alerts, notices: notices}
+}
+
+// flush waits for the sender to deliver everything handed to it.
+func (s *session) flush() error {
+	if s.sends == nil {
+		return nil
+	}
+	close(s.sends)
+	err := <-s.sent
+	s.sends = nil
+	return err
 }
 
 func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.ProjectLock) (*session, error) {
@@ -167,7 +229,7 @@ func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.Pro
 		return nil, err
 	}
 	s := &session{e: e, project: p, lock: lock, configs: map[string]herald.AlertRule{}, global: map[string]bool{},
-		byType: map[string][]string{}, integ: map[string]*herald.Integration{}, started: time.Now()}
+		byType: map[string][]string{}, integ: map[string]*herald.Integration{}}
 	for off := 0; ; off += 500 {
 		cs, _, err := e.store.AlertConfigs(ctx, groupID, store.Page{Offset: off, Limit: 500})
 		if err != nil {
@@ -283,8 +345,10 @@ func (s *session) event(typ string, a herald.Alert, now time.Time, global bool) 
 	ev.AlertID, ev.AlertConfigID = a.ID, a.AlertConfigID
 	ev.HostID, ev.ReplicaSetName, ev.ClusterID, ev.ClusterName = a.HostID, a.ReplicaSetName, a.ClusterID, a.ClusterName
 	ev.MetricName, ev.CurrentValue = a.MetricName, a.CurrentValue
-	ev.Raw["source"] = "ENGINE"
-	ev.Raw["status"] = a.Status
+	// The raw record of an engine event says only what the fields do not (the status the alert
+	// went to; no actor means the engine): one is written per alert opened or closed, and
+	// 100,000 open alerts must stay small.
+	ev.Raw = map[string]any{"status": a.Status}
 	return ev
 }
 

@@ -66,7 +66,7 @@ func (s *session) evaluate(ctx context.Context, obs []herald.Observation) error 
 			if !rule.Matches(o) {
 				continue
 			}
-			byScope[s.global[id]] = append(byScope[s.global[id]], finding{obs: o, config: id, target: o.TargetKey(), holds: rule.Holds(o), at: at})
+			byScope[s.global[id]] = append(byScope[s.global[id]], finding{obs: o, config: id, target: store.TargetID(o.TargetKey()), holds: rule.Holds(o), at: at})
 		}
 	}
 	for _, global := range []bool{false, true} {
@@ -142,7 +142,8 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 	if err != nil {
 		return err
 	}
-	return s.deliver(ctx, sc, alerts, notices)
+	s.send(ctx, sc, alerts, notices)
+	return nil
 }
 
 // step records lifecycle step st in change c: the new state, when to wake, its events and
@@ -218,7 +219,8 @@ func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now
 	if err := s.e.store.ForgetDue(ctx, sc, gone...); err != nil {
 		return err
 	}
-	return s.deliver(ctx, sc, alerts, notices)
+	s.send(ctx, sc, alerts, notices)
+	return nil
 }
 
 // cancelConfig cancels the active alerts configuration configID (of scope) opened before

@@ -97,27 +97,29 @@ func (e *Engine) send(ctx context.Context, n notice, a herald.Alert, rule herald
 	return givenUp, err
 }
 
-// deliver sends a committed step's notices concurrently, then records what was delivered,
-// hands what must be retried to retry tasks, and clears the outbox.
-func (s *session) deliver(ctx context.Context, sc store.Scope, alerts map[string]herald.Alert, encoded [][]byte) error {
-	if len(encoded) == 0 {
-		return nil
-	}
+// sent is what became of a group of notices: who was notified when, and what to retry.
+type sent struct {
+	group    sendGroup
+	notified map[string]time.Time
+	retry    []notice
+}
+
+// deliver sends a committed step's notices concurrently.
+func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 	var (
 		mu        sync.Mutex
 		wg        sync.WaitGroup
-		notified  = map[string]time.Time{}
-		retry     []notice
+		out       = sent{group: g, notified: map[string]time.Time{}}
 		sem       = make(chan struct{}, deliverParallel)
 		decodeErr error
 	)
-	for _, raw := range encoded {
+	for _, raw := range g.notices {
 		var n notice
 		if err := json.Unmarshal(raw, &n); err != nil {
 			decodeErr = err
 			continue
 		}
-		a, rule := alerts[n.AlertID], s.configs[n.ConfigID]
+		a, rule := g.alerts[n.AlertID], s.configs[n.ConfigID]
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -127,9 +129,9 @@ func (s *session) deliver(ctx context.Context, sc store.Scope, alerts map[string
 			defer mu.Unlock()
 			switch res {
 			case delivered:
-				notified[n.AlertID] = s.e.Clock.Now()
+				out.notified[n.AlertID] = s.e.Clock.Now()
 			case retryLater:
-				retry = append(retry, n)
+				out.retry = append(out.retry, n)
 			case givenUp:
 				s.e.Log.Warn("delivery not possible", zap.String("alertId", n.AlertID), zap.String("delivery", n.DeliveryID), zap.Error(err))
 			}
@@ -139,15 +141,22 @@ func (s *session) deliver(ctx context.Context, sc store.Scope, alerts map[string
 	if decodeErr != nil {
 		s.e.Log.Error("undecodable notice in the outbox", zap.Error(decodeErr))
 	}
-	if err := s.e.store.MarkNotified(ctx, sc, notified); err != nil {
+	return out
+}
+
+// settle records what deliver did: lastNotified of the alerts notified, retry tasks for what
+// failed for now, and the group's notices out of the outbox.
+func (s *session) settle(ctx context.Context, r sent) error {
+	sc := r.group.sc
+	if err := s.e.store.MarkNotified(ctx, sc, r.notified); err != nil {
 		return err
 	}
-	for _, n := range retry {
+	for _, n := range r.retry {
 		if err := s.e.dispatcher.retry(ctx, n); err != nil {
 			return err // the outbox keeps every notice: they come back after the lease
 		}
 	}
-	return s.e.store.DoneOutbox(ctx, sc, encoded...)
+	return s.e.store.DoneOutbox(ctx, sc, r.group.notices...)
 }
 
 // retry queues a delivery for the delivery workers, once per delivery id.

@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"crypto/sha1"
-	"encoding/hex"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,8 +19,8 @@ import (
 //
 //   {g:<id>}:obs                 LIST of observation batches waiting to be evaluated, in order
 //   {g:<id>}:obs-lock            who evaluates the project's alerts now (a lease)
-//   {g:<id>}:open:<cfg>:<target> the active alert of a configuration and target
-//   {g:<id>}:sched:<alert>       the alert's schedule (herald.Schedule and its target)
+//   {g:<id>}:open:<cfg>          HASH target -> the configuration's active alert for it
+//   {g:<id>}:sched               HASH alert -> its schedule (herald.Schedule, compactly)
 //   {g:<id>}:due                 ZSET alert -> when the engine must look at it (unix ms)
 //   {g:<id>}:outbox              ZSET notice -> until when the engine sending it holds it (unix ms)
 //
@@ -28,9 +28,11 @@ import (
 // transaction as the step, and leave the outbox only once delivered (or handed to a retry
 // task); notices of an engine that died come back when their lease runs out.
 //
-// Global alerts keep the same under {global}, with the project in the key
-// ({global}:gopen:<cfg>:<project>:<target>, {global}:due:<project>), so that one project's
-// engine work touches only its own keys and the global ones of that project.
+// Global alerts keep the same under {global}, with the project in the key where it matters
+// ({global}:gopen:<cfg>:<project>, {global}:due:<project>, {global}:outbox:<project>;
+// {global}:gsched), so that one project's engine work touches only its own keys and the
+// global ones of that project. Schedules and open alerts are hash fields rather than keys of
+// their own: an open alert must cost little memory (100,000 of them wait at once).
 
 func obsList(groupID string) string { return key(groupTag(groupID), "obs") }
 func obsLock(groupID string) string { return key(groupTag(groupID), "obs-lock") }
@@ -49,11 +51,11 @@ func (s Scope) events() collection {
 	return events(s.GroupID, "")
 }
 
-func (s Scope) sched(alertID string) string {
+func (s Scope) schedules() string {
 	if s.Global {
-		return key(globalTag, "gsched", alertID)
+		return key(globalTag, "gsched")
 	}
-	return key(groupTag(s.GroupID), "sched", alertID)
+	return key(groupTag(s.GroupID), "sched")
 }
 
 func (s Scope) due() string {
@@ -70,15 +72,19 @@ func (s Scope) outbox() string {
 	return key(groupTag(s.GroupID), "outbox")
 }
 
-// open is the key naming the active alert of configuration configID for a target. Targets are
-// hashed: they are agent input of any length.
-func (s Scope) open(configID, target string) string {
-	sum := sha1.Sum([]byte(target))
-	h := hex.EncodeToString(sum[:])
+// opens is the hash of configuration configID's active alerts, by target id.
+func (s Scope) opens(configID string) string {
 	if s.Global {
-		return key(globalTag, "gopen", configID, s.GroupID, h)
+		return key(globalTag, "gopen", configID, s.GroupID)
 	}
-	return key(groupTag(s.GroupID), "open", configID, h)
+	return key(groupTag(s.GroupID), "open", configID)
+}
+
+// TargetID is the short fixed-length name the store keeps a target key under: targets are
+// agent input of any length.
+func TargetID(targetKey string) string {
+	sum := sha1.Sum([]byte(targetKey))
+	return base64.RawURLEncoding.EncodeToString(sum[:12]) // 96 bits: no two targets of a configuration meet
 }
 
 // AppendObservations queues a validated batch of observations of a project, durably and in
@@ -254,19 +260,44 @@ func (s *Store) WakeNoLaterThan(ctx context.Context, sc Scope, alertID string, a
 type Tracked struct {
 	Alert    herald.Alert
 	Schedule herald.Schedule
-	Target   string // the target key the alert is about
+	Target   string // the TargetID of what the alert is about
 	Scope    Scope
 }
 
-// schedDoc is what the sched key holds.
+// schedDoc is a schedule as its hash field holds it: times in unix milliseconds (0: none).
 type schedDoc struct {
-	herald.Schedule
-	Target string `json:"target"`
-	Config string `json:"config"`
+	Detected int64   `json:"d"`
+	Next     []int64 `json:"n"`
+	Sent     []int   `json:"s"`
+	Target   string  `json:"t"`
 }
 
-// OpenAlertIDs finds the active alerts of (configuration, target) pairs of scope: the result
-// has the id for each pair that has one, "" otherwise.
+func encodeSchedule(s herald.Schedule, target string) ([]byte, error) {
+	sd := schedDoc{Detected: s.Detected.UnixMilli(), Next: make([]int64, len(s.Next)), Sent: s.Sent, Target: target}
+	for i, t := range s.Next {
+		if !t.IsZero() {
+			sd.Next[i] = t.UnixMilli()
+		}
+	}
+	return json.Marshal(sd)
+}
+
+func decodeSchedule(b []byte) (herald.Schedule, string, error) {
+	var sd schedDoc
+	if err := json.Unmarshal(b, &sd); err != nil {
+		return herald.Schedule{}, "", err
+	}
+	s := herald.Schedule{Detected: time.UnixMilli(sd.Detected), Next: make([]time.Time, len(sd.Next)), Sent: sd.Sent}
+	for i, ms := range sd.Next {
+		if ms != 0 {
+			s.Next[i] = time.UnixMilli(ms)
+		}
+	}
+	return s, sd.Target, nil
+}
+
+// OpenAlertIDs finds the active alerts of (configuration, TargetID) pairs of scope: the
+// result has the id for each pair that has one, "" otherwise.
 func (s *Store) OpenAlertIDs(ctx context.Context, sc Scope, pairs [][2]string) ([]string, error) {
 	out := make([]string, len(pairs))
 	if len(pairs) == 0 {
@@ -275,7 +306,7 @@ func (s *Store) OpenAlertIDs(ctx context.Context, sc Scope, pairs [][2]string) (
 	cmds := make([]*redis.StringCmd, len(pairs))
 	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for i, p := range pairs {
-			cmds[i] = pipe.Get(ctx, sc.open(p[0], p[1]))
+			cmds[i] = pipe.HGet(ctx, sc.opens(p[0]), p[1])
 		}
 		return nil
 	})
@@ -309,14 +340,16 @@ var ErrConflict = errors.New("store: alerts kept changing under the engine")
 // what decide sees. decide may return changes for new alerts (PrevStatus ""), which must not
 // be active for their configuration and target already (the caller holds the project lock).
 func (s *Store) Transact(ctx context.Context, sc Scope, ids []string, decide func([]Tracked) ([]Change, error)) ([]Change, error) {
-	docKeys := make([]string, 0, 2*len(ids))
+	// Only the documents are watched: the API changes them (acknowledgements); schedules and
+	// the rest are the engine's alone, and the caller holds the project's lease.
+	docKeys := make([]string, 0, len(ids))
 	for _, id := range ids {
-		docKeys = append(docKeys, sc.alerts().doc(id), sc.sched(id))
+		docKeys = append(docKeys, sc.alerts().doc(id))
 	}
 	for range 10 {
 		var changes []Change
 		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
-			loaded, err := s.loadTracked(ctx, tx, sc, ids, docKeys)
+			loaded, err := s.loadTracked(ctx, tx, sc, ids)
 			if err != nil {
 				return err
 			}
@@ -326,12 +359,14 @@ func (s *Store) Transact(ctx context.Context, sc Scope, ids []string, decide fun
 			if len(changes) == 0 {
 				return nil
 			}
-			_, err = tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
-				for _, c := range changes {
-					if err := writeChange(ctx, pipe, sc, c); err != nil {
-						return err
-					}
+			w := newWrites()
+			for _, c := range changes {
+				if err := w.change(sc, c); err != nil {
+					return err
 				}
+			}
+			_, err = tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+				w.queue(ctx, pipe)
 				return nil
 			})
 			return err
@@ -344,63 +379,86 @@ func (s *Store) Transact(ctx context.Context, sc Scope, ids []string, decide fun
 	return nil, ErrConflict
 }
 
-func (s *Store) loadTracked(ctx context.Context, tx redis.Cmdable, sc Scope, ids, docKeys []string) ([]Tracked, error) {
+// loadTracked reads the alerts ids of scope with their schedules, leaving out the ended ones.
+func (s *Store) loadTracked(ctx context.Context, rdb redis.Cmdable, sc Scope, ids []string) ([]Tracked, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	vals, err := tx.MGet(ctx, docKeys...).Result()
-	if err != nil {
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = sc.alerts().doc(id)
+	}
+	var docs *redis.SliceCmd
+	var scheds *redis.SliceCmd
+	if _, err := rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		docs = pipe.MGet(ctx, keys...)
+		scheds = pipe.HMGet(ctx, sc.schedules(), ids...)
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	out := make([]Tracked, 0, len(ids))
-	for i := range ids {
-		doc, ok1 := vals[2*i].(string)
-		sched, ok2 := vals[2*i+1].(string)
+	for i, id := range ids {
+		doc, ok1 := docs.Val()[i].(string)
+		sched, ok2 := scheds.Val()[i].(string)
 		if !ok1 || !ok2 {
 			continue // ended, or never was
 		}
 		t := Tracked{Scope: sc}
-		var sd schedDoc
 		if err := json.Unmarshal([]byte(doc), &t.Alert); err != nil {
-			return nil, fmt.Errorf("store: decode alert %s: %w", ids[i], err)
+			return nil, fmt.Errorf("store: decode alert %s: %w", id, err)
 		}
-		if err := json.Unmarshal([]byte(sched), &sd); err != nil {
-			return nil, fmt.Errorf("store: decode schedule %s: %w", ids[i], err)
+		var err error
+		if t.Schedule, t.Target, err = decodeSchedule([]byte(sched)); err != nil {
+			return nil, fmt.Errorf("store: decode schedule %s: %w", id, err)
 		}
-		t.Schedule, t.Target = sd.Schedule, sd.Target
 		out = append(out, t)
 	}
 	return out, nil
 }
 
-// writeChange queues one alert's change: document, indexes, schedule, due time, the
-// configuration-and-target key, events.
-func writeChange(ctx context.Context, pipe redis.Pipeliner, sc Scope, c Change) error {
+// change gathers one alert's change: document, indexes, schedule, due time, the
+// configuration-and-target entry, notices, events.
+func (w *writes) change(sc Scope, c Change) error {
 	a := c.Tracked.Alert
-	if err := set(ctx, pipe, sc.alerts().doc(a.ID), a); err != nil {
+	if err := w.setJSON(sc.alerts().doc(a.ID), a); err != nil {
 		return err
 	}
-	indexAlert(ctx, pipe, sc.alerts(), a, c.PrevStatus)
-	open := sc.open(a.AlertConfigID, c.Tracked.Target)
+	cs, created := sc.alerts(), score(a.Created)
+	w.zAdd(cs.index(), created, a.ID)
+	if c.PrevStatus != "" && c.PrevStatus != a.Status {
+		w.zRem(cs.index("status", c.PrevStatus), a.ID)
+	}
+	w.zAdd(cs.index("status", a.Status), created, a.ID)
 	if herald.Active(a.Status) {
-		if err := set(ctx, pipe, sc.sched(a.ID), schedDoc{Schedule: c.Tracked.Schedule, Target: c.Tracked.Target, Config: a.AlertConfigID}); err != nil {
+		b, err := encodeSchedule(c.Tracked.Schedule, c.Tracked.Target)
+		if err != nil {
 			return err
 		}
+		w.zAdd(cs.index("config", a.AlertConfigID), created, a.ID)
+		w.hSet(sc.schedules(), a.ID, b)
 		if c.PrevStatus == "" {
-			pipe.Set(ctx, open, a.ID, 0)
+			w.hSet(sc.opens(a.AlertConfigID), c.Tracked.Target, a.ID)
 		}
 	} else {
-		pipe.Del(ctx, sc.sched(a.ID), open)
+		w.zRem(cs.index("config", a.AlertConfigID), a.ID)
+		w.hDel(sc.schedules(), a.ID)
+		w.hDel(sc.opens(a.AlertConfigID), c.Tracked.Target)
 	}
 	if c.Wake.IsZero() || !herald.Active(a.Status) {
-		pipe.ZRem(ctx, sc.due(), a.ID)
+		w.zRem(sc.due(), a.ID)
 	} else {
-		pipe.ZAdd(ctx, sc.due(), redis.Z{Score: float64(c.Wake.UnixMilli()), Member: a.ID})
+		w.zAdd(sc.due(), float64(c.Wake.UnixMilli()), a.ID)
 	}
 	for _, n := range c.Notices {
-		pipe.ZAdd(ctx, sc.outbox(), redis.Z{Score: float64(c.OutboxUntil.UnixMilli()), Member: string(n)})
+		w.zAdd(sc.outbox(), float64(c.OutboxUntil.UnixMilli()), string(n))
 	}
-	return recordEvents(ctx, pipe, sc.events(), c.Events)
+	for _, e := range c.Events {
+		if err := w.event(sc.events(), e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // MarkNotified sets lastNotified of alerts to the time of their last successful delivery
@@ -421,23 +479,25 @@ func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.T
 			if err != nil {
 				return err
 			}
-			_, err = tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
-				for i, v := range vals {
-					str, ok := v.(string)
-					if !ok {
-						continue
-					}
-					var a herald.Alert
-					if err := json.Unmarshal([]byte(str), &a); err != nil {
+			w := newWrites()
+			for i, v := range vals {
+				str, ok := v.(string)
+				if !ok {
+					continue
+				}
+				var a herald.Alert
+				if err := json.Unmarshal([]byte(str), &a); err != nil {
+					return err
+				}
+				if t := herald.At(at[ids[i]]); t.After(a.LastNotified.Time) {
+					a.LastNotified = t
+					if err := w.setJSON(keys[i], a); err != nil {
 						return err
 					}
-					if t := herald.At(at[ids[i]]); t.After(a.LastNotified.Time) {
-						a.LastNotified = t
-						if err := set(ctx, pipe, keys[i], a); err != nil {
-							return err
-						}
-					}
 				}
+			}
+			_, err = tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+				w.queue(ctx, pipe)
 				return nil
 			})
 			return err
@@ -452,7 +512,13 @@ func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.T
 
 // Schedule reads the engine's schedule of an active alert.
 func (s *Store) Schedule(ctx context.Context, sc Scope, alertID string) (herald.Schedule, error) {
-	var sd schedDoc
-	err := get(ctx, s.rdb, sc.sched(alertID), &sd, errAlertNotFound(alertID))
-	return sd.Schedule, err
+	b, err := s.rdb.HGet(ctx, sc.schedules(), alertID).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return herald.Schedule{}, errAlertNotFound(alertID)
+	}
+	if err != nil {
+		return herald.Schedule{}, err
+	}
+	sched, _, err := decodeSchedule(b)
+	return sched, err
 }

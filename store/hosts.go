@@ -12,13 +12,15 @@ import (
 // reported for them, in one transaction on the project's slot.
 func (s *Store) RegisterHosts(ctx context.Context, groupID string, hs []herald.Host, disks map[string][]string) error {
 	c := hosts(groupID)
-	_, err := s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
-		for _, h := range hs {
-			if err := set(ctx, pipe, c.doc(h.ID), h); err != nil {
-				return err
-			}
-			pipe.ZAdd(ctx, c.index(), redis.Z{Score: score(h.LastSeen), Member: h.ID})
+	w := newWrites()
+	for _, h := range hs {
+		if err := w.setJSON(c.doc(h.ID), h); err != nil {
+			return err
 		}
+		w.zAdd(c.index(), score(h.LastSeen), h.ID)
+	}
+	_, err := s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		w.queue(ctx, pipe)
 		for hostID, names := range disks {
 			members := make([]any, len(names))
 			for i, n := range names {

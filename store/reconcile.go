@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -140,29 +138,14 @@ func (s *Store) needingDue(ctx context.Context, global bool, groupID string, ids
 		return out, nil
 	}
 	sc := Scope{GroupID: groupID, Global: global}
-	keys := make([]string, 0, 2*len(ids))
-	for _, id := range ids {
-		keys = append(keys, sc.alerts().doc(id), sc.sched(id))
-	}
-	vals, err := s.rdb.MGet(ctx, keys...).Result()
+	// Ended meanwhile, or without a schedule the engine could act on: left out.
+	tracked, err := s.loadTracked(ctx, s.rdb, sc, ids)
 	if err != nil {
 		return nil, err
 	}
-	for i, id := range ids {
-		doc, ok1 := vals[2*i].(string)
-		sched, ok2 := vals[2*i+1].(string)
-		if !ok1 || !ok2 {
-			continue // ended meanwhile; or no schedule, which the engine could not act on
-		}
-		var a herald.Alert
-		var sd schedDoc
-		if err := json.Unmarshal([]byte(doc), &a); err != nil {
-			return nil, fmt.Errorf("store: decode alert %s: %w", id, err)
-		}
-		if err := json.Unmarshal([]byte(sched), &sd); err != nil {
-			return nil, fmt.Errorf("store: decode schedule %s: %w", id, err)
-		}
-		if !hasNextStep(a, sd.Schedule) {
+	for _, t := range tracked {
+		a, id := t.Alert, t.Alert.ID
+		if !hasNextStep(a, t.Schedule) {
 			continue
 		}
 		gid := groupID

@@ -52,7 +52,7 @@ func (s *Store) PurgeAlerts(ctx context.Context, global bool, groupID string, cu
 				if global {
 					sc = Scope{GroupID: a.GroupID, Global: true}
 				}
-				pipe.Del(ctx, sc.sched(id))
+				pipe.HDel(ctx, sc.schedules(), id)
 				pipe.ZRem(ctx, sc.due(), id)
 			})
 		deleted += n

@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald"
+)
+
+// writes gathers the commands of one transaction by key, so that a step over many alerts
+// sends one command per key (one MSET for the documents, one ZADD per index) rather than one
+// per alert per key: Redis spends its time per command, and the API's requests wait behind
+// the engine's.
+//
+// Removals go before additions, so that a member removed and another added under the same
+// key and field in one step (an alert closing and a new one opening for the same target) end
+// as added.
+type writes struct {
+	set  []any // key, value, key, value... for one MSET
+	zadd map[string][]redis.Z
+	zrem map[string][]any
+	hset map[string][]any
+	hdel map[string][]string
+}
+
+func newWrites() *writes {
+	return &writes{zadd: map[string][]redis.Z{}, zrem: map[string][]any{}, hset: map[string][]any{}, hdel: map[string][]string{}}
+}
+
+func (w *writes) setJSON(key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("store: encode %s: %w", key, err)
+	}
+	w.set = append(w.set, key, b)
+	return nil
+}
+
+func (w *writes) zAdd(key string, score float64, member string) {
+	w.zadd[key] = append(w.zadd[key], redis.Z{Score: score, Member: member})
+}
+
+func (w *writes) zRem(key, member string) { w.zrem[key] = append(w.zrem[key], member) }
+
+func (w *writes) hSet(key, field string, value any) { w.hset[key] = append(w.hset[key], field, value) }
+
+func (w *writes) hDel(key, field string) { w.hdel[key] = append(w.hdel[key], field) }
+
+// event adds an audit event to the indexes of its scope c.
+func (w *writes) event(c collection, e herald.Event) error {
+	if err := w.setJSON(c.doc(e.ID), e); err != nil {
+		return err
+	}
+	w.zAdd(c.index(), score(e.Created), e.ID)
+	w.zAdd(c.index("type", e.EventTypeName), score(e.Created), e.ID)
+	return nil
+}
+
+// queue sends the gathered commands into pipe, in an order that does not depend on map
+// iteration.
+func (w *writes) queue(ctx context.Context, pipe redis.Pipeliner) {
+	if len(w.set) > 0 {
+		pipe.MSet(ctx, w.set...)
+	}
+	for _, k := range sortedKeys(w.zrem) {
+		pipe.ZRem(ctx, k, w.zrem[k]...)
+	}
+	for _, k := range sortedKeys(w.hdel) {
+		pipe.HDel(ctx, k, w.hdel[k]...)
+	}
+	for _, k := range sortedKeys(w.zadd) {
+		pipe.ZAdd(ctx, k, w.zadd[k]...)
+	}
+	for _, k := range sortedKeys(w.hset) {
+		pipe.HSet(ctx, k, w.hset[k]...)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
