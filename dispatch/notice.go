@@ -148,7 +148,7 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 // failed for now, and the group's notices out of the outbox.
 func (s *session) settle(ctx context.Context, r sent) error {
 	sc := r.group.sc
-	if err := s.e.store.MarkNotified(ctx, sc, r.notified); err != nil {
+	if err := s.e.store.MarkNotified(ctx, sc, r.notified, r.group.alerts); err != nil {
 		return err
 	}
 	for _, n := range r.retry {
@@ -242,7 +242,7 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 	res, err := e.send(ctx, n, a, rule, integ)
 	switch res {
 	case delivered:
-		return e.store.MarkNotified(ctx, sc, map[string]time.Time{a.ID: e.Clock.Now()})
+		return e.store.MarkNotified(ctx, sc, map[string]time.Time{a.ID: e.Clock.Now()}, nil)
 	case retryLater:
 		return err
 	default:

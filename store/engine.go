@@ -461,9 +461,70 @@ func (w *writes) change(sc Scope, c Change) error {
 	return nil
 }
 
+// setIfUnchanged sets each document KEYS[i] to ARGV[2i] if it still is ARGV[2i-1]; it returns
+// the (1-based) positions of the documents that changed meanwhile.
+var setIfUnchanged = redis.NewScript(`
+local changed = {}
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[2*i-1] then
+    redis.call('SET', KEYS[i], ARGV[2*i])
+  else
+    changed[#changed+1] = i
+  end
+end
+return changed
+`)
+
 // MarkNotified sets lastNotified of alerts to the time of their last successful delivery
-// (never moving it back), without overwriting what anything else changed meanwhile.
-func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.Time) error {
+// (never moving it back), without overwriting what anything else changed meanwhile. known
+// holds the alerts as the caller last wrote them, where it knows: those are set in one script
+// if still so; the others (and those changed meanwhile, by an acknowledgement say) are read,
+// changed and written back under WATCH.
+func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.Time, known map[string]herald.Alert) error {
+	if len(at) == 0 {
+		return nil
+	}
+	var keys, ids []string
+	var args []any
+	for id, t := range at {
+		a, ok := known[id]
+		if !ok {
+			continue
+		}
+		was, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		if a.LastNotified = herald.At(t); !a.LastNotified.After(known[id].LastNotified.Time) {
+			delete(at, id) // nothing to move
+			continue
+		}
+		now, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		keys, ids, args = append(keys, sc.alerts().doc(id)), append(ids, id), append(args, was, now)
+	}
+	if len(keys) > 0 {
+		changed, err := setIfUnchanged.Run(ctx, s.rdb, keys, args...).Int64Slice()
+		if err != nil {
+			return err
+		}
+		stale := map[string]bool{}
+		for _, i := range changed {
+			stale[ids[i-1]] = true
+		}
+		for _, id := range ids {
+			if !stale[id] {
+				delete(at, id)
+			}
+		}
+	}
+	return s.markNotified(ctx, sc, at)
+}
+
+// markNotified is MarkNotified for alerts whose documents must be read first.
+func (s *Store) markNotified(ctx context.Context, sc Scope, at map[string]time.Time) error {
 	if len(at) == 0 {
 		return nil
 	}
