@@ -25,6 +25,10 @@ type Delivery struct {
 	Alert        herald.Alert        // the alert as the API shows it
 	Notification herald.Notification // as stored: secrets in the clear; never log them
 	Integration  *herald.Integration // the project's integration of the notification's kind, if any: defaults for fields the notification leaves out
+	// To is the recipient where the dispatcher chose one: the address or number of one user
+	// when a GROUP, ORG, USER or ADMIN notification fans out to people by email or SMS.
+	// Empty: the notification's own (emailAddress, mobileNumber).
+	To string
 }
 
 // Notifier sends a delivery. nil: delivered. Otherwise a *Failure (or an error wrapping one)

@@ -71,7 +71,7 @@ func (w Webhook) Notify(ctx context.Context, d Delivery) error {
 	if secret != "" {
 		req.Header.Set(headerSignature, sign(secret, body))
 	}
-	return send(w.Client, req)
+	return Send(w.Client, req)
 }
 
 // sign is the X-Vendor-Signature of body: base64 (standard, padded) of HMAC-SHA1 keyed with
@@ -105,9 +105,10 @@ func webhookTarget(d Delivery) (target, secret string, f *Failure) {
 	return target, secret, nil
 }
 
-// send does req with client (the default one when nil) and classifies the outcome, draining
-// and closing the answer's body.
-func send(client *http.Client, req *http.Request) error {
+// Send does req with client (the default one, refusing private addresses, when nil) and
+// classifies the outcome, draining and closing the answer's body so the connection is reused.
+// Every HTTP sender ends with it.
+func Send(client *http.Client, req *http.Request) error {
 	if client == nil {
 		client = defaultClient()
 	}
