@@ -116,6 +116,10 @@ func (s *Server) routes() []route {
 		{"GET /groups/{groupId}/alerts/{alertId}", s.getAlert},
 		{"PATCH /groups/{groupId}/alerts/{alertId}", s.acknowledgeAlert},
 
+		// Delivery attempts (product.md §7: readable by an operator).
+		{"GET /groups/{groupId}/deliveries", s.listDeliveries},
+		{"GET /groups/{groupId}/alerts/{alertId}/deliveries", s.listAlertDeliveries},
+
 		// Global alerts (document 9-11).
 		{"GET /globalAlerts", s.listGlobalAlerts},
 		{"GET /globalAlerts/{alertId}", s.getGlobalAlert},

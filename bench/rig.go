@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/api/digest"
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/webhook"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 )
@@ -56,7 +57,7 @@ func startRig(ctx context.Context, rdb *redis.Client, minute time.Duration, conc
 		return nil, err
 	}
 	engine := dispatch.NewEngine(st, r.dispatcher, dispatch.EngineConfig{Minute: minute, Lease: 30 * time.Second,
-		Notifiers: map[string]channels.Notifier{"WEBHOOK": channels.Webhook{Client: channels.NewHTTPClient(true, 10*time.Second)}}})
+		Notifiers: map[string]channels.Notifier{"WEBHOOK": webhook.Notifier{Client: channels.NewHTTPClient(true, 10*time.Second)}}})
 	r.worker = dispatch.NewWorker(engine, dispatch.WorkerConfig{Concurrency: concurrency})
 	if err := r.worker.Start(); err != nil {
 		return nil, err
@@ -163,7 +164,7 @@ func (r *rig) waitIdle(ctx context.Context, within time.Duration) error {
 	ins := asynq.NewInspectorFromRedisClient(r.store.Redis())
 	lists := []func(string, ...asynq.ListOption) ([]*asynq.TaskInfo, error){ins.ListPendingTasks, ins.ListActiveTasks, ins.ListRetryTasks}
 	err := poll(ctx, within, func() (bool, error) {
-		for _, q := range []string{dispatch.QueueEngine, dispatch.QueueDeliveries} {
+		for q := range dispatch.DefaultQueues() {
 			for _, list := range lists {
 				tasks, err := list(q, asynq.PageSize(1))
 				if err != nil && !errors.Is(err, asynq.ErrQueueNotFound) {

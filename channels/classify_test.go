@@ -71,3 +71,53 @@ func TestFailureError(t *testing.T) {
 		}
 	}
 }
+
+func TestClassifyStatus(t *testing.T) {
+	cases := []struct {
+		status          int
+		retryAfter      string
+		ok              bool
+		retry, rejected bool
+		after           time.Duration
+	}{
+		{status: 200, ok: true},
+		{status: 202, ok: true},
+		{status: 204, ok: true},
+		{status: 408, retry: true},
+		{status: 429, retry: true},
+		{status: 429, retryAfter: "7", retry: true, after: 7 * time.Second},
+		{status: 500, retry: true},
+		{status: 503, retryAfter: "3", retry: true, after: 3 * time.Second},
+		{status: 500, retryAfter: "3", retry: true}, // Retry-After is read on 429 and 503 only
+		{status: 401, rejected: true},
+		{status: 403, rejected: true},
+		{status: 400},
+		{status: 404},
+		{status: 302},
+		{status: 101},
+	}
+	for _, c := range cases {
+		resp := &http.Response{StatusCode: c.status, Header: http.Header{}}
+		if c.retryAfter != "" {
+			resp.Header.Set("Retry-After", c.retryAfter)
+		}
+		err := Classify(resp, nil)
+		if c.ok {
+			if err != nil {
+				t.Errorf("%d: got %v, want delivered", c.status, err)
+			}
+			continue
+		}
+		var f *Failure
+		if !errors.As(err, &f) {
+			t.Errorf("%d: got %v, want a *Failure", c.status, err)
+			continue
+		}
+		if f.Status != c.status || f.Retry != c.retry || f.Rejected != c.rejected || f.RetryAfter != c.after || f.Reason == "" {
+			t.Errorf("%d Retry-After %q: got %+v, want retry %v rejected %v after %s", c.status, c.retryAfter, f, c.retry, c.rejected, c.after)
+		}
+	}
+	if f, ok := Classify(nil, nil).(*Failure); !ok || !f.Retry {
+		t.Errorf("Classify(nil, nil) = %v, want a retryable failure", f)
+	}
+}

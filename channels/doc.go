@@ -2,10 +2,12 @@
 // notice about one alert, to one notification's target, becomes one HTTP request (or mail, or
 // text message) in the protocol of that target's kind.
 //
-// It owns, per kind, one small type with one Notify method (Webhook, ...): how the target is
-// found (the notification's own fields, else the defaults of the project's integration of that
-// kind), what the request looks like, and what the answer means. The meaning of an answer is
-// shared by every HTTP sender: Classify turns it into nil (delivered) or a *Failure that says
+// Each kind has its own package below this one (webhook, chata, chatb, chatc, ...), with one
+// small type with one Notify method: how the target is found (the notification's own fields,
+// else the defaults of the project's integration of that kind), what the request looks like,
+// and what the answer means. This package holds only what they share: the Delivery they are
+// given, the Failure they return, the HTTP client, Send and Summary. The meaning of an answer
+// is shared by every HTTP sender: Classify turns it into nil (delivered) or a *Failure that says
 // whether a retry can help (timeouts, connection errors, 408, 429, 5xx, with the target's
 // Retry-After), whether the target refused its credentials (401/403), or neither. The shared
 // HTTP client (NewHTTPClient) refuses, unless the operator allows them, targets that resolve to

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels/channelstest"
 )
 
 func TestSummary(t *testing.T) {
@@ -12,16 +13,16 @@ func TestSummary(t *testing.T) {
 		GroupID:         "5f0c1d2e3f4a5b6c7d8e9f00",
 		EventTypeName:   "HOST_DOWN",
 		Status:          herald.StatusOpen,
-		Created:         at("2026-11-21T18:40:55Z"),
+		Created:         channelstest.At("2026-11-21T18:40:55Z"),
 		HostID:          "b1946ac92492d2347c6235b4d2611184",
 		HostnameAndPort: "db2.example.com:27017",
 		ReplicaSetName:  "rs0",
 	}
-	closed := metricAlert()
+	closed := channelstest.MetricAlert()
 	closed.Status = herald.StatusClosed
-	closed.Resolved = at("2026-11-21T19:02:10Z")
+	closed.Resolved = channelstest.At("2026-11-21T19:02:10Z")
 	acked := host
-	acked.AcknowledgedUntil = at("2026-11-22T06:00:00Z")
+	acked.AcknowledgedUntil = channelstest.At("2026-11-22T06:00:00Z")
 	acked.AcknowledgingUsername = "alice@example.com"
 	acked.AcknowledgementComment = "Rebooting,\nback soon"
 	cluster := herald.Alert{
@@ -29,7 +30,7 @@ func TestSummary(t *testing.T) {
 		GroupID:       "5f0c1d2e3f4a5b6c7d8e9f00",
 		EventTypeName: "SHARDED_CLUSTER",
 		Status:        herald.StatusOpen,
-		Created:       at("2026-11-21T18:40:55Z"),
+		Created:       channelstest.At("2026-11-21T18:40:55Z"),
 		ClusterID:     "c1",
 		ClusterName:   "orders",
 		ShardName:     "shard-2",
@@ -46,7 +47,7 @@ Host: db2.example.com:27017
 Replica set: rs0
 Created: 2026-11-21T18:40:55Z
 Alert ID: 65a1b2c3d4e5f60718293a4c`},
-		{"metric alert", metricAlert(), `Alert OPEN: OUTSIDE_METRIC_THRESHOLD
+		{"metric alert", channelstest.MetricAlert(), `Alert OPEN: OUTSIDE_METRIC_THRESHOLD
 Project: 5f0c1d2e3f4a5b6c7d8e9f00
 Host: db1.example.com:27017
 Replica set: rs0

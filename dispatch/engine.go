@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -35,8 +36,13 @@ type EngineConfig struct {
 	// one engine without it renewing them: after a crash, the work comes back after this.
 	// Default 30 s; it must exceed the time a step takes.
 	Lease time.Duration
-	Clock herald.Clock
-	Log   *zap.Logger
+	// DeliveryRetries is how often a failed delivery is retried by a task before it is archived
+	// as a dead letter (default 12: about an hour and a half of backoff).
+	DeliveryRetries int
+	// Mailer emails a project's owners when a service refuses a credential (nil: logged only).
+	Mailer Mailer
+	Clock  herald.Clock
+	Log    *zap.Logger
 }
 
 // Settings of the engine's batching.
@@ -55,6 +61,9 @@ func NewEngine(st *store.Store, d *Dispatcher, cfg EngineConfig) *Engine {
 	_, _ = rand.Read(b)
 	if cfg.Lease <= 0 {
 		cfg.Lease = 30 * time.Second
+	}
+	if cfg.DeliveryRetries <= 0 {
+		cfg.DeliveryRetries = 12
 	}
 	if cfg.Minute <= 0 {
 		cfg.Minute = time.Minute
@@ -83,6 +92,10 @@ type session struct {
 	integ   map[string]*herald.Integration
 	sends   chan sendGroup // committed notices for the session's sender, in commit order
 	sent    chan error     // the sender's result, once sends is closed
+
+	peopleOnce sync.Once // the project's users, read when a notice first fans out
+	peopleList []herald.User
+	peopleErr  error
 }
 
 // sendGroup is the notices of one committed step, with the alerts they are about.

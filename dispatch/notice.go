@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -63,112 +62,6 @@ func integrationKind(typeName string) string {
 	return typeName
 }
 
-// outcome of sending one notice.
-type outcome int
-
-const (
-	delivered outcome = iota
-	retryLater
-	givenUp
-)
-
-// send delivers one notice of alert a under rule, with the project's integrations.
-func (e *Engine) send(ctx context.Context, n notice, a herald.Alert, rule herald.AlertRule, integ map[string]*herald.Integration) (outcome, error) {
-	if n.Notification >= len(rule.Notifications) {
-		return givenUp, fmt.Errorf("the configuration no longer has notification %d", n.Notification)
-	}
-	nt := rule.Notifications[n.Notification]
-	notifier, ok := e.Notifiers[nt.TypeName]
-	if !ok {
-		return givenUp, fmt.Errorf("no sender for %s notifications yet", nt.TypeName)
-	}
-	err := notifier.Notify(ctx, channels.Delivery{ID: n.DeliveryID, Event: channels.Event(n.Event), Alert: a,
-		Notification: nt, Integration: integ[integrationKind(nt.TypeName)]})
-	if err == nil {
-		return delivered, nil
-	}
-	var f *channels.Failure
-	if errors.As(err, &f) && f.Retry {
-		return retryLater, err
-	}
-	if !errors.As(err, &f) && ctx.Err() == nil {
-		return retryLater, err // not classified: assume transient
-	}
-	return givenUp, err
-}
-
-// sent is what became of a group of notices: who was notified when, and what to retry.
-type sent struct {
-	group    sendGroup
-	notified map[string]time.Time
-	retry    []notice
-}
-
-// deliver sends a committed step's notices concurrently.
-func (s *session) deliver(ctx context.Context, g sendGroup) sent {
-	var (
-		mu        sync.Mutex
-		wg        sync.WaitGroup
-		out       = sent{group: g, notified: map[string]time.Time{}}
-		sem       = make(chan struct{}, deliverParallel)
-		decodeErr error
-	)
-	for _, raw := range g.notices {
-		var n notice
-		if err := json.Unmarshal(raw, &n); err != nil {
-			decodeErr = err
-			continue
-		}
-		a, rule := g.alerts[n.AlertID], s.configs[n.ConfigID]
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			res, err := s.e.send(ctx, n, a, rule, s.integ)
-			mu.Lock()
-			defer mu.Unlock()
-			switch res {
-			case delivered:
-				out.notified[n.AlertID] = s.e.Clock.Now()
-			case retryLater:
-				out.retry = append(out.retry, n)
-			case givenUp:
-				s.e.Log.Warn("delivery not possible", zap.String("alertId", n.AlertID), zap.String("delivery", n.DeliveryID), zap.Error(err))
-			}
-		}()
-	}
-	wg.Wait()
-	if decodeErr != nil {
-		s.e.Log.Error("undecodable notice in the outbox", zap.Error(decodeErr))
-	}
-	return out
-}
-
-// settle records what deliver did: lastNotified of the alerts notified, retry tasks for what
-// failed for now, and the group's notices out of the outbox.
-func (s *session) settle(ctx context.Context, r sent) error {
-	sc := r.group.sc
-	if err := s.e.store.MarkNotified(ctx, sc, r.notified, r.group.alerts); err != nil {
-		return err
-	}
-	for _, n := range r.retry {
-		if err := s.e.dispatcher.retry(ctx, n); err != nil {
-			return err // the outbox keeps every notice: they come back after the lease
-		}
-	}
-	return s.e.store.DoneOutbox(ctx, sc, r.group.notices...)
-}
-
-// retry queues a delivery for the delivery workers, once per delivery id.
-func (d *Dispatcher) retry(ctx context.Context, n notice) error {
-	_, err := d.client.EnqueueContext(ctx, newTask(TypeDelivery, n), asynq.Queue(QueueDeliveries),
-		asynq.TaskID("delivery:"+n.DeliveryID), asynq.MaxRetry(12), asynq.ProcessIn(time.Second))
-	if errors.Is(err, asynq.ErrTaskIDConflict) {
-		return nil
-	}
-	return err
-}
-
 // recoverOutbox hands the notices of engines that died before sending them to retry tasks.
 func (s *session) recoverOutbox(ctx context.Context) error {
 	for _, sc := range s.scopes() {
@@ -185,7 +78,7 @@ func (s *session) recoverOutbox(ctx context.Context) error {
 				s.e.Log.Error("undecodable notice in the outbox", zap.Error(err))
 				continue
 			}
-			if err := s.e.dispatcher.retry(ctx, n); err != nil {
+			if err := s.e.dispatcher.retry(ctx, n, s.kindOf(n), s.e.DeliveryRetries); err != nil {
 				return err
 			}
 		}
@@ -195,60 +88,6 @@ func (s *session) recoverOutbox(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// deliverTask is a retry of one delivery, run by a delivery worker.
-func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
-	var n notice
-	if err := json.Unmarshal(t.Payload(), &n); err != nil {
-		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
-	}
-	sc := n.scope()
-	var (
-		a    herald.Alert
-		rule herald.AlertRule
-		err  error
-	)
-	if n.Global {
-		a, err = e.store.GlobalAlert(ctx, n.AlertID)
-		if err == nil {
-			var c herald.GlobalAlertConfig
-			c, err = e.store.GlobalAlertConfig(ctx, n.ConfigID)
-			rule = c.AlertRule
-		}
-	} else {
-		a, err = e.store.Alert(ctx, n.GroupID, n.AlertID)
-		if err == nil {
-			var c herald.AlertConfig
-			c, err = e.store.AlertConfig(ctx, n.GroupID, n.ConfigID)
-			rule = c.AlertRule
-		}
-	}
-	if herald.IsNotFound(err) {
-		e.Log.Info("delivery dropped: its alert or configuration is gone", zap.String("delivery", n.DeliveryID))
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	integrations, err := e.store.Integrations(ctx, n.GroupID)
-	if err != nil {
-		return err
-	}
-	integ := map[string]*herald.Integration{}
-	for i := range integrations {
-		integ[integrations[i].Type] = &integrations[i]
-	}
-	res, err := e.send(ctx, n, a, rule, integ)
-	switch res {
-	case delivered:
-		return e.store.MarkNotified(ctx, sc, map[string]time.Time{a.ID: e.Clock.Now()}, nil)
-	case retryLater:
-		return err
-	default:
-		e.Log.Warn("delivery not possible", zap.String("delivery", n.DeliveryID), zap.Error(err))
-		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
-	}
 }
 
 // retryDelay honours a target's Retry-After, and otherwise backs off exponentially.

@@ -23,6 +23,7 @@ import (
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/api/digest"
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/webhook"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
@@ -68,7 +69,7 @@ func newRig(t *testing.T, minute time.Duration) *rig {
 		http: &http.Client{Transport: &digest.Transport{Username: k.PublicKey, Password: priv}, Timeout: 10 * time.Second}}
 	r.engine = func() *dispatch.Worker {
 		e := dispatch.NewEngine(st, d, dispatch.EngineConfig{Minute: minute, Lease: 2 * time.Second, Log: log,
-			Notifiers: map[string]channels.Notifier{"WEBHOOK": channels.Webhook{Client: channels.NewHTTPClient(true, 5*time.Second)}}})
+			Notifiers: map[string]channels.Notifier{"WEBHOOK": webhook.Notifier{Client: channels.NewHTTPClient(true, 5*time.Second)}}})
 		return dispatch.NewWorker(e, dispatch.WorkerConfig{Concurrency: 10})
 	}
 	r.startWorker()
@@ -255,7 +256,7 @@ func (rc *receiver) waitCount(t *testing.T, n int, within time.Duration) []deliv
 func (r *rig) failedTasks() string {
 	ins := asynq.NewInspectorFromRedisClient(r.Store.Redis())
 	var b strings.Builder
-	for _, q := range []string{dispatch.QueueEngine, dispatch.QueueDeliveries} {
+	for q := range dispatch.DefaultQueues() {
 		retry, _ := ins.ListRetryTasks(q)
 		archived, _ := ins.ListArchivedTasks(q)
 		for _, ti := range append(retry, archived...) {

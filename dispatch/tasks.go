@@ -3,6 +3,7 @@ package dispatch
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -15,9 +16,30 @@ const (
 	TypeConfig       = "herald:config"       // a configuration changed: cancel what it opened
 	TypeDelivery     = "herald:delivery"     // retry one delivery
 
-	QueueEngine     = "engine"
-	QueueDeliveries = "deliveries"
+	QueueEngine = "engine"
 )
+
+// DeliveryQueue is the queue retries of a kind of delivery wait in: one per kind, so that a
+// slow or failing service cannot hold up the others.
+func DeliveryQueue(kind string) string { return "deliveries-" + strings.ToLower(kind) }
+
+// DefaultQueues are the worker's queues and their priorities: the engine first, then paging
+// and alert routing before chat, webhooks and mail.
+func DefaultQueues() map[string]int {
+	return map[string]int{
+		QueueEngine:                 12,
+		DeliveryQueue("PAGING"):     6,
+		DeliveryQueue("ALERTING_A"): 6,
+		DeliveryQueue("ALERTING_B"): 6,
+		DeliveryQueue("SMS"):        5,
+		DeliveryQueue("CHAT_A"):     4,
+		DeliveryQueue("CHAT_B"):     4,
+		DeliveryQueue("CHAT_C"):     4,
+		DeliveryQueue("WEBHOOK"):    4,
+		DeliveryQueue("EMAIL"):      3,
+		DeliveryQueue("METRICS_A"):  2,
+	}
+}
 
 // projectTask is the payload of the engine's tasks: ids only, never secrets (Redis and
 // asynqmon show payloads).
@@ -37,6 +59,10 @@ type deliveryTask struct {
 	Notification int    `json:"notification"`
 	Event        string `json:"event"`
 	DeliveryID   string `json:"deliveryId"`
+	// One person of a notification that fans out to people, on a retry: the user, and EMAIL or
+	// SMS. Empty: the notification's one target (or, first time round, all its people).
+	UserID string `json:"userId,omitempty"`
+	Via    string `json:"via,omitempty"`
 }
 
 func newTask(typ string, payload any, opts ...asynq.Option) *asynq.Task {

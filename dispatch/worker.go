@@ -26,7 +26,7 @@ func NewWorker(e *Engine, cfg WorkerConfig) *Worker {
 		cfg.Concurrency = 20
 	}
 	if cfg.Queues == nil {
-		cfg.Queues = map[string]int{QueueEngine: 6, QueueDeliveries: 4}
+		cfg.Queues = DefaultQueues()
 	}
 	srv := asynq.NewServerFromRedisClient(e.store.Redis(), asynq.Config{
 		Concurrency: cfg.Concurrency,

@@ -20,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/webhook"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/scheduler"
 	"github.com/heraldhq/herald/store"
@@ -72,7 +73,7 @@ func newEnv(t *testing.T) *env {
 func (e *env) startWorker() {
 	e.t.Helper()
 	eng := dispatch.NewEngine(e.st, e.d, dispatch.EngineConfig{Minute: minute, Lease: 2 * time.Second, Log: e.log.Named("engine"),
-		Notifiers: map[string]channels.Notifier{"WEBHOOK": channels.Webhook{Client: channels.NewHTTPClient(true, 5*time.Second)}}})
+		Notifiers: map[string]channels.Notifier{"WEBHOOK": webhook.Notifier{Client: channels.NewHTTPClient(true, 5*time.Second)}}})
 	e.worker = dispatch.NewWorker(eng, dispatch.WorkerConfig{Concurrency: 10})
 	if err := e.worker.Start(); err != nil {
 		e.t.Fatal(err)

@@ -26,7 +26,19 @@ func (s *Store) CreateUser(ctx context.Context, u herald.User, ev herald.Event, 
 		if err := set(ctx, pipe, users().doc(u.ID), u); err != nil {
 			return err
 		}
-		pipe.ZAdd(ctx, users().index(), redis.Z{Score: score(u.Created), Member: u.ID})
+		z := redis.Z{Score: score(u.Created), Member: u.ID}
+		pipe.ZAdd(ctx, users().index(), z)
+		// Who a GROUP, ORG or ADMIN notification reaches is found from these.
+		for _, r := range u.Memberships() {
+			switch {
+			case r.GroupID != "":
+				pipe.ZAdd(ctx, users().index("group", r.GroupID), z)
+			case r.OrgID != "":
+				pipe.ZAdd(ctx, users().index("org", r.OrgID), z)
+			default:
+				pipe.ZAdd(ctx, users().index("global"), z)
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -65,4 +77,26 @@ func (s *Store) User(ctx context.Context, id string) (herald.User, error) {
 		return u, errUserNotFound(id)
 	}
 	return u, get(ctx, s.rdb, users().doc(id), &u, errUserNotFound(id))
+}
+
+// UsersOf lists the users with a role (held or invited) in project p, in its organization, or
+// a global one: everyone a notification of the project may reach. At most limit.
+func (s *Store) UsersOf(ctx context.Context, p herald.Project, limit int) ([]herald.User, error) {
+	var ids []string
+	for _, idx := range []string{users().index("group", p.ID), users().index("org", p.OrgID), users().index("global")} {
+		got, err := s.rdb.ZRange(ctx, idx, 0, int64(limit-1)).Result()
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, got...)
+	}
+	seen := map[string]bool{}
+	unique := ids[:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			unique = append(unique, id)
+		}
+	}
+	return getMany[herald.User](ctx, s, users(), unique)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/webhook"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 )
@@ -15,7 +16,7 @@ import (
 func senders(allowPrivate bool) map[string]channels.Notifier {
 	client := channels.NewHTTPClient(allowPrivate, 10*time.Second)
 	return map[string]channels.Notifier{
-		"WEBHOOK": channels.Webhook{Client: client},
+		"WEBHOOK": webhook.Notifier{Client: client},
 	}
 }
 

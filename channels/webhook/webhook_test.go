@@ -1,4 +1,4 @@
-package channels
+package webhook_test
 
 import (
 	"context"
@@ -16,9 +16,15 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/webhook"
 )
 
 const testSecret = "wh-secret-7f3a9c"
+
+// testClient reaches 127.0.0.1, as tests need.
+func testClient() *http.Client { return channels.NewHTTPClient(true, 5*time.Second) }
 
 // wantSignature recomputes X-Vendor-Signature as a receiver would.
 func wantSignature(secret string, body []byte) string {
@@ -27,31 +33,22 @@ func wantSignature(secret string, body []byte) string {
 	return base64.StdEncoding.EncodeToString(m.Sum(nil))
 }
 
-func webhookDelivery(url, secret string) Delivery {
-	return Delivery{
+func webhookDelivery(url, secret string) channels.Delivery {
+	return channels.Delivery{
 		ID:           "dlv-0001",
-		Event:        EventOpen,
-		Alert:        metricAlert(),
+		Event:        channels.EventOpen,
+		Alert:        channelstest.MetricAlert(),
 		Notification: herald.Notification{TypeName: "WEBHOOK", WebhookURL: url, WebhookSecret: secret},
 	}
 }
 
-func onlyRequest(t *testing.T, rc *receiver) received {
-	t.Helper()
-	reqs := rc.requests()
-	if len(reqs) != 1 {
-		t.Fatalf("receiver got %d requests, want 1", len(reqs))
-	}
-	return reqs[0]
-}
-
 func TestWebhookRequest(t *testing.T) {
-	rc := newReceiver(t, nil)
+	rc := channelstest.NewReceiver(t, nil)
 	d := webhookDelivery(rc.URL+"/hooks/herald?team=ops&env=prod", testSecret)
-	if err := (Webhook{Client: testClient()}).Notify(context.Background(), d); err != nil {
+	if err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), d); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}
-	r := onlyRequest(t, rc)
+	r := rc.Only(t)
 
 	if r.Method != http.MethodPost {
 		t.Errorf("method %s, want POST", r.Method)
@@ -87,7 +84,7 @@ func TestWebhookRequest(t *testing.T) {
 	if err := json.Unmarshal(r.Body, &body); err != nil {
 		t.Fatalf("body is not JSON: %v\n%s", err, r.Body)
 	}
-	a := metricAlert()
+	a := channelstest.MetricAlert()
 	for field, want := range map[string]any{
 		"id":              a.ID,
 		"groupId":         a.GroupID,
@@ -100,7 +97,7 @@ func TestWebhookRequest(t *testing.T) {
 		"hostnameAndPort": "db1.example.com:27017",
 		"replicaSetName":  "rs0",
 		"metricName":      "CONNECTIONS",
-		"humanReadable":   Summary(a),
+		"humanReadable":   channels.Summary(a),
 	} {
 		if body[field] != want {
 			t.Errorf("body %s = %#v, want %#v", field, body[field], want)
@@ -118,32 +115,32 @@ func TestWebhookRequest(t *testing.T) {
 		t.Error("body carries the secret")
 	}
 	// The alert as the API shows it: what herald.Alert marshals to, plus humanReadable.
-	a.HumanReadable = Summary(a)
+	a.HumanReadable = channels.Summary(a)
 	if want, _ := json.Marshal(a); string(want) != string(r.Body) {
 		t.Errorf("body\n%s\nwant\n%s", r.Body, want)
 	}
 }
 
 func TestWebhookNoSignatureWithoutSecret(t *testing.T) {
-	rc := newReceiver(t, nil)
-	if err := (Webhook{Client: testClient()}).Notify(context.Background(), webhookDelivery(rc.URL+"/h", "")); err != nil {
+	rc := channelstest.NewReceiver(t, nil)
+	if err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), webhookDelivery(rc.URL+"/h", "")); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}
-	if v, ok := onlyRequest(t, rc).Header["X-Vendor-Signature"]; ok {
+	if v, ok := rc.Only(t).Header["X-Vendor-Signature"]; ok {
 		t.Errorf("X-Vendor-Signature sent without a secret: %q", v)
 	}
 }
 
 func TestWebhookEventHeader(t *testing.T) {
-	rc := newReceiver(t, nil)
-	events := []Event{EventOpen, EventUpdate, EventClose, EventAcknowledge, EventCancel}
+	rc := channelstest.NewReceiver(t, nil)
+	events := []channels.Event{channels.EventOpen, channels.EventUpdate, channels.EventClose, channels.EventAcknowledge, channels.EventCancel}
 	for i, ev := range events {
 		d := webhookDelivery(rc.URL, "")
 		d.ID, d.Event = "dlv-"+string(ev), ev
-		if err := (Webhook{Client: testClient()}).Notify(context.Background(), d); err != nil {
+		if err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), d); err != nil {
 			t.Fatalf("%s: %v", ev, err)
 		}
-		if got := rc.requests()[i].Header.Get("X-Vendor-Event"); got != string(ev) {
+		if got := rc.Requests()[i].Header.Get("X-Vendor-Event"); got != string(ev) {
 			t.Errorf("X-Vendor-Event = %q, want %q", got, ev)
 		}
 	}
@@ -163,16 +160,16 @@ func TestWebhookIntegrationDefaults(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rc := newReceiver(t, nil)
+			rc := channelstest.NewReceiver(t, nil)
 			d := webhookDelivery("", c.ownSecret)
 			if c.ownPath != "" {
 				d.Notification.WebhookURL = rc.URL + c.ownPath
 			}
 			d.Integration = &herald.Integration{Type: "WEBHOOK", URL: rc.URL + "/integration", Secret: intSecret}
-			if err := (Webhook{Client: testClient()}).Notify(context.Background(), d); err != nil {
+			if err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), d); err != nil {
 				t.Fatalf("Notify: %v", err)
 			}
-			r := onlyRequest(t, rc)
+			r := rc.Only(t)
 			if r.Path != c.wantPath {
 				t.Errorf("posted to %s, want %s", r.Path, c.wantPath)
 			}
@@ -188,20 +185,20 @@ func TestWebhookIntegrationDefaults(t *testing.T) {
 }
 
 func TestWebhookIdempotencyKeyStableAcrossRetries(t *testing.T) {
-	rc := newReceiver(t, nil)
+	rc := channelstest.NewReceiver(t, nil)
 	d := webhookDelivery(rc.URL, testSecret)
 	d.ID = "dlv-retry-42"
 	for range 3 {
-		if err := (Webhook{Client: testClient()}).Notify(context.Background(), d); err != nil {
+		if err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), d); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
 	}
 	other := d
 	other.ID = "dlv-retry-43"
-	if err := (Webhook{Client: testClient()}).Notify(context.Background(), other); err != nil {
+	if err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), other); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}
-	reqs := rc.requests()
+	reqs := rc.Requests()
 	if len(reqs) != 4 {
 		t.Fatalf("got %d requests, want 4", len(reqs))
 	}
@@ -219,33 +216,33 @@ func TestWebhookIdempotencyKeyStableAcrossRetries(t *testing.T) {
 }
 
 func TestWebhookMissingOrBadURL(t *testing.T) {
-	rc := newReceiver(t, nil)
+	rc := channelstest.NewReceiver(t, nil)
 	cases := []struct {
 		name string
-		d    Delivery
+		d    channels.Delivery
 	}{
 		{"no URL, no integration", webhookDelivery("", testSecret)},
-		{"no URL, integration without one", func() Delivery {
+		{"no URL, integration without one", func() channels.Delivery {
 			d := webhookDelivery("", "")
 			d.Integration = &herald.Integration{Type: "WEBHOOK", Secret: testSecret}
 			return d
 		}()},
-		{"no URL, integration of another kind", func() Delivery {
+		{"no URL, integration of another kind", func() channels.Delivery {
 			d := webhookDelivery("", "")
 			d.Integration = &herald.Integration{Type: "CHAT_C", ChatCWebhookURL: rc.URL}
 			return d
 		}()},
 		{"not http", webhookDelivery("ftp://files.example.com/"+testSecret, "")},
 		{"not absolute", webhookDelivery("/hooks/"+testSecret, "")},
-		{"no id", func() Delivery { d := webhookDelivery(rc.URL, ""); d.ID = ""; return d }()},
-		{"no event", func() Delivery { d := webhookDelivery(rc.URL, ""); d.Event = ""; return d }()},
+		{"no id", func() channels.Delivery { d := webhookDelivery(rc.URL, ""); d.ID = ""; return d }()},
+		{"no event", func() channels.Delivery { d := webhookDelivery(rc.URL, ""); d.Event = ""; return d }()},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := (Webhook{Client: testClient()}).Notify(context.Background(), c.d)
-			var f *Failure
+			err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), c.d)
+			var f *channels.Failure
 			if !errors.As(err, &f) {
-				t.Fatalf("got %v, want a *Failure", err)
+				t.Fatalf("got %v, want a *channels.Failure", err)
 			}
 			if f.Retry || f.Rejected || f.Status != 0 || f.Reason == "" {
 				t.Errorf("got %+v, want a permanent failure with a reason", f)
@@ -255,7 +252,7 @@ func TestWebhookMissingOrBadURL(t *testing.T) {
 			}
 		})
 	}
-	if n := len(rc.requests()); n != 0 {
+	if n := len(rc.Requests()); n != 0 {
 		t.Errorf("receiver got %d requests", n)
 	}
 }
@@ -291,8 +288,8 @@ func TestWebhookClassification(t *testing.T) {
 		{410, "", want{}},
 		{302, "", want{}}, // redirects are not followed
 	}
-	redirected := newReceiver(t, nil)
-	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+	redirected := channelstest.NewReceiver(t, nil)
+	rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) {
 		status, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/hooks/tok-"+testSecret+"/"))
 		if ra := r.URL.Query().Get("ra"); ra != "" {
 			w.Header().Set("Retry-After", ra)
@@ -313,16 +310,16 @@ func TestWebhookClassification(t *testing.T) {
 			if c.retryAfter != "" {
 				target += "?ra=" + url.QueryEscape(c.retryAfter)
 			}
-			err := (Webhook{Client: testClient()}).Notify(context.Background(), webhookDelivery(target, testSecret))
+			err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), webhookDelivery(target, testSecret))
 			if c.want.ok {
 				if err != nil {
 					t.Fatalf("got %v, want delivered", err)
 				}
 				return
 			}
-			var f *Failure
+			var f *channels.Failure
 			if !errors.As(err, &f) {
-				t.Fatalf("got %v, want a *Failure", err)
+				t.Fatalf("got %v, want a *channels.Failure", err)
 			}
 			if f.Status != c.status || f.Retry != c.want.retry || f.Rejected != c.want.rejected {
 				t.Errorf("got %+v, want status %d retry %v rejected %v", f, c.status, c.want.retry, c.want.rejected)
@@ -335,7 +332,7 @@ func TestWebhookClassification(t *testing.T) {
 			}
 		})
 	}
-	if n := len(redirected.requests()); n != 0 {
+	if n := len(redirected.Requests()); n != 0 {
 		t.Errorf("redirect was followed: %d requests at its target", n)
 	}
 }
@@ -347,10 +344,10 @@ func TestWebhookConnectionRefused(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	err = (Webhook{Client: testClient()}).Notify(context.Background(), webhookDelivery("http://"+addr+"/hooks/"+testSecret, testSecret))
-	var f *Failure
+	err = (webhook.Notifier{Client: testClient()}).Notify(context.Background(), webhookDelivery("http://"+addr+"/hooks/"+testSecret, testSecret))
+	var f *channels.Failure
 	if !errors.As(err, &f) {
-		t.Fatalf("got %v, want a *Failure", err)
+		t.Fatalf("got %v, want a *channels.Failure", err)
 	}
 	if !f.Retry || f.Rejected || f.Status != 0 {
 		t.Errorf("got %+v, want a retryable failure without a status", f)
@@ -361,9 +358,9 @@ func TestWebhookConnectionRefused(t *testing.T) {
 }
 
 // blockingReceiver never answers until the test ends.
-func blockingReceiver(t *testing.T) *receiver {
+func blockingReceiver(t *testing.T) *channelstest.Receiver {
 	done := make(chan struct{})
-	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+	rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-done:
 		case <-r.Context().Done():
@@ -376,13 +373,13 @@ func blockingReceiver(t *testing.T) *receiver {
 func TestWebhookTimeout(t *testing.T) {
 	rc := blockingReceiver(t)
 	start := time.Now()
-	err := (Webhook{Client: NewHTTPClient(true, 200*time.Millisecond)}).Notify(context.Background(), webhookDelivery(rc.URL, testSecret))
+	err := (webhook.Notifier{Client: channels.NewHTTPClient(true, 200*time.Millisecond)}).Notify(context.Background(), webhookDelivery(rc.URL, testSecret))
 	if elapsed := time.Since(start); elapsed > 3*time.Second {
 		t.Errorf("took %s with a 200ms timeout", elapsed)
 	}
-	var f *Failure
+	var f *channels.Failure
 	if !errors.As(err, &f) {
-		t.Fatalf("got %v, want a *Failure", err)
+		t.Fatalf("got %v, want a *channels.Failure", err)
 	}
 	if !f.Retry || f.Status != 0 {
 		t.Errorf("got %+v, want a retryable failure without a status", f)
@@ -393,21 +390,21 @@ func TestWebhookContextDeadline(t *testing.T) {
 	rc := blockingReceiver(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	err := (Webhook{Client: testClient()}).Notify(ctx, webhookDelivery(rc.URL, testSecret))
-	var f *Failure
+	err := (webhook.Notifier{Client: testClient()}).Notify(ctx, webhookDelivery(rc.URL, testSecret))
+	var f *channels.Failure
 	if !errors.As(err, &f) || !f.Retry {
-		t.Fatalf("got %v, want a retryable *Failure", err)
+		t.Fatalf("got %v, want a retryable *channels.Failure", err)
 	}
 }
 
 func TestWebhookDefaultClientRefusesPrivate(t *testing.T) {
-	rc := newReceiver(t, nil)
-	err := Webhook{}.Notify(context.Background(), webhookDelivery(rc.URL, testSecret))
-	var f *Failure
+	rc := channelstest.NewReceiver(t, nil)
+	err := webhook.Notifier{}.Notify(context.Background(), webhookDelivery(rc.URL, testSecret))
+	var f *channels.Failure
 	if !errors.As(err, &f) || f.Retry || f.Reason != "target address not allowed" {
 		t.Fatalf("got %v, want the address refused", err)
 	}
-	if n := len(rc.requests()); n != 0 {
+	if n := len(rc.Requests()); n != 0 {
 		t.Errorf("receiver got %d requests", n)
 	}
 }

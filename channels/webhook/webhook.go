@@ -1,4 +1,4 @@
-package channels
+package webhook
 
 import (
 	"bytes"
@@ -7,11 +7,10 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
-	"sync"
-	"time"
+
+	"github.com/heraldhq/herald/channels"
 )
 
 // Webhook headers (product.md §7).
@@ -22,47 +21,42 @@ const (
 	userAgent            = "Herald"
 )
 
-// Webhook posts the alert to the notification's webhookUrl (or the WEBHOOK integration's url),
+// Notifier posts the alert to the notification's webhookUrl (or the WEBHOOK integration's url),
 // signed with its webhookSecret (or the integration's secret).
 //
 // The request: POST, Content-Type application/json, the body the alert as the API shows it
-// plus `humanReadable` (Summary), X-Vendor-Event the delivery's event, X-Vendor-Signature
-// base64(HMAC-SHA1(secret, raw body)) only when there is a secret, Idempotency-Key the
-// delivery's ID, User-Agent Herald.
+// plus `humanReadable` (channels.Summary), X-Vendor-Event the delivery's event,
+// X-Vendor-Signature base64(HMAC-SHA1(secret, raw body)) only when there is a secret,
+// Idempotency-Key the delivery's ID, User-Agent Herald.
 //
 // The integration's secret signs only requests to the integration's URL: a notification with
 // its own URL and no secret of its own sends unsigned, so that a secret is never used for a
 // target it was not configured for.
 //
-// Client nil means a client from NewHTTPClient(false, 10s): private addresses refused.
-type Webhook struct{ Client *http.Client }
+// Client nil means a client from channels.NewHTTPClient(false, 10s): private addresses refused.
+type Notifier struct{ Client *http.Client }
 
-var defaultClient = sync.OnceValue(func() *http.Client { return NewHTTPClient(false, 10*time.Second) })
-
-// maxDrain is how much of an answer is read (and thrown away) so the connection can be reused.
-const maxDrain = 64 << 10
-
-// Notify sends d. See Webhook.
-func (w Webhook) Notify(ctx context.Context, d Delivery) error {
+// Notify sends d. See Notifier.
+func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	target, secret, f := webhookTarget(d)
 	if f != nil {
 		return f
 	}
 	if d.ID == "" {
-		return &Failure{Reason: "delivery has no id"}
+		return &channels.Failure{Reason: "delivery has no id"}
 	}
 	if d.Event == "" {
-		return &Failure{Reason: "delivery has no event"}
+		return &channels.Failure{Reason: "delivery has no event"}
 	}
 	a := d.Alert
-	a.HumanReadable = Summary(a)
+	a.HumanReadable = channels.Summary(a)
 	body, err := json.Marshal(a)
 	if err != nil {
-		return &Failure{Reason: "alert could not be encoded"}
+		return &channels.Failure{Reason: "alert could not be encoded"}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
-		return &Failure{Reason: "webhook request could not be built"}
+		return &channels.Failure{Reason: "webhook request could not be built"}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", userAgent)
@@ -71,7 +65,7 @@ func (w Webhook) Notify(ctx context.Context, d Delivery) error {
 	if secret != "" {
 		req.Header.Set(headerSignature, sign(secret, body))
 	}
-	return Send(w.Client, req)
+	return channels.Send(n.Client, req)
 }
 
 // sign is the X-Vendor-Signature of body: base64 (standard, padded) of HMAC-SHA1 keyed with
@@ -84,7 +78,7 @@ func sign(secret string, body []byte) string {
 
 // webhookTarget finds the URL and secret of a webhook delivery: the notification's own, else
 // the WEBHOOK integration's.
-func webhookTarget(d Delivery) (target, secret string, f *Failure) {
+func webhookTarget(d channels.Delivery) (target, secret string, f *channels.Failure) {
 	n := d.Notification
 	target, secret = n.WebhookURL, n.WebhookSecret
 	if target == "" {
@@ -96,27 +90,11 @@ func webhookTarget(d Delivery) (target, secret string, f *Failure) {
 		}
 	}
 	if target == "" {
-		return "", "", &Failure{Reason: "no webhook URL: neither the notification nor a WEBHOOK integration sets one"}
+		return "", "", &channels.Failure{Reason: "no webhook URL: neither the notification nor a WEBHOOK integration sets one"}
 	}
 	u, err := url.Parse(target)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", "", &Failure{Reason: "webhook URL is not an absolute http or https URL"}
+		return "", "", &channels.Failure{Reason: "webhook URL is not an absolute http or https URL"}
 	}
 	return target, secret, nil
-}
-
-// Send does req with client (the default one, refusing private addresses, when nil) and
-// classifies the outcome, draining and closing the answer's body so the connection is reused.
-// Every HTTP sender ends with it.
-func Send(client *http.Client, req *http.Request) error {
-	if client == nil {
-		client = defaultClient()
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return Classify(nil, err)
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
-	return Classify(resp, nil)
 }

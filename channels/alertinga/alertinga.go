@@ -1,0 +1,219 @@
+package alertinga
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+)
+
+// The public addresses of the two regions.
+const (
+	DefaultBaseURL   = "https://api.opsgenie.com"    // US; HERALD_ALERTING_A_URL overrides it
+	DefaultEUBaseURL = "https://api.eu.opsgenie.com" // EU; HERALD_ALERTING_A_EU_URL overrides it
+)
+
+// The service's limits, in characters.
+const (
+	maxMessage     = 130
+	maxDescription = 15000
+	maxEntity      = 512
+	maxNote        = 25000
+)
+
+// Notifier sends ALERTING_A deliveries as Alert API v2 requests.
+//
+// Client nil means a client from channels.NewHTTPClient(false, 10s); BaseURL "" and EUBaseURL ""
+// mean the public US and EU addresses.
+type Notifier struct {
+	Client    *http.Client
+	BaseURL   string // region US
+	EUBaseURL string // region EU
+}
+
+type createAlert struct {
+	Message     string            `json:"message"`
+	Alias       string            `json:"alias"`
+	Description string            `json:"description"`
+	Priority    string            `json:"priority"`
+	Source      string            `json:"source"`
+	Tags        []string          `json:"tags"`
+	Entity      string            `json:"entity"`
+	Details     map[string]string `json:"details"`
+}
+
+type alertAction struct {
+	Source string `json:"source"`
+	User   string `json:"user,omitempty"`
+	Note   string `json:"note"`
+}
+
+// Notify sends d. See Notifier.
+func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
+	key, region, f := credentials(d)
+	if f != nil {
+		return f
+	}
+	a := d.Alert
+	if a.ID == "" {
+		return &channels.Failure{Reason: "alert has no id"}
+	}
+	base := n.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	if region == "EU" {
+		base = n.EUBaseURL
+		if base == "" {
+			base = DefaultEUBaseURL
+		}
+	}
+	base = strings.TrimSuffix(base, "/")
+
+	var (
+		target string
+		body   any
+	)
+	byAlias := func(action string) string {
+		return base + "/v2/alerts/" + url.PathEscape(a.ID) + "/" + action + "?identifierType=alias"
+	}
+	switch d.Event {
+	case channels.EventOpen, channels.EventUpdate:
+		target = base + "/v2/alerts"
+		body = createAlert{
+			Message:     truncate(title(a), maxMessage),
+			Alias:       a.ID,
+			Description: truncate(channels.Summary(a), maxDescription),
+			Priority:    "P1",
+			Source:      "Herald",
+			Tags:        tags(a),
+			Entity:      truncate(subject(a), maxEntity),
+			Details: map[string]string{
+				"groupId":       a.GroupID,
+				"alertConfigId": a.AlertConfigID,
+				"eventTypeName": a.EventTypeName,
+				"status":        a.Status,
+			},
+		}
+	case channels.EventClose:
+		target = byAlias("close")
+		body = alertAction{Source: "Herald", Note: "Resolved at " + when(a.Resolved, a.Updated)}
+	case channels.EventCancel:
+		// A cancelled alert will never close: close its alert rather than leave it open.
+		target = byAlias("close")
+		body = alertAction{Source: "Herald", Note: "Cancelled at " + when(a.Updated, a.Resolved)}
+	case channels.EventAcknowledge:
+		note := "Acknowledged"
+		if !a.AcknowledgedUntil.IsZero() {
+			note += " until " + a.AcknowledgedUntil.String()
+		}
+		if a.AcknowledgingUsername != "" {
+			note += " by " + a.AcknowledgingUsername
+		}
+		if a.AcknowledgementComment != "" {
+			note += ": " + a.AcknowledgementComment
+		}
+		target = byAlias("acknowledge")
+		body = alertAction{Source: "Herald", User: a.AcknowledgingUsername, Note: truncate(note, maxNote)}
+	default:
+		return &channels.Failure{Reason: "delivery has no known event"}
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return &channels.Failure{Reason: "ALERTING_A request could not be encoded"}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(b))
+	if err != nil {
+		return &channels.Failure{Reason: "ALERTING_A request could not be built"}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Herald")
+	req.Header.Set("Authorization", "GenieKey "+key)
+	return channels.Send(n.Client, req)
+}
+
+// credentials finds the key and region of d: the notification's own, else the ALERTING_A
+// integration's; the region defaults to US.
+func credentials(d channels.Delivery) (key, region string, f *channels.Failure) {
+	nt := d.Notification
+	key, region = nt.AlertingAAPIKey, nt.AlertingARegion
+	if i := d.Integration; i != nil && (i.Type == "" || i.Type == "ALERTING_A") {
+		if key == "" {
+			key = i.APIKey
+		}
+		if region == "" {
+			region = i.Region
+		}
+	}
+	if key == "" {
+		return "", "", &channels.Failure{Reason: "no API key: neither the notification nor an ALERTING_A integration sets one"}
+	}
+	switch strings.ToUpper(strings.TrimSpace(region)) {
+	case "", "US":
+		return key, "US", nil
+	case "EU":
+		return key, "EU", nil
+	}
+	return "", "", &channels.Failure{Reason: "ALERTING_A region must be US or EU"}
+}
+
+func tags(a herald.Alert) []string {
+	t := []string{"herald"}
+	if a.EventTypeName != "" {
+		t = append(t, a.EventTypeName)
+	}
+	return t
+}
+
+// when is the first set time of ts, in the API's form; "an unknown time" if none.
+func when(ts ...herald.Time) string {
+	for _, t := range ts {
+		if !t.IsZero() {
+			return t.String()
+		}
+	}
+	return "an unknown time"
+}
+
+// title is one line naming status, event type and target: "OPEN HOST_DOWN: db1.example.com:27017".
+func title(a herald.Alert) string {
+	status, ev := a.Status, a.EventTypeName
+	if status == "" {
+		status = "UNKNOWN"
+	}
+	if ev == "" {
+		ev = "(no event type)"
+	}
+	return oneLine(status + " " + ev + ": " + subject(a))
+}
+
+// subject is what the alert is about: the host, else the replica set, else the cluster, else
+// the project.
+func subject(a herald.Alert) string {
+	for _, s := range []string{a.HostnameAndPort, a.HostID, a.ReplicaSetName, a.ClusterName, a.ClusterID} {
+		if s != "" {
+			return oneLine(s)
+		}
+	}
+	if a.GroupID != "" {
+		return "project " + a.GroupID
+	}
+	return "unknown target"
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// truncate cuts s to at most n characters (runes), ending a cut text with "…".
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,206 @@
+package alertingb
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+)
+
+// DefaultBaseURL is the public REST endpoint address (HERALD_ALERTING_B_URL overrides it).
+const DefaultBaseURL = "https://alert.victorops.com"
+
+// endpoint is the REST integration's path, before the api key and the routing key.
+const endpoint = "/integrations/generic/20131114/alert/"
+
+// maxAnswer is how much of an answer is read: the service's are a few dozen bytes.
+const maxAnswer = 64 << 10
+
+// maxReason bounds how much of the service's refusal message a Failure quotes.
+const maxReason = 200
+
+var defaultClient = sync.OnceValue(func() *http.Client { return channels.NewHTTPClient(false, 10*time.Second) })
+
+// Notifier sends ALERTING_B deliveries to the REST endpoint.
+//
+// Client nil means a client from channels.NewHTTPClient(false, 10s); BaseURL "" means
+// DefaultBaseURL.
+type Notifier struct {
+	Client  *http.Client
+	BaseURL string
+}
+
+type message struct {
+	MessageType       string `json:"message_type"`
+	EntityID          string `json:"entity_id"`
+	EntityDisplayName string `json:"entity_display_name"`
+	StateMessage      string `json:"state_message"`
+	StateStartTime    int64  `json:"state_start_time,omitempty"`
+	MonitoringTool    string `json:"monitoring_tool"`
+	HostName          string `json:"host_name,omitempty"`
+}
+
+// answer is the service's reply to a message.
+type answer struct {
+	Result  string `json:"result"`
+	Message string `json:"message"`
+}
+
+// Notify sends d. See Notifier.
+func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
+	apiKey, routingKey, f := credentials(d)
+	if f != nil {
+		return f
+	}
+	a := d.Alert
+	if a.ID == "" {
+		return &channels.Failure{Reason: "alert has no id"}
+	}
+	m := message{
+		EntityID:          a.ID,
+		EntityDisplayName: title(a),
+		StateMessage:      channels.Summary(a),
+		MonitoringTool:    "Herald",
+		HostName:          oneLine(a.HostnameAndPort),
+	}
+	if !a.Created.IsZero() {
+		m.StateStartTime = a.Created.Unix()
+	}
+	switch d.Event {
+	case channels.EventOpen, channels.EventUpdate:
+		m.MessageType = "CRITICAL"
+	case channels.EventClose, channels.EventCancel:
+		// A cancelled alert will never close: recover its incident rather than leave it open.
+		m.MessageType = "RECOVERY"
+	case channels.EventAcknowledge:
+		m.MessageType = "ACKNOWLEDGEMENT"
+	default:
+		return &channels.Failure{Reason: "delivery has no known event"}
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		return &channels.Failure{Reason: "ALERTING_B message could not be encoded"}
+	}
+	base := n.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	target := strings.TrimSuffix(base, "/") + endpoint + url.PathEscape(apiKey) + "/" + url.PathEscape(routingKey)
+	// The errors of building and sending the request name the URL, and so the key: none of
+	// them is returned as it is (channels.Classify writes its own reasons).
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return &channels.Failure{Reason: "ALERTING_B request could not be built"}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Herald")
+	return send(n.Client, req, apiKey, routingKey)
+}
+
+// send is channels.Send plus the service's own signal: a 200 whose result is "failure".
+func send(client *http.Client, req *http.Request, secrets ...string) error {
+	if client == nil {
+		client = defaultClient()
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return channels.Classify(nil, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswer))
+	if err := channels.Classify(resp, nil); err != nil {
+		return err
+	}
+	var ans answer
+	if json.Unmarshal(raw, &ans) == nil && strings.EqualFold(ans.Result, "failure") {
+		reason := "ALERTING_B refused the message"
+		if msg := quote(ans.Message, secrets); msg != "" {
+			reason += ": " + msg
+		}
+		return &channels.Failure{Status: resp.StatusCode, Reason: reason}
+	}
+	return nil
+}
+
+// quote makes the service's message fit a Reason: one line, short, and without the keys should
+// the service echo them.
+func quote(msg string, secrets []string) string {
+	for _, s := range secrets {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "***")
+			if esc := url.PathEscape(s); esc != s {
+				msg = strings.ReplaceAll(msg, esc, "***")
+			}
+		}
+	}
+	return truncate(oneLine(msg), maxReason)
+}
+
+// credentials finds the api key and routing key of d: the notification's own, else the
+// ALERTING_B integration's.
+func credentials(d channels.Delivery) (apiKey, routingKey string, f *channels.Failure) {
+	nt := d.Notification
+	apiKey, routingKey = nt.AlertingBAPIKey, nt.AlertingBRoutingKey
+	if i := d.Integration; i != nil && (i.Type == "" || i.Type == "ALERTING_B") {
+		if apiKey == "" {
+			apiKey = i.APIKey
+		}
+		if routingKey == "" {
+			routingKey = i.RoutingKey
+		}
+	}
+	switch {
+	case apiKey == "":
+		return "", "", &channels.Failure{Reason: "no API key: neither the notification nor an ALERTING_B integration sets one"}
+	case routingKey == "":
+		return "", "", &channels.Failure{Reason: "no routing key: neither the notification nor an ALERTING_B integration sets one"}
+	}
+	return apiKey, routingKey, nil
+}
+
+// title is one line naming status, event type and target: "OPEN HOST_DOWN: db1.example.com:27017".
+func title(a herald.Alert) string {
+	status, ev := a.Status, a.EventTypeName
+	if status == "" {
+		status = "UNKNOWN"
+	}
+	if ev == "" {
+		ev = "(no event type)"
+	}
+	return oneLine(status + " " + ev + ": " + subject(a))
+}
+
+// subject is what the alert is about: the host, else the replica set, else the cluster, else
+// the project.
+func subject(a herald.Alert) string {
+	for _, s := range []string{a.HostnameAndPort, a.HostID, a.ReplicaSetName, a.ClusterName, a.ClusterID} {
+		if s != "" {
+			return s
+		}
+	}
+	if a.GroupID != "" {
+		return "project " + a.GroupID
+	}
+	return "unknown target"
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// truncate cuts s to at most n characters (runes), ending a cut text with "…".
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,121 @@
+package chata
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/channels"
+)
+
+// DefaultBaseURL is the public API address (HERALD_CHAT_A_URL overrides it).
+const DefaultBaseURL = "https://api.hipchat.com"
+
+// maxMessage is the longest message, in characters, the service takes.
+const maxMessage = 10000
+
+// Notifier sends CHAT_A deliveries as room notifications.
+//
+// The token and the room: the notification's notificationToken and roomName, else the CHAT_A
+// integration's. The integration's token is only sent to the integration's room (a
+// notification naming another room without a token of its own is not sent), since a room
+// notification token belongs to one room, and a 401 for a room it was not made for would read
+// as the integration's token being refused.
+//
+// Client nil means a client from channels.NewHTTPClient(false, 10s); BaseURL "" means
+// DefaultBaseURL.
+type Notifier struct {
+	Client  *http.Client
+	BaseURL string
+}
+
+// message is the body of a room notification.
+type message struct {
+	Message       string `json:"message"`
+	MessageFormat string `json:"message_format"`
+	Color         string `json:"color"`
+	Notify        bool   `json:"notify"`
+	From          string `json:"from"`
+}
+
+// Notify sends d. See Notifier.
+func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
+	token, room, f := target(d)
+	if f != nil {
+		return f
+	}
+	color, headline := "", ""
+	switch d.Event {
+	case channels.EventOpen:
+		color, headline = "red", "Alert opened"
+	case channels.EventUpdate:
+		color, headline = "red", "Alert still open"
+	case channels.EventClose:
+		color, headline = "green", "Alert resolved"
+	case channels.EventAcknowledge:
+		color, headline = "yellow", "Alert acknowledged"
+	case channels.EventCancel:
+		color, headline = "gray", "Alert cancelled"
+	default:
+		return &channels.Failure{Reason: "delivery has no known event"}
+	}
+	body, err := json.Marshal(message{
+		Message:       truncate(headline+"\n"+channels.Summary(d.Alert), maxMessage),
+		MessageFormat: "text",
+		Color:         color,
+		Notify:        true,
+		From:          "Herald",
+	})
+	if err != nil {
+		return &channels.Failure{Reason: "CHAT_A message could not be encoded"}
+	}
+	base := n.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return &channels.Failure{Reason: "CHAT_A base URL is not an absolute http or https URL"}
+	}
+	addr := strings.TrimSuffix(base, "/") + "/v2/room/" + url.PathEscape(room) + "/notification"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, addr, bytes.NewReader(body))
+	if err != nil {
+		return &channels.Failure{Reason: "CHAT_A request could not be built"}
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Herald")
+	return channels.Send(n.Client, req)
+}
+
+// target finds the token and room of d: the notification's own, else the CHAT_A integration's.
+func target(d channels.Delivery) (token, room string, f *channels.Failure) {
+	token, room = d.Notification.NotificationToken, d.Notification.RoomName
+	if i := d.Integration; i != nil && (i.Type == "" || i.Type == "CHAT_A" || i.Type == "CHATA") {
+		if room == "" {
+			room = i.RoomName
+		}
+		if token == "" && room == i.RoomName {
+			token = i.NotificationToken
+		}
+	}
+	switch {
+	case room == "":
+		return "", "", &channels.Failure{Reason: "no room: neither the notification nor a CHAT_A integration sets a roomName"}
+	case token == "":
+		return "", "", &channels.Failure{Reason: "no notification token for the room: neither the notification nor the CHAT_A integration of that room sets one"}
+	}
+	return token, room, nil
+}
+
+// truncate cuts s to at most max characters, marking the cut with an ellipsis.
+func truncate(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max-1]) + "…"
+}

@@ -1,0 +1,286 @@
+package chata_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/chata"
+)
+
+const (
+	ownToken = "room-token-own-5b1e"
+	intToken = "room-token-integration-9c2d"
+)
+
+func testClient() *http.Client { return channels.NewHTTPClient(true, 5*time.Second) }
+
+// uris records the escaped request URIs a receiver got (channelstest records decoded paths).
+type uris struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (u *uris) answer(status int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.list = append(u.list, r.RequestURI)
+		u.mu.Unlock()
+		w.WriteHeader(status)
+	}
+}
+
+func (u *uris) get() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.list...)
+}
+
+func delivery(ev channels.Event, token, room string) channels.Delivery {
+	return channels.Delivery{
+		ID:           "dlv-a-1",
+		Event:        ev,
+		Alert:        channelstest.HostAlert(),
+		Notification: herald.Notification{TypeName: "CHAT_A", NotificationToken: token, RoomName: room},
+	}
+}
+
+// body is what the service reads; unknown fields are an error.
+type body struct {
+	Message       *string `json:"message"`
+	MessageFormat *string `json:"message_format"`
+	Color         *string `json:"color"`
+	Notify        *bool   `json:"notify"`
+	From          *string `json:"from"`
+}
+
+func decode(t *testing.T, raw []byte) body {
+	t.Helper()
+	var b body
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		t.Fatalf("body is not a room notification: %v\n%s", err, raw)
+	}
+	if b.Message == nil || b.MessageFormat == nil || b.Color == nil || b.Notify == nil || b.From == nil {
+		t.Fatalf("body lacks a field: %s", raw)
+	}
+	return b
+}
+
+func TestRequest(t *testing.T) {
+	closed := channelstest.HostAlert()
+	closed.Status = herald.StatusClosed
+	closed.Resolved = channelstest.At("2026-11-21T19:02:10Z")
+	cases := []struct {
+		event    channels.Event
+		alert    herald.Alert
+		color    string
+		headline string
+	}{
+		{channels.EventOpen, channelstest.HostAlert(), "red", "Alert opened"},
+		{channels.EventUpdate, channelstest.HostAlert(), "red", "Alert still open"},
+		{channels.EventClose, closed, "green", "Alert resolved"},
+		{channels.EventAcknowledge, channelstest.HostAlert(), "yellow", "Alert acknowledged"},
+		{channels.EventCancel, channelstest.HostAlert(), "gray", "Alert cancelled"},
+	}
+	for _, c := range cases {
+		t.Run(string(c.event), func(t *testing.T) {
+			var u uris
+			rc := channelstest.NewReceiver(t, u.answer(http.StatusNoContent))
+			d := delivery(c.event, ownToken, "Ops Alerts/EU")
+			d.Alert = c.alert
+			if err := (chata.Notifier{Client: testClient(), BaseURL: rc.URL + "/"}).Notify(context.Background(), d); err != nil {
+				t.Fatalf("Notify: %v", err)
+			}
+			r := rc.Only(t)
+			if r.Method != http.MethodPost {
+				t.Errorf("method %s, want POST", r.Method)
+			}
+			if got, want := u.get()[0], "/v2/room/Ops%20Alerts%2FEU/notification"; got != want {
+				t.Errorf("request URI %s, want %s", got, want)
+			}
+			if len(r.Query) != 0 {
+				t.Errorf("query %v: the token belongs in the header", r.Query)
+			}
+			for name, want := range map[string]string{
+				"Authorization": "Bearer " + ownToken,
+				"Content-Type":  "application/json",
+			} {
+				if got := r.Header.Get(name); got != want {
+					t.Errorf("header %s = %q, want %q", name, got, want)
+				}
+			}
+			b := decode(t, r.Body)
+			if want := c.headline + "\n" + channels.Summary(c.alert); *b.Message != want {
+				t.Errorf("message\n%s\nwant\n%s", *b.Message, want)
+			}
+			if !strings.Contains(*b.Message, "Alert ID: "+c.alert.ID) {
+				t.Errorf("message does not name the alert id: %s", *b.Message)
+			}
+			if *b.MessageFormat != "text" || *b.Color != c.color || !*b.Notify || *b.From != "Herald" {
+				t.Errorf("got format %q color %q notify %v from %q, want text %s true Herald", *b.MessageFormat, *b.Color, *b.Notify, *b.From, c.color)
+			}
+			if strings.Contains(string(r.Body), ownToken) {
+				t.Error("body carries the token")
+			}
+		})
+	}
+}
+
+func TestCredentials(t *testing.T) {
+	integration := &herald.Integration{Type: "CHAT_A", NotificationToken: intToken, RoomName: "int-room"}
+	cases := []struct {
+		name                string
+		ownToken, ownRoom   string
+		integration         *herald.Integration
+		wantToken, wantRoom string // wantRoom "": nothing may be sent
+	}{
+		{"integration's when the notification has none", "", "", integration, intToken, "int-room"},
+		{"notification's win", ownToken, "own-room", integration, ownToken, "own-room"},
+		{"own token with the integration's room", ownToken, "", integration, ownToken, "int-room"},
+		{"own room naming the integration's takes its token", "", "int-room", integration, intToken, "int-room"},
+		{"the integration's token is not sent to another room", "", "own-room", integration, "", ""},
+		{"integration of another kind", "", "", &herald.Integration{Type: "CHAT_B", APIToken: intToken, ChannelName: "c"}, "", ""},
+		{"no token anywhere", "", "own-room", nil, "", ""},
+		{"no room anywhere", ownToken, "", nil, "", ""},
+		{"integration without a token", "", "", &herald.Integration{Type: "CHAT_A", RoomName: "int-room"}, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) })
+			d := delivery(channels.EventOpen, c.ownToken, c.ownRoom)
+			d.Integration = c.integration
+			err := (chata.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), d)
+			if c.wantRoom == "" {
+				var f *channels.Failure
+				if !errors.As(err, &f) || f.Retry || f.Rejected || f.Status != 0 || f.Reason == "" {
+					t.Fatalf("got %v, want a permanent failure with a reason", err)
+				}
+				if strings.Contains(err.Error(), ownToken) || strings.Contains(err.Error(), intToken) {
+					t.Errorf("error %q carries a token", err)
+				}
+				if n := len(rc.Requests()); n != 0 {
+					t.Errorf("receiver got %d requests, want none", n)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Notify: %v", err)
+			}
+			r := rc.Only(t)
+			if want := "/v2/room/" + c.wantRoom + "/notification"; r.Path != want {
+				t.Errorf("path %s, want %s", r.Path, want)
+			}
+			if got := r.Header.Get("Authorization"); got != "Bearer "+c.wantToken {
+				t.Errorf("Authorization %q, want Bearer %s", got, c.wantToken)
+			}
+		})
+	}
+}
+
+func TestUnknownEventSendsNothing(t *testing.T) {
+	rc := channelstest.NewReceiver(t, nil)
+	for _, ev := range []channels.Event{"", "alert.bogus"} {
+		err := (chata.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), delivery(ev, ownToken, "r"))
+		var f *channels.Failure
+		if !errors.As(err, &f) || f.Retry || f.Rejected {
+			t.Errorf("event %q: got %v, want a permanent failure", ev, err)
+		}
+	}
+	if n := len(rc.Requests()); n != 0 {
+		t.Errorf("receiver got %d requests", n)
+	}
+}
+
+func TestLongMessageTruncated(t *testing.T) {
+	rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) })
+	d := delivery(channels.EventOpen, ownToken, "r")
+	d.Alert.AcknowledgedUntil = channelstest.At("2026-11-22T06:00:00Z")
+	d.Alert.AcknowledgementComment = strings.Repeat("é", 12000)
+	if err := (chata.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), d); err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	m := *decode(t, rc.Only(t).Body).Message
+	if n := utf8.RuneCountInString(m); n != 10000 || !utf8.ValidString(m) || !strings.HasSuffix(m, "…") {
+		t.Errorf("message of %d characters (valid UTF-8 %v), want 10000 ending with …", n, utf8.ValidString(m))
+	}
+}
+
+func TestClassification(t *testing.T) {
+	cases := []struct {
+		status          int
+		retryAfter      string
+		ok              bool
+		retry, rejected bool
+		after           time.Duration
+	}{
+		{status: 204, ok: true},
+		{status: 200, ok: true},
+		{status: 401, rejected: true},
+		{status: 403, rejected: true},
+		{status: 429, retryAfter: "30", retry: true, after: 30 * time.Second},
+		{status: 500, retry: true},
+		{status: 503, retry: true},
+		{status: 400},
+		{status: 404},
+	}
+	for _, c := range cases {
+		t.Run(http.StatusText(c.status), func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+				if c.retryAfter != "" {
+					w.Header().Set("Retry-After", c.retryAfter)
+				}
+				w.WriteHeader(c.status)
+				_, _ = w.Write([]byte(`{"error":{"message":"bad token ` + ownToken + `"}}`))
+			})
+			err := (chata.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), delivery(channels.EventOpen, ownToken, "r"))
+			if c.ok {
+				if err != nil {
+					t.Fatalf("got %v, want delivered", err)
+				}
+				return
+			}
+			var f *channels.Failure
+			if !errors.As(err, &f) {
+				t.Fatalf("got %v, want a *channels.Failure", err)
+			}
+			if f.Status != c.status || f.Retry != c.retry || f.Rejected != c.rejected || f.RetryAfter != c.after {
+				t.Errorf("got %+v, want status %d retry %v rejected %v after %s", f, c.status, c.retry, c.rejected, c.after)
+			}
+			if strings.Contains(err.Error(), ownToken) {
+				t.Errorf("error %q carries the token", err)
+			}
+		})
+	}
+}
+
+func TestBadBaseURL(t *testing.T) {
+	err := (chata.Notifier{Client: testClient(), BaseURL: "api.example.com"}).Notify(context.Background(), delivery(channels.EventOpen, ownToken, "r"))
+	var f *channels.Failure
+	if !errors.As(err, &f) || f.Retry {
+		t.Fatalf("got %v, want a permanent failure", err)
+	}
+}
+
+func TestDefaultClientRefusesPrivate(t *testing.T) {
+	rc := channelstest.NewReceiver(t, nil)
+	err := (chata.Notifier{BaseURL: rc.URL}).Notify(context.Background(), delivery(channels.EventOpen, ownToken, "r"))
+	var f *channels.Failure
+	if !errors.As(err, &f) || f.Retry || f.Reason != "target address not allowed" {
+		t.Fatalf("got %v, want the address refused", err)
+	}
+	if n := len(rc.Requests()); n != 0 {
+		t.Errorf("receiver got %d requests", n)
+	}
+}

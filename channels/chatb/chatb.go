@@ -1,0 +1,286 @@
+package chatb
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+)
+
+// DefaultBaseURL is the public Web API address (HERALD_CHAT_B_URL overrides it).
+const DefaultBaseURL = "https://slack.com"
+
+// Limits of the service, in characters.
+const (
+	maxHeader  = 150  // a header block's text
+	maxSection = 3000 // a section block's text
+	maxField   = 2000 // one field of a section block
+	maxText    = 3000 // the fallback text (the service takes 40000; one line needs far less)
+)
+
+// maxAnswer is how much of an answer is read.
+const maxAnswer = 64 << 10
+
+var defaultClient = sync.OnceValue(func() *http.Client { return channels.NewHTTPClient(false, 10*time.Second) })
+
+// Notifier sends CHAT_B deliveries with chat.postMessage.
+//
+// The token and the channel: the notification's apiToken and channelName, else the CHAT_B
+// integration's (each on its own: a token is the workspace's, the channel may be the
+// notification's).
+//
+// Client nil means a client from channels.NewHTTPClient(false, 10s); BaseURL "" means
+// DefaultBaseURL.
+type Notifier struct {
+	Client  *http.Client
+	BaseURL string
+}
+
+type message struct {
+	Channel string  `json:"channel"`
+	Text    string  `json:"text"`
+	Blocks  []block `json:"blocks"`
+}
+
+type block struct {
+	Type   string     `json:"type"`
+	Text   *textObj   `json:"text,omitempty"`
+	Fields []*textObj `json:"fields,omitempty"`
+}
+
+type textObj struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+func plain(s string, max int) *textObj { return &textObj{Type: "plain_text", Text: truncate(s, max)} }
+
+// Notify sends d. See Notifier.
+func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
+	token, channel, f := target(d)
+	if f != nil {
+		return f
+	}
+	headline := ""
+	switch d.Event {
+	case channels.EventOpen:
+		headline = "Alert opened"
+	case channels.EventUpdate:
+		headline = "Alert still open"
+	case channels.EventClose:
+		headline = "Alert resolved"
+	case channels.EventAcknowledge:
+		headline = "Alert acknowledged"
+	case channels.EventCancel:
+		headline = "Alert cancelled"
+	default:
+		return &channels.Failure{Reason: "delivery has no known event"}
+	}
+	a := d.Alert
+	status, event, subject := orDefault(a.Status, "UNKNOWN"), orDefault(a.EventTypeName, "(no event type)"), targetOf(a)
+	title := oneLine(headline + ": " + event)
+	fields := []*textObj{
+		plain("Status: "+status, maxField),
+		plain("Event type: "+event, maxField),
+		plain("Target: "+subject, maxField),
+	}
+	if a.GroupID != "" {
+		fields = append(fields, plain("Project: "+a.GroupID, maxField))
+	}
+	body, err := json.Marshal(message{
+		Channel: channel,
+		Text:    escape(truncate(title+" on "+subject, maxText)),
+		Blocks: []block{
+			{Type: "header", Text: plain(title, maxHeader)},
+			{Type: "section", Fields: fields},
+			{Type: "section", Text: plain(channels.Summary(a), maxSection)},
+		},
+	})
+	if err != nil {
+		return &channels.Failure{Reason: "CHAT_B message could not be encoded"}
+	}
+	base := n.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return &channels.Failure{Reason: "CHAT_B base URL is not an absolute http or https URL"}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+"/api/chat.postMessage", bytes.NewReader(body))
+	if err != nil {
+		return &channels.Failure{Reason: "CHAT_B request could not be built"}
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	req.Header.Set("User-Agent", "Herald")
+	return send(n.Client, req)
+}
+
+// send does req and classifies the answer: the HTTP status as every sender does, then the
+// service's own {"ok": ..., "error": ...}.
+func send(client *http.Client, req *http.Request) error {
+	if client == nil {
+		client = defaultClient()
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return channels.Classify(nil, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err := channels.Classify(resp, nil); err != nil {
+		return err
+	}
+	ok, code, understood := parseAnswer(raw)
+	switch {
+	case !understood:
+		// Not the service's answer (a proxy's page?): whether the message was posted is
+		// unknown, and a retry could post it twice.
+		return &channels.Failure{Status: resp.StatusCode, Reason: "CHAT_B answer not understood"}
+	case ok:
+		return nil
+	}
+	f := &channels.Failure{Status: resp.StatusCode, Reason: "CHAT_B answered error " + safeCode(code)}
+	switch code {
+	case "invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired", "no_permission", "missing_scope":
+		f.Rejected = true
+	case "ratelimited":
+		// The delay, from the Retry-After header, as a 429 would carry it.
+		if rf, _ := channels.Classify(&http.Response{StatusCode: http.StatusTooManyRequests, Header: resp.Header}, nil).(*channels.Failure); rf != nil {
+			f.RetryAfter = rf.RetryAfter
+		}
+		f.Retry = true
+	case "fatal_error", "internal_error", "service_unavailable", "request_timeout":
+		f.Retry = true
+	}
+	return f
+}
+
+// parseAnswer reads ok and error from the service's answer. The service writes "ok" first, so
+// an answer cut at maxAnswer still says whether the message was posted.
+func parseAnswer(raw []byte) (ok bool, code string, understood bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false, "", false
+	}
+	sawOK := false
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		key, _ := t.(string)
+		switch key {
+		case "ok":
+			if dec.Decode(&ok) != nil {
+				return false, "", false
+			}
+			sawOK = true
+		case "error":
+			if dec.Decode(&code) != nil {
+				code = ""
+			}
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return ok, code, sawOK
+			}
+		}
+		if sawOK && (ok || code != "") {
+			return ok, code, true
+		}
+	}
+	return ok, code, sawOK
+}
+
+// safeCode is an error code fit for a Reason: the code when it is one (lower-case letters,
+// digits and _, at most 64), else a placeholder, so that an answer echoing anything else (a
+// token, markup) never reaches a Reason.
+func safeCode(code string) string {
+	if code == "" {
+		return "(none)"
+	}
+	if len(code) > 64 || strings.TrimLeft(code, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+		return "(unrecognized code)"
+	}
+	return code
+}
+
+// target finds the token and channel of d: the notification's own, else the CHAT_B
+// integration's.
+func target(d channels.Delivery) (token, channel string, f *channels.Failure) {
+	token, channel = d.Notification.APIToken, d.Notification.ChannelName
+	if i := d.Integration; i != nil && (i.Type == "" || i.Type == "CHAT_B") {
+		if token == "" {
+			token = i.APIToken
+		}
+		if channel == "" {
+			channel = i.ChannelName
+		}
+	}
+	switch {
+	case token == "":
+		return "", "", &channels.Failure{Reason: "no API token: neither the notification nor a CHAT_B integration sets one"}
+	case channel == "":
+		return "", "", &channels.Failure{Reason: "no channel: neither the notification nor a CHAT_B integration sets a channelName"}
+	}
+	return token, channel, nil
+}
+
+// targetOf names what the alert is about: its host (and replica set), else its replica set,
+// else its cluster (and shard), else its project.
+func targetOf(a herald.Alert) string {
+	host := orDefault(a.HostnameAndPort, a.HostID)
+	cluster := orDefault(a.ClusterName, a.ClusterID)
+	var s string
+	switch {
+	case host != "" && a.ReplicaSetName != "":
+		s = host + " (replica set " + a.ReplicaSetName + ")"
+	case host != "":
+		s = host
+	case a.ReplicaSetName != "":
+		s = "replica set " + a.ReplicaSetName
+	case cluster != "" && a.ShardName != "":
+		s = "cluster " + cluster + ", shard " + a.ShardName
+	case cluster != "":
+		s = "cluster " + cluster
+	case a.GroupID != "":
+		s = "project " + a.GroupID
+	default:
+		s = "(unknown target)"
+	}
+	return oneLine(s)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// oneLine keeps text on one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// escape makes text literal in the service's markup: no mentions, links or channel names.
+func escape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// truncate cuts s to at most max characters, marking the cut with an ellipsis.
+func truncate(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max-1]) + "…"
+}

@@ -1,0 +1,358 @@
+package chatb_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/chatb"
+)
+
+const (
+	ownToken = "xoxb-own-1111-secret"
+	intToken = "xoxb-integration-2222-secret"
+)
+
+func testClient() *http.Client { return channels.NewHTTPClient(true, 5*time.Second) }
+
+// answer answers as the service does: HTTP status and a JSON body.
+func answer(status int, body string, header ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i+1 < len(header); i += 2 {
+			w.Header().Set(header[i], header[i+1])
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}
+}
+
+const okAnswer = `{"ok":true,"channel":"C024BE91L","ts":"1763750455.000200","message":{"text":"x"}}`
+
+func delivery(ev channels.Event, token, channel string) channels.Delivery {
+	return channels.Delivery{
+		ID:           "dlv-b-1",
+		Event:        ev,
+		Alert:        channelstest.MetricAlert(),
+		Notification: herald.Notification{TypeName: "CHAT_B", APIToken: token, ChannelName: channel},
+	}
+}
+
+type textObj struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type block struct {
+	Type   string    `json:"type"`
+	Text   *textObj  `json:"text"`
+	Fields []textObj `json:"fields"`
+}
+
+type message struct {
+	Channel string  `json:"channel"`
+	Text    string  `json:"text"`
+	Blocks  []block `json:"blocks"`
+}
+
+func decode(t *testing.T, raw []byte) message {
+	t.Helper()
+	var m message
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("body is not a chat.postMessage call: %v\n%s", err, raw)
+	}
+	return m
+}
+
+func TestRequest(t *testing.T) {
+	closed := channelstest.MetricAlert()
+	closed.Status = herald.StatusClosed
+	closed.Resolved = channelstest.At("2026-11-21T19:02:10Z")
+	cases := []struct {
+		event    channels.Event
+		alert    herald.Alert
+		headline string
+	}{
+		{channels.EventOpen, channelstest.MetricAlert(), "Alert opened: OUTSIDE_METRIC_THRESHOLD"},
+		{channels.EventUpdate, channelstest.MetricAlert(), "Alert still open: OUTSIDE_METRIC_THRESHOLD"},
+		{channels.EventClose, closed, "Alert resolved: OUTSIDE_METRIC_THRESHOLD"},
+		{channels.EventAcknowledge, channelstest.MetricAlert(), "Alert acknowledged: OUTSIDE_METRIC_THRESHOLD"},
+		{channels.EventCancel, channelstest.MetricAlert(), "Alert cancelled: OUTSIDE_METRIC_THRESHOLD"},
+	}
+	for _, c := range cases {
+		t.Run(string(c.event), func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, answer(200, okAnswer))
+			d := delivery(c.event, ownToken, "#ops")
+			d.Alert = c.alert
+			if err := (chatb.Notifier{Client: testClient(), BaseURL: rc.URL + "/"}).Notify(context.Background(), d); err != nil {
+				t.Fatalf("Notify: %v", err)
+			}
+			r := rc.Only(t)
+			if r.Method != http.MethodPost || r.Path != "/api/chat.postMessage" || len(r.Query) != 0 {
+				t.Errorf("got %s %s?%s, want POST /api/chat.postMessage", r.Method, r.Path, r.Query.Encode())
+			}
+			for name, want := range map[string]string{
+				"Authorization": "Bearer " + ownToken,
+				"Content-Type":  "application/json; charset=utf-8",
+			} {
+				if got := r.Header.Get(name); got != want {
+					t.Errorf("header %s = %q, want %q", name, got, want)
+				}
+			}
+			m := decode(t, r.Body)
+			if m.Channel != "#ops" {
+				t.Errorf("channel %q, want #ops", m.Channel)
+			}
+			if want := c.headline + " on db1.example.com:27017 (replica set rs0)"; m.Text != want {
+				t.Errorf("text %q, want %q", m.Text, want)
+			}
+			if len(m.Blocks) != 3 {
+				t.Fatalf("%d blocks, want 3: %s", len(m.Blocks), r.Body)
+			}
+			if h := m.Blocks[0]; h.Type != "header" || h.Text == nil || h.Text.Type != "plain_text" || h.Text.Text != c.headline {
+				t.Errorf("header block %+v", h)
+			}
+			var fields []string
+			for _, f := range m.Blocks[1].Fields {
+				if f.Type != "plain_text" {
+					t.Errorf("field %+v is not plain text", f)
+				}
+				fields = append(fields, f.Text)
+			}
+			want := []string{"Status: " + c.alert.Status, "Event type: OUTSIDE_METRIC_THRESHOLD",
+				"Target: db1.example.com:27017 (replica set rs0)", "Project: " + c.alert.GroupID}
+			if m.Blocks[1].Type != "section" || strings.Join(fields, "|") != strings.Join(want, "|") {
+				t.Errorf("fields block %s %q, want section %q", m.Blocks[1].Type, fields, want)
+			}
+			if s := m.Blocks[2]; s.Type != "section" || s.Text == nil || s.Text.Type != "plain_text" || s.Text.Text != channels.Summary(c.alert) {
+				t.Errorf("summary block %+v, want the Summary", s)
+			}
+			if strings.Contains(string(r.Body), ownToken) {
+				t.Error("body carries the token")
+			}
+		})
+	}
+}
+
+func TestUserTextIsNotMarkup(t *testing.T) {
+	rc := channelstest.NewReceiver(t, answer(200, okAnswer))
+	d := delivery(channels.EventOpen, ownToken, "#ops")
+	d.Alert.HostnameAndPort = "<!channel> & <https://evil.example|click>"
+	if err := (chatb.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), d); err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	m := decode(t, rc.Only(t).Body)
+	if strings.ContainsAny(m.Text, "<>") || !strings.Contains(m.Text, "&lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;") {
+		t.Errorf("text %q: user text not escaped", m.Text)
+	}
+}
+
+func TestLongTextsFitTheLimits(t *testing.T) {
+	rc := channelstest.NewReceiver(t, answer(200, okAnswer))
+	d := delivery(channels.EventOpen, ownToken, "#ops")
+	d.Alert.EventTypeName = strings.Repeat("E", 500)
+	d.Alert.AcknowledgedUntil = channelstest.At("2026-11-22T06:00:00Z")
+	d.Alert.AcknowledgementComment = strings.Repeat("ü", 5000)
+	if err := (chatb.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), d); err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	m := decode(t, rc.Only(t).Body)
+	if n := len([]rune(m.Blocks[0].Text.Text)); n > 150 {
+		t.Errorf("header of %d characters", n)
+	}
+	if n := len([]rune(m.Blocks[2].Text.Text)); n > 3000 {
+		t.Errorf("section of %d characters", n)
+	}
+	for _, f := range m.Blocks[1].Fields {
+		if n := len([]rune(f.Text)); n > 2000 {
+			t.Errorf("field of %d characters", n)
+		}
+	}
+}
+
+func TestCredentials(t *testing.T) {
+	integration := &herald.Integration{Type: "CHAT_B", APIToken: intToken, ChannelName: "#int", TeamName: "acme"}
+	cases := []struct {
+		name                 string
+		ownToken, ownChannel string
+		integration          *herald.Integration
+		wantToken, wantChan  string // wantToken "": nothing may be sent
+	}{
+		{"integration's when the notification has none", "", "", integration, intToken, "#int"},
+		{"notification's win", ownToken, "#own", integration, ownToken, "#own"},
+		{"own channel with the integration's token", "", "#own", integration, intToken, "#own"},
+		{"own token with the integration's channel", ownToken, "", integration, ownToken, "#int"},
+		{"integration without a channel", "", "#own", &herald.Integration{Type: "CHAT_B", APIToken: intToken}, intToken, "#own"},
+		{"integration of another kind", "", "#own", &herald.Integration{Type: "CHAT_A", NotificationToken: intToken, RoomName: "r"}, "", ""},
+		{"no token anywhere", "", "#own", nil, "", ""},
+		{"no channel anywhere", ownToken, "", &herald.Integration{Type: "CHAT_B", APIToken: intToken}, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, answer(200, okAnswer))
+			d := delivery(channels.EventOpen, c.ownToken, c.ownChannel)
+			d.Integration = c.integration
+			err := (chatb.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), d)
+			if c.wantToken == "" {
+				var f *channels.Failure
+				if !errors.As(err, &f) || f.Retry || f.Rejected || f.Status != 0 || f.Reason == "" {
+					t.Fatalf("got %v, want a permanent failure with a reason", err)
+				}
+				if strings.Contains(err.Error(), ownToken) || strings.Contains(err.Error(), intToken) {
+					t.Errorf("error %q carries a token", err)
+				}
+				if n := len(rc.Requests()); n != 0 {
+					t.Errorf("receiver got %d requests, want none", n)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Notify: %v", err)
+			}
+			r := rc.Only(t)
+			if got := r.Header.Get("Authorization"); got != "Bearer "+c.wantToken {
+				t.Errorf("Authorization %q, want Bearer %s", got, c.wantToken)
+			}
+			if m := decode(t, r.Body); m.Channel != c.wantChan {
+				t.Errorf("channel %q, want %q", m.Channel, c.wantChan)
+			}
+		})
+	}
+}
+
+func TestUnknownEventSendsNothing(t *testing.T) {
+	rc := channelstest.NewReceiver(t, answer(200, okAnswer))
+	for _, ev := range []channels.Event{"", "alert.bogus"} {
+		err := (chatb.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), delivery(ev, ownToken, "#ops"))
+		var f *channels.Failure
+		if !errors.As(err, &f) || f.Retry || f.Rejected {
+			t.Errorf("event %q: got %v, want a permanent failure", ev, err)
+		}
+	}
+	if n := len(rc.Requests()); n != 0 {
+		t.Errorf("receiver got %d requests", n)
+	}
+}
+
+func TestClassification(t *testing.T) {
+	type want struct {
+		ok              bool
+		status          int
+		retry, rejected bool
+		after           time.Duration
+		reason          string // a part of the Reason, if set
+	}
+	fail := func(code string) string { return `{"ok":false,"error":"` + code + `"}` }
+	cases := []struct {
+		name   string
+		status int
+		body   string
+		header []string
+		want   want
+	}{
+		{"ok", 200, okAnswer, nil, want{ok: true}},
+		{"ok with a warning", 200, `{"ok":true,"warning":"missing_charset","response_metadata":{"warnings":["missing_charset"]}}`, nil, want{ok: true}},
+		{"invalid_auth", 200, fail("invalid_auth"), nil, want{status: 200, rejected: true, reason: "invalid_auth"}},
+		{"not_authed", 200, fail("not_authed"), nil, want{status: 200, rejected: true}},
+		{"account_inactive", 200, fail("account_inactive"), nil, want{status: 200, rejected: true}},
+		{"token_revoked", 200, fail("token_revoked"), nil, want{status: 200, rejected: true}},
+		{"token_expired", 200, fail("token_expired"), nil, want{status: 200, rejected: true}},
+		{"no_permission", 200, fail("no_permission"), nil, want{status: 200, rejected: true}},
+		{"missing_scope", 200, `{"ok":false,"error":"missing_scope","needed":"chat:write","provided":"users:read"}`, nil, want{status: 200, rejected: true}},
+		{"error before ok", 200, `{"error":"invalid_auth","ok":false}`, nil, want{status: 200, rejected: true}},
+		{"ratelimited as 429", 429, fail("ratelimited"), []string{"Retry-After", "30"}, want{status: 429, retry: true, after: 30 * time.Second}},
+		{"ratelimited as 200", 200, fail("ratelimited"), []string{"Retry-After", "12"}, want{status: 200, retry: true, after: 12 * time.Second}},
+		{"ratelimited without Retry-After", 200, fail("ratelimited"), nil, want{status: 200, retry: true}},
+		{"fatal_error", 200, fail("fatal_error"), nil, want{status: 200, retry: true}},
+		{"internal_error", 200, fail("internal_error"), nil, want{status: 200, retry: true}},
+		{"service_unavailable", 200, fail("service_unavailable"), nil, want{status: 200, retry: true}},
+		{"request_timeout", 200, fail("request_timeout"), nil, want{status: 200, retry: true}},
+		{"channel_not_found", 200, fail("channel_not_found"), nil, want{status: 200, reason: "channel_not_found"}},
+		{"not_in_channel", 200, fail("not_in_channel"), nil, want{status: 200}},
+		{"is_archived", 200, fail("is_archived"), nil, want{status: 200}},
+		{"msg_too_long", 200, fail("msg_too_long"), nil, want{status: 200}},
+		{"ok false without an error", 200, `{"ok":false}`, nil, want{status: 200}},
+		{"error code echoing a token is not repeated", 200, fail("bad " + ownToken + " <b>"), nil, want{status: 200, reason: "(unrecognized code)"}},
+		{"not JSON", 200, `ok`, nil, want{status: 200, reason: "not understood"}},
+		{"JSON without ok", 200, `{"channel":"C1"}`, nil, want{status: 200, reason: "not understood"}},
+		{"HTTP 401", 401, fail("invalid_auth"), nil, want{status: 401, rejected: true}},
+		{"HTTP 403", 403, ``, nil, want{status: 403, rejected: true}},
+		{"HTTP 500", 500, ``, nil, want{status: 500, retry: true}},
+		{"HTTP 503 Retry-After", 503, ``, []string{"Retry-After", "5"}, want{status: 503, retry: true, after: 5 * time.Second}},
+		{"HTTP 400", 400, fail("invalid_arguments"), nil, want{status: 400}},
+		{"HTTP 404", 404, ``, nil, want{status: 404}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, answer(c.status, c.body, c.header...))
+			err := (chatb.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), delivery(channels.EventOpen, ownToken, "#ops"))
+			rc.Only(t)
+			if c.want.ok {
+				if err != nil {
+					t.Fatalf("got %v, want delivered", err)
+				}
+				return
+			}
+			var f *channels.Failure
+			if !errors.As(err, &f) {
+				t.Fatalf("got %v, want a *channels.Failure", err)
+			}
+			if f.Status != c.want.status || f.Retry != c.want.retry || f.Rejected != c.want.rejected || f.RetryAfter != c.want.after {
+				t.Errorf("got %+v, want status %d retry %v rejected %v after %s", f, c.want.status, c.want.retry, c.want.rejected, c.want.after)
+			}
+			if !strings.Contains(f.Reason, c.want.reason) {
+				t.Errorf("reason %q does not say %q", f.Reason, c.want.reason)
+			}
+			if strings.Contains(err.Error(), "xoxb") || strings.ContainsAny(f.Reason, "<>") {
+				t.Errorf("error %q carries the token or markup", err)
+			}
+		})
+	}
+}
+
+func TestLongAnswer(t *testing.T) {
+	pad := strings.Repeat("x", 100<<10)
+	cases := []struct {
+		name string
+		body string
+		ok   bool
+	}{
+		{"ok first, cut at 64 KiB", `{"ok":true,"message":{"text":"` + pad + `"}}`, true},
+		{"ok beyond 64 KiB is not read", `{"message":{"text":"` + pad + `"},"ok":true}`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, answer(200, c.body))
+			err := (chatb.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), delivery(channels.EventOpen, ownToken, "#ops"))
+			if c.ok != (err == nil) {
+				t.Errorf("got %v, want delivered %v", err, c.ok)
+			}
+			var f *channels.Failure
+			if err != nil && (!errors.As(err, &f) || f.Retry) {
+				t.Errorf("got %v, want a permanent failure", err)
+			}
+		})
+	}
+}
+
+func TestDefaultClientRefusesPrivate(t *testing.T) {
+	rc := channelstest.NewReceiver(t, answer(200, okAnswer))
+	err := (chatb.Notifier{BaseURL: rc.URL}).Notify(context.Background(), delivery(channels.EventOpen, ownToken, "#ops"))
+	var f *channels.Failure
+	if !errors.As(err, &f) || f.Retry || f.Reason != "target address not allowed" {
+		t.Fatalf("got %v, want the address refused", err)
+	}
+	if n := len(rc.Requests()); n != 0 {
+		t.Errorf("receiver got %d requests", n)
+	}
+}

@@ -1,0 +1,209 @@
+package chatc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+)
+
+// Limits, in characters: the service refuses cards larger than about 28 KB.
+const (
+	maxLine = 500
+	maxText = 10000
+)
+
+// maxAnswer is how much of an answer is read.
+const maxAnswer = 64 << 10
+
+var defaultClient = sync.OnceValue(func() *http.Client { return channels.NewHTTPClient(false, 10*time.Second) })
+
+// Notifier sends CHAT_C deliveries as MessageCards.
+//
+// The URL: the notification's chatCWebhookUrl, else the CHAT_C integration's. Client nil means
+// a client from channels.NewHTTPClient(false, 10s): private addresses refused.
+type Notifier struct {
+	Client *http.Client
+}
+
+type card struct {
+	Type       string    `json:"@type"`
+	Context    string    `json:"@context"`
+	Summary    string    `json:"summary"`
+	ThemeColor string    `json:"themeColor"`
+	Title      string    `json:"title"`
+	Sections   []section `json:"sections"`
+}
+
+type section struct {
+	ActivityTitle string `json:"activityTitle"`
+	Facts         []fact `json:"facts"`
+	Text          string `json:"text"`
+	Markdown      bool   `json:"markdown"`
+}
+
+type fact struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Notify sends d. See Notifier.
+func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
+	target, f := webhookURL(d)
+	if f != nil {
+		return f
+	}
+	color, headline := "", ""
+	switch d.Event {
+	case channels.EventOpen:
+		color, headline = "D7000C", "Alert opened"
+	case channels.EventUpdate:
+		color, headline = "D7000C", "Alert still open"
+	case channels.EventClose:
+		color, headline = "2DC72D", "Alert resolved"
+	case channels.EventAcknowledge:
+		color, headline = "F2A900", "Alert acknowledged"
+	case channels.EventCancel:
+		color, headline = "808080", "Alert cancelled"
+	default:
+		return &channels.Failure{Reason: "delivery has no known event"}
+	}
+	a := d.Alert
+	status, event, subject := orDefault(a.Status, "UNKNOWN"), orDefault(a.EventTypeName, "(no event type)"), targetOf(a)
+	title := oneLine(headline + ": " + event)
+	var facts []fact
+	for _, f := range []fact{{"Status", status}, {"Event type", event}, {"Target", subject}, {"Project", a.GroupID}, {"Created", timeOf(a.Created)}} {
+		if f.Value != "" {
+			facts = append(facts, fact{f.Name, truncate(oneLine(f.Value), maxLine)})
+		}
+	}
+	body, err := json.Marshal(card{
+		Type:       "MessageCard",
+		Context:    "https://schema.org/extensions",
+		Summary:    truncate(title+" on "+subject, maxLine),
+		ThemeColor: color,
+		Title:      truncate(title, maxLine),
+		Sections: []section{{
+			ActivityTitle: truncate(oneLine(event+" on "+subject), maxLine),
+			Facts:         facts,
+			Text:          truncate(channels.Summary(a), maxText),
+			Markdown:      false,
+		}},
+	})
+	if err != nil {
+		return &channels.Failure{Reason: "CHAT_C card could not be encoded"}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return &channels.Failure{Reason: "CHAT_C request could not be built"}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Herald")
+	return send(n.Client, req)
+}
+
+// send does req and classifies the answer: the HTTP status as every sender does, then, for a
+// 200, the body that says whether the card was posted.
+func send(client *http.Client, req *http.Request) error {
+	if client == nil {
+		client = defaultClient()
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return channels.Classify(nil, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err := channels.Classify(resp, nil); err != nil || resp.StatusCode != http.StatusOK {
+		return err
+	}
+	answer := strings.TrimSpace(string(raw))
+	switch {
+	case answer == "1":
+		return nil
+	case strings.Contains(answer, "HTTP error 429"):
+		// "Webhook message delivery failed with error: Microsoft Teams endpoint returned
+		// HTTP error 429 ...": throttled behind a 200.
+		return &channels.Failure{Status: resp.StatusCode, Retry: true, Reason: "CHAT_C answered 200 reporting its own 429 (throttled)"}
+	}
+	// Not a text to repeat: it may name the URL.
+	return &channels.Failure{Status: resp.StatusCode, Reason: "CHAT_C answered 200 without accepting the card"}
+}
+
+// webhookURL finds the URL of d: the notification's, else the CHAT_C integration's.
+func webhookURL(d channels.Delivery) (string, *channels.Failure) {
+	target := d.Notification.ChatCWebhookURL
+	if target == "" {
+		if i := d.Integration; i != nil && (i.Type == "" || i.Type == "CHAT_C") {
+			target = i.ChatCWebhookURL
+		}
+	}
+	if target == "" {
+		return "", &channels.Failure{Reason: "no webhook URL: neither the notification nor a CHAT_C integration sets a chatCWebhookUrl"}
+	}
+	u, err := url.Parse(target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", &channels.Failure{Reason: "CHAT_C webhook URL is not an absolute http or https URL"}
+	}
+	return target, nil
+}
+
+// targetOf names what the alert is about: its host (and replica set), else its replica set,
+// else its cluster (and shard), else its project.
+func targetOf(a herald.Alert) string {
+	host := orDefault(a.HostnameAndPort, a.HostID)
+	cluster := orDefault(a.ClusterName, a.ClusterID)
+	var s string
+	switch {
+	case host != "" && a.ReplicaSetName != "":
+		s = host + " (replica set " + a.ReplicaSetName + ")"
+	case host != "":
+		s = host
+	case a.ReplicaSetName != "":
+		s = "replica set " + a.ReplicaSetName
+	case cluster != "" && a.ShardName != "":
+		s = "cluster " + cluster + ", shard " + a.ShardName
+	case cluster != "":
+		s = "cluster " + cluster
+	case a.GroupID != "":
+		s = "project " + a.GroupID
+	default:
+		s = "(unknown target)"
+	}
+	return oneLine(s)
+}
+
+func timeOf(t herald.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.String()
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// oneLine keeps text on one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// truncate cuts s to at most max characters, marking the cut with an ellipsis.
+func truncate(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max-1]) + "…"
+}

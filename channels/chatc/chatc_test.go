@@ -1,0 +1,310 @@
+package chatc_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/chatc"
+)
+
+// secretPath is the part of a webhook URL that is its credential.
+const secretPath = "/webhookb2/4f1c-secret-9d2e@tenant/IncomingWebhook/77aa-secret-0b1c/owner"
+
+func testClient() *http.Client { return channels.NewHTTPClient(true, 5*time.Second) }
+
+func answer(status int, body string, header ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i+1 < len(header); i += 2 {
+			w.Header().Set(header[i], header[i+1])
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}
+}
+
+func delivery(ev channels.Event, url string) channels.Delivery {
+	return channels.Delivery{
+		ID:           "dlv-c-1",
+		Event:        ev,
+		Alert:        channelstest.HostAlert(),
+		Notification: herald.Notification{TypeName: "CHAT_C", ChatCWebhookURL: url},
+	}
+}
+
+type fact struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type card struct {
+	Type       string `json:"@type"`
+	Context    string `json:"@context"`
+	Summary    string `json:"summary"`
+	ThemeColor string `json:"themeColor"`
+	Title      string `json:"title"`
+	Sections   []struct {
+		ActivityTitle string `json:"activityTitle"`
+		Facts         []fact `json:"facts"`
+		Text          string `json:"text"`
+		Markdown      *bool  `json:"markdown"`
+	} `json:"sections"`
+}
+
+func decode(t *testing.T, raw []byte) card {
+	t.Helper()
+	var c card
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		t.Fatalf("body is not a MessageCard: %v\n%s", err, raw)
+	}
+	if len(c.Sections) != 1 {
+		t.Fatalf("%d sections, want 1: %s", len(c.Sections), raw)
+	}
+	return c
+}
+
+func TestRequest(t *testing.T) {
+	closed := channelstest.HostAlert()
+	closed.Status = herald.StatusClosed
+	closed.Resolved = channelstest.At("2026-11-21T19:02:10Z")
+	cases := []struct {
+		event    channels.Event
+		alert    herald.Alert
+		color    string
+		headline string
+	}{
+		{channels.EventOpen, channelstest.HostAlert(), "D7000C", "Alert opened"},
+		{channels.EventUpdate, channelstest.HostAlert(), "D7000C", "Alert still open"},
+		{channels.EventClose, closed, "2DC72D", "Alert resolved"},
+		{channels.EventAcknowledge, channelstest.HostAlert(), "F2A900", "Alert acknowledged"},
+		{channels.EventCancel, channelstest.HostAlert(), "808080", "Alert cancelled"},
+	}
+	for _, c := range cases {
+		t.Run(string(c.event), func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, answer(200, "1"))
+			d := delivery(c.event, rc.URL+secretPath+"?tenant=t1")
+			d.Alert = c.alert
+			if err := (chatc.Notifier{Client: testClient()}).Notify(context.Background(), d); err != nil {
+				t.Fatalf("Notify: %v", err)
+			}
+			r := rc.Only(t)
+			if r.Method != http.MethodPost || r.Path != secretPath || r.Query.Get("tenant") != "t1" {
+				t.Errorf("got %s %s?%s, want POST to the webhook URL", r.Method, r.Path, r.Query.Encode())
+			}
+			if got := r.Header.Get("Content-Type"); got != "application/json" {
+				t.Errorf("Content-Type %q", got)
+			}
+			m := decode(t, r.Body)
+			title := c.headline + ": HOST_DOWN"
+			subject := "db1.example.com:27017 (replica set rs0)"
+			if m.Type != "MessageCard" || m.Context != "https://schema.org/extensions" {
+				t.Errorf("@type %q @context %q", m.Type, m.Context)
+			}
+			if m.ThemeColor != c.color || m.Title != title || m.Summary != title+" on "+subject {
+				t.Errorf("themeColor %q title %q summary %q, want %s %q %q", m.ThemeColor, m.Title, m.Summary, c.color, title, title+" on "+subject)
+			}
+			s := m.Sections[0]
+			if s.ActivityTitle != "HOST_DOWN on "+subject {
+				t.Errorf("activityTitle %q", s.ActivityTitle)
+			}
+			want := []fact{{"Status", c.alert.Status}, {"Event type", "HOST_DOWN"}, {"Target", subject},
+				{"Project", c.alert.GroupID}, {"Created", "2026-11-21T18:40:55Z"}}
+			if len(s.Facts) != len(want) {
+				t.Fatalf("facts %+v, want %+v", s.Facts, want)
+			}
+			for i := range want {
+				if s.Facts[i] != want[i] {
+					t.Errorf("fact %d = %+v, want %+v", i, s.Facts[i], want[i])
+				}
+			}
+			if s.Text != channels.Summary(c.alert) {
+				t.Errorf("text\n%s\nwant the Summary\n%s", s.Text, channels.Summary(c.alert))
+			}
+			if s.Markdown == nil || *s.Markdown {
+				t.Errorf("markdown %v, want false", s.Markdown)
+			}
+			if strings.Contains(string(r.Body), "secret") {
+				t.Error("body carries the URL")
+			}
+		})
+	}
+}
+
+func TestTarget(t *testing.T) {
+	cases := []struct {
+		name        string
+		ownPath     string // "": the notification has no URL
+		integration func(url string) *herald.Integration
+		wantPath    string // "": nothing may be sent
+	}{
+		{"integration's when the notification has none", "", func(u string) *herald.Integration {
+			return &herald.Integration{Type: "CHAT_C", ChatCWebhookURL: u + "/integration"}
+		}, "/integration"},
+		{"notification's wins", "/own", func(u string) *herald.Integration {
+			return &herald.Integration{Type: "CHAT_C", ChatCWebhookURL: u + "/integration"}
+		}, "/own"},
+		{"integration of another kind", "", func(u string) *herald.Integration {
+			return &herald.Integration{Type: "WEBHOOK", URL: u + "/integration"}
+		}, ""},
+		{"no URL anywhere", "", func(string) *herald.Integration { return nil }, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, answer(200, "1"))
+			d := delivery(channels.EventOpen, "")
+			if c.ownPath != "" {
+				d.Notification.ChatCWebhookURL = rc.URL + c.ownPath
+			}
+			d.Integration = c.integration(rc.URL)
+			err := (chatc.Notifier{Client: testClient()}).Notify(context.Background(), d)
+			if c.wantPath == "" {
+				var f *channels.Failure
+				if !errors.As(err, &f) || f.Retry || f.Rejected || f.Status != 0 || f.Reason == "" {
+					t.Fatalf("got %v, want a permanent failure with a reason", err)
+				}
+				if n := len(rc.Requests()); n != 0 {
+					t.Errorf("receiver got %d requests, want none", n)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Notify: %v", err)
+			}
+			if r := rc.Only(t); r.Path != c.wantPath {
+				t.Errorf("posted to %s, want %s", r.Path, c.wantPath)
+			}
+		})
+	}
+}
+
+func TestBadURLOrEventSendsNothing(t *testing.T) {
+	rc := channelstest.NewReceiver(t, answer(200, "1"))
+	cases := []struct {
+		name string
+		d    channels.Delivery
+	}{
+		{"not http", delivery(channels.EventOpen, "ftp://outlook.example.com"+secretPath)},
+		{"not absolute", delivery(channels.EventOpen, secretPath)},
+		{"no host", delivery(channels.EventOpen, "https://"+secretPath)},
+		{"no event", delivery("", rc.URL+secretPath)},
+		{"unknown event", delivery("alert.bogus", rc.URL+secretPath)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := (chatc.Notifier{Client: testClient()}).Notify(context.Background(), c.d)
+			var f *channels.Failure
+			if !errors.As(err, &f) || f.Retry || f.Rejected || f.Status != 0 {
+				t.Fatalf("got %v, want a permanent failure", err)
+			}
+			if strings.Contains(err.Error(), "secret") {
+				t.Errorf("error %q names the URL", err)
+			}
+		})
+	}
+	if n := len(rc.Requests()); n != 0 {
+		t.Errorf("receiver got %d requests", n)
+	}
+}
+
+func TestClassification(t *testing.T) {
+	type want struct {
+		ok              bool
+		retry, rejected bool
+		after           time.Duration
+	}
+	cases := []struct {
+		name   string
+		status int
+		body   string
+		header []string
+		want   want
+	}{
+		{"200 1", 200, "1", nil, want{ok: true}},
+		{"200 1 and a newline", 200, "1\r\n", nil, want{ok: true}},
+		{"202 from a workflow", 202, "", nil, want{ok: true}},
+		{"200 reporting a 429", 200, "Webhook message delivery failed with error: Microsoft Teams endpoint returned HTTP error 429 with ContextId tcid=0", nil, want{retry: true}},
+		{"200 with another error", 200, "Webhook message delivery failed with error: " + secretPath, nil, want{}},
+		{"200 empty", 200, "", nil, want{}},
+		{"400 bad card", 400, "Summary or Text is required.", nil, want{}},
+		{"401", 401, "", nil, want{rejected: true}},
+		{"403", 403, "", nil, want{rejected: true}},
+		{"404 removed webhook", 404, "", nil, want{}},
+		{"410 gone", 410, "", nil, want{}},
+		{"429 Retry-After 30", 429, "", []string{"Retry-After", "30"}, want{retry: true, after: 30 * time.Second}},
+		{"500", 500, "", nil, want{retry: true}},
+		{"503", 503, "", nil, want{retry: true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, answer(c.status, c.body, c.header...))
+			err := (chatc.Notifier{Client: testClient()}).Notify(context.Background(), delivery(channels.EventOpen, rc.URL+secretPath))
+			rc.Only(t)
+			if c.want.ok {
+				if err != nil {
+					t.Fatalf("got %v, want delivered", err)
+				}
+				return
+			}
+			var f *channels.Failure
+			if !errors.As(err, &f) {
+				t.Fatalf("got %v, want a *channels.Failure", err)
+			}
+			if f.Status != c.status || f.Retry != c.want.retry || f.Rejected != c.want.rejected || f.RetryAfter != c.want.after {
+				t.Errorf("got %+v, want status %d retry %v rejected %v after %s", f, c.status, c.want.retry, c.want.rejected, c.want.after)
+			}
+			if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), rc.URL) {
+				t.Errorf("error %q names the URL", err)
+			}
+		})
+	}
+}
+
+func TestPrivateAddressRefused(t *testing.T) {
+	rc := channelstest.NewReceiver(t, answer(200, "1"))
+	for name, client := range map[string]*http.Client{
+		"NewHTTPClient(false)": channels.NewHTTPClient(false, 5*time.Second),
+		"default client":       nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := (chatc.Notifier{Client: client}).Notify(context.Background(), delivery(channels.EventOpen, rc.URL+secretPath))
+			var f *channels.Failure
+			if !errors.As(err, &f) || f.Retry || f.Rejected || f.Reason != "target address not allowed" {
+				t.Fatalf("got %v, want the address refused", err)
+			}
+			if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "127.0.0.1") {
+				t.Errorf("error %q names the URL", err)
+			}
+		})
+	}
+	if n := len(rc.Requests()); n != 0 {
+		t.Errorf("receiver got %d requests, want none", n)
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	err = (chatc.Notifier{Client: testClient()}).Notify(context.Background(), delivery(channels.EventOpen, "http://"+addr+secretPath))
+	var f *channels.Failure
+	if !errors.As(err, &f) || !f.Retry || f.Status != 0 {
+		t.Fatalf("got %v, want a retryable failure without a status", err)
+	}
+	if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), addr) {
+		t.Errorf("error %q names the URL", err)
+	}
+}

@@ -1,0 +1,380 @@
+package email
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"mime"
+	"mime/quotedprintable"
+	"net"
+	"net/mail"
+	"net/smtp"
+	"net/textproto"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+)
+
+// Config is the operator's SMTP server.
+type Config struct {
+	Addr     string        // host:port of the SMTP server (HERALD_SMTP_ADDR)
+	From     string        // envelope and header sender (HERALD_SMTP_FROM)
+	Username string        // AUTH PLAIN when set (HERALD_SMTP_USERNAME)
+	Password string        // (HERALD_SMTP_PASSWORD) never logged
+	TLS      *tls.Config   // for STARTTLS; nil: system roots, ServerName = host of Addr
+	Timeout  time.Duration // whole conversation; default 30s
+	Hello    string        // EHLO name; default "localhost"
+}
+
+// Notifier sends EMAIL deliveries through the configured server.
+type Notifier struct{ Config }
+
+const (
+	defaultTimeout = 30 * time.Second
+	defaultHello   = "localhost"
+	// maxSubjectTarget bounds the part of a subject taken from the alert's target.
+	maxSubjectTarget = 200
+	// maxLine is RFC 5322's limit on a line, CRLF excluded: a body with a longer line is sent
+	// quoted-printable.
+	maxLine = 998
+)
+
+// Notify sends d to d.To, else to the notification's emailAddress. See the package doc.
+func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
+	to := d.To
+	if to == "" {
+		to = d.Notification.EmailAddress
+	}
+	if to == "" {
+		return &channels.Failure{Reason: "no email address: neither the delivery nor the notification names one"}
+	}
+	if d.ID == "" {
+		return &channels.Failure{Reason: "delivery has no id"}
+	}
+	return n.send(ctx, to, Subject(d), channels.Summary(d.Alert), d.ID)
+}
+
+// Message sends a plain message that is not about an alert (the dispatcher emails project
+// owners when a token is rejected). messageID makes the Message-ID <messageID@herald>, the
+// same on every retry; "" means a random one.
+func (n Notifier) Message(ctx context.Context, to, subject, body, messageID string) error {
+	if to == "" {
+		return &channels.Failure{Reason: "no email address"}
+	}
+	if messageID == "" {
+		var b [16]byte
+		_, _ = rand.Read(b[:]) // never fails
+		messageID = hex.EncodeToString(b[:])
+	}
+	return n.send(ctx, to, oneLine(subject), body, messageID)
+}
+
+// Subject is the subject of a delivery's message: "[Herald] OPEN HOST_DOWN: db1.example.com:27017".
+func Subject(d channels.Delivery) string {
+	s := "[Herald] " + status(d) + " " + orDefault(oneLine(d.Alert.EventTypeName), "(no event type)")
+	if t := target(d.Alert); t != "" {
+		s += ": " + truncate(t, maxSubjectTarget)
+	}
+	return s
+}
+
+// status names what the message tells: the alert's status, or what the event says when the
+// alert carries none; ACKNOWLEDGED for an acknowledgement.
+func status(d channels.Delivery) string {
+	if d.Event == channels.EventAcknowledge {
+		return "ACKNOWLEDGED"
+	}
+	if s := oneLine(d.Alert.Status); s != "" {
+		return s
+	}
+	switch d.Event {
+	case channels.EventClose:
+		return herald.StatusClosed
+	case channels.EventCancel:
+		return herald.StatusCancelled
+	}
+	return herald.StatusOpen
+}
+
+// target is what the alert is about, on one line: host, else cluster, else replica set.
+func target(a herald.Alert) string {
+	for _, t := range []string{a.HostnameAndPort, a.HostID, a.ClusterName, a.ClusterID, a.ReplicaSetName} {
+		if t = oneLine(t); t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+// send has one SMTP conversation that delivers one message.
+func (n Notifier) send(ctx context.Context, to, subject, body, messageID string) error {
+	if n.Addr == "" {
+		return &channels.Failure{Reason: "no SMTP server configured (HERALD_SMTP_ADDR)"}
+	}
+	host, _, err := net.SplitHostPort(n.Addr)
+	if err != nil || host == "" {
+		return &channels.Failure{Reason: "the SMTP server address is not host:port (HERALD_SMTP_ADDR)"}
+	}
+	if n.From == "" {
+		return &channels.Failure{Reason: "no sender address configured (HERALD_SMTP_FROM)"}
+	}
+	from, err := address(n.From)
+	if err != nil {
+		return &channels.Failure{Reason: "the sender address (HERALD_SMTP_FROM) " + err.Error()}
+	}
+	rcpt, err := address(to)
+	if err != nil {
+		return &channels.Failure{Reason: "the recipient address " + err.Error()}
+	}
+	hello := orDefault(n.Hello, defaultHello)
+	if strings.ContainsAny(hello, "\r\n \t") {
+		return &channels.Failure{Reason: "the EHLO name is not a single word"}
+	}
+	msg := compose(from, rcpt, subject, body, messageID, time.Now())
+
+	timeout := n.Timeout
+	if timeout <= 0 {
+		timeout = defaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	var dialer net.Dialer
+	conn, err := dialer.DialContext(ctx, "tcp", n.Addr)
+	if err != nil {
+		return transportFailure(ctx, "connect", err)
+	}
+	defer conn.Close()
+	// One deadline for the whole conversation, and cancelling ctx ends it at once.
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	c, err := smtp.NewClient(conn, host) // reads the greeting
+	if err != nil {
+		return failure(ctx, "greeting", err)
+	}
+	defer c.Close()
+	if err := c.Hello(hello); err != nil {
+		return failure(ctx, "EHLO", err)
+	}
+	tlsOn := false
+	if ok, _ := c.Extension("STARTTLS"); ok {
+		cfg := n.TLS.Clone()
+		if cfg == nil {
+			cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		if cfg.ServerName == "" {
+			cfg.ServerName = host
+		}
+		if err := c.StartTLS(cfg); err != nil {
+			return failure(ctx, "STARTTLS", err)
+		}
+		tlsOn = true
+	}
+	if n.Username != "" {
+		// net/smtp's PlainAuth refuses the same, but say why rather than fail obscurely.
+		if !tlsOn && !isLocalhost(host) {
+			return &channels.Failure{Reason: "the SMTP server does not offer STARTTLS: credentials are not sent in clear"}
+		}
+		if ok, _ := c.Extension("AUTH"); !ok {
+			return &channels.Failure{Reason: "the SMTP server does not offer AUTH"}
+		}
+		if err := c.Auth(smtp.PlainAuth("", n.Username, n.Password, host)); err != nil {
+			return authFailure(ctx, err)
+		}
+	}
+	if err := c.Mail(from.Address); err != nil {
+		return failure(ctx, "MAIL FROM", err)
+	}
+	if err := c.Rcpt(rcpt.Address); err != nil {
+		return failure(ctx, "RCPT TO", err)
+	}
+	w, err := c.Data()
+	if err != nil {
+		return failure(ctx, "DATA", err)
+	}
+	if _, err := w.Write(msg); err != nil { // dot-stuffed and CRLF-terminated by the writer
+		return failure(ctx, "DATA", err)
+	}
+	if err := w.Close(); err != nil { // the server's answer to the message
+		return failure(ctx, "DATA", err)
+	}
+	_ = c.Quit() // the message is accepted: a failed QUIT does not undo that
+	return nil
+}
+
+// address parses an address given to send to or from. The error completes "the ... address".
+func address(s string) (*mail.Address, error) {
+	if strings.ContainsAny(s, "\r\n") {
+		return nil, errors.New("contains a line break")
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil {
+		return nil, errors.New("is not an email address")
+	}
+	return a, nil
+}
+
+// compose builds the message: headers, a blank line, the body. Lines end in LF; the DATA
+// writer turns them into CRLF.
+func compose(from, to *mail.Address, subject, body, messageID string, now time.Time) []byte {
+	body = strings.ReplaceAll(body, "\r\n", "\n")
+	body = strings.ReplaceAll(body, "\r", "\n")
+	var b bytes.Buffer
+	header := func(name, value string) { b.WriteString(name + ": " + value + "\n") }
+	header("From", from.String())
+	header("To", to.String())
+	header("Subject", mime.QEncoding.Encode("utf-8", oneLine(subject)))
+	header("Date", now.Format(time.RFC1123Z))
+	header("Message-ID", "<"+msgIDPart(messageID)+"@herald>")
+	header("MIME-Version", "1.0")
+	header("Content-Type", "text/plain; charset=utf-8")
+	ascii := plainASCII(body)
+	if ascii {
+		header("Content-Transfer-Encoding", "7bit")
+	} else {
+		header("Content-Transfer-Encoding", "quoted-printable")
+	}
+	header("Auto-Submitted", "auto-generated") // RFC 3834: no auto-replies, please
+	b.WriteString("\n")
+	if ascii {
+		b.WriteString(body)
+	} else {
+		qp := quotedprintable.NewWriter(&b)
+		_, _ = qp.Write([]byte(body)) // to a buffer: cannot fail
+		_ = qp.Close()
+	}
+	if !bytes.HasSuffix(b.Bytes(), []byte("\n")) {
+		b.WriteString("\n")
+	}
+	return b.Bytes()
+}
+
+// plainASCII reports whether body can go as it is: ASCII without control characters other
+// than tab and line feed, and no line longer than SMTP allows.
+func plainASCII(body string) bool {
+	for line := range strings.SplitSeq(body, "\n") {
+		if len(line) > maxLine {
+			return false
+		}
+		for i := 0; i < len(line); i++ {
+			if c := line[i]; c >= 0x7f || (c < 0x20 && c != '\t') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// msgIDPart makes id fit the left part of a Message-ID: atext and dots only.
+func msgIDPart(id string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9',
+			strings.ContainsRune("!#$%&'*+/=?^_`{|}~.-", r):
+			return r
+		}
+		return '_'
+	}, id)
+}
+
+// isLocalhost is net/smtp's: the names to which PlainAuth sends credentials without TLS.
+func isLocalhost(host string) bool {
+	return host == "localhost" || host == "127.0.0.1" || host == "::1"
+}
+
+// failure classifies what went wrong at stage of the conversation: an SMTP reply by its code
+// (4xx retried, 5xx permanent), anything else as a connection failure.
+func failure(ctx context.Context, stage string, err error) error {
+	var te *textproto.Error
+	if errors.As(err, &te) {
+		f := replyFailure(stage, te)
+		if msg := serverText(te.Msg); msg != "" {
+			f.Reason += " " + msg
+		}
+		return f
+	}
+	return transportFailure(ctx, stage, err)
+}
+
+// authFailure is failure for AUTH, without the server's text: the credentials are the
+// operator's, so a refusal is permanent but not Rejected.
+func authFailure(ctx context.Context, err error) error {
+	var te *textproto.Error
+	if errors.As(err, &te) {
+		return replyFailure("AUTH", te)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || ctx.Err() != nil {
+		return transportFailure(ctx, "AUTH", err)
+	}
+	return &channels.Failure{Reason: "SMTP AUTH could not be done"}
+}
+
+func replyFailure(stage string, te *textproto.Error) *channels.Failure {
+	f := &channels.Failure{Status: te.Code, Reason: fmt.Sprintf("SMTP server refused %s: %d", stage, te.Code)}
+	switch {
+	case te.Code >= 500 && te.Code < 600:
+	case te.Code >= 400 && te.Code < 500:
+		f.Reason = fmt.Sprintf("SMTP server deferred %s: %d", stage, te.Code)
+		f.Retry = true
+	default:
+		f.Reason = fmt.Sprintf("SMTP server answered %s with an unexpected %d", stage, te.Code)
+		f.Retry = true
+	}
+	return f
+}
+
+// transportFailure classifies an error that is not an SMTP reply as channels.Classify does a
+// request without an answer (timeouts and connection errors retried, a TLS certificate not
+// accepted permanent), preferring the context's own error when it ended the conversation.
+func transportFailure(ctx context.Context, stage string, err error) error {
+	if ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	var f *channels.Failure
+	if !errors.As(channels.Classify(nil, err), &f) {
+		f = &channels.Failure{Retry: true, Reason: "connection failed"}
+	}
+	g := *f
+	g.Reason = "SMTP " + stage + ": " + f.Reason
+	return &g
+}
+
+// serverText is the server's reply text, on one line and short, in parentheses.
+func serverText(msg string) string {
+	msg = truncate(oneLine(msg), 200)
+	if msg == "" {
+		return ""
+	}
+	return "(" + msg + ")"
+}
+
+// oneLine collapses all white space, line breaks included, to single spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// truncate cuts s to at most n runes, ending in "..." when it was cut.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-3]) + "..."
+}

@@ -1,0 +1,141 @@
+package metricsa
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+)
+
+// DefaultBaseURL is the public Events API address (HERALD_METRICS_A_URL overrides it).
+const DefaultBaseURL = "https://api.datadoghq.com"
+
+// The service's limits, in characters.
+const (
+	maxTitle = 100
+	maxText  = 4000
+)
+
+// Notifier sends METRICS_A deliveries as Events API v1 events.
+//
+// Client nil means a client from channels.NewHTTPClient(false, 10s); BaseURL "" means
+// DefaultBaseURL.
+type Notifier struct {
+	Client  *http.Client
+	BaseURL string
+}
+
+type event struct {
+	Title          string   `json:"title"`
+	Text           string   `json:"text"`
+	AlertType      string   `json:"alert_type"`
+	AggregationKey string   `json:"aggregation_key"`
+	SourceTypeName string   `json:"source_type_name"`
+	DateHappened   int64    `json:"date_happened,omitempty"`
+	Tags           []string `json:"tags"`
+}
+
+// Notify sends d. See Notifier.
+func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
+	key := d.Notification.MetricsAAPIKey
+	if key == "" {
+		if i := d.Integration; i != nil && (i.Type == "" || i.Type == "METRICS_A") {
+			key = i.APIKey
+		}
+	}
+	if key == "" {
+		return &channels.Failure{Reason: "no API key: neither the notification nor a METRICS_A integration sets one"}
+	}
+	a := d.Alert
+	if a.ID == "" {
+		return &channels.Failure{Reason: "alert has no id"}
+	}
+	ev := event{
+		Title:          truncate(title(a), maxTitle),
+		Text:           truncate(channels.Summary(a), maxText),
+		AggregationKey: a.ID,
+		SourceTypeName: "herald",
+		Tags:           []string{"herald"},
+	}
+	if a.EventTypeName != "" {
+		ev.Tags = append(ev.Tags, "event_type:"+a.EventTypeName)
+	}
+	if a.GroupID != "" {
+		ev.Tags = append(ev.Tags, "group:"+a.GroupID)
+	}
+	switch {
+	case !a.Updated.IsZero():
+		ev.DateHappened = a.Updated.Unix()
+	case !a.Created.IsZero():
+		ev.DateHappened = a.Created.Unix()
+	}
+	switch d.Event {
+	case channels.EventOpen, channels.EventUpdate:
+		ev.AlertType = "error"
+	case channels.EventClose, channels.EventCancel:
+		// A cancelled alert will never close: end its thread rather than leave it in error.
+		ev.AlertType = "success"
+	case channels.EventAcknowledge:
+		ev.AlertType = "info"
+	default:
+		return &channels.Failure{Reason: "delivery has no known event"}
+	}
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return &channels.Failure{Reason: "METRICS_A event could not be encoded"}
+	}
+	base := n.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+"/api/v1/events", bytes.NewReader(body))
+	if err != nil {
+		return &channels.Failure{Reason: "METRICS_A request could not be built"}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Herald")
+	req.Header.Set("DD-API-KEY", key)
+	return channels.Send(n.Client, req)
+}
+
+// title is one line naming status, event type and target: "OPEN HOST_DOWN: db1.example.com:27017".
+func title(a herald.Alert) string {
+	status, ev := a.Status, a.EventTypeName
+	if status == "" {
+		status = "UNKNOWN"
+	}
+	if ev == "" {
+		ev = "(no event type)"
+	}
+	return oneLine(status + " " + ev + ": " + subject(a))
+}
+
+// subject is what the alert is about: the host, else the replica set, else the cluster, else
+// the project.
+func subject(a herald.Alert) string {
+	for _, s := range []string{a.HostnameAndPort, a.HostID, a.ReplicaSetName, a.ClusterName, a.ClusterID} {
+		if s != "" {
+			return s
+		}
+	}
+	if a.GroupID != "" {
+		return "project " + a.GroupID
+	}
+	return "unknown target"
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// truncate cuts s to at most n characters (runes), ending a cut text with "…".
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

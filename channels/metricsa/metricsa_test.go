@@ -1,0 +1,231 @@
+package metricsa_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/metricsa"
+)
+
+const (
+	notifKey = "dd-notif-9a8b7c6d5e4f0001"
+	integKey = "dd-integ-9a8b7c6d5e4f0002"
+)
+
+func testClient() *http.Client { return channels.NewHTTPClient(true, 5*time.Second) }
+
+func accepted(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+	_, _ = w.Write([]byte(`{"status":"ok","event":{"id":1}}`))
+}
+
+func delivery(ev channels.Event, a herald.Alert, key string, integ *herald.Integration) channels.Delivery {
+	return channels.Delivery{
+		ID:           "dlv-0001",
+		Event:        ev,
+		Alert:        a,
+		Notification: herald.Notification{TypeName: "METRICS_A", MetricsAAPIKey: key},
+		Integration:  integ,
+	}
+}
+
+func decode(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v\n%s", err, b)
+	}
+	return m
+}
+
+func TestEvents(t *testing.T) {
+	open := channelstest.MetricAlert()
+	closed := open
+	closed.Status = herald.StatusClosed
+	closed.Updated = channelstest.At("2026-11-21T19:00:00Z")
+	closed.Resolved = closed.Updated
+	for _, tc := range []struct {
+		ev        channels.Event
+		a         herald.Alert
+		alertType string
+		title     string
+	}{
+		{channels.EventOpen, open, "error", "OPEN OUTSIDE_METRIC_THRESHOLD: db1.example.com:27017"},
+		{channels.EventUpdate, open, "error", "OPEN OUTSIDE_METRIC_THRESHOLD: db1.example.com:27017"},
+		{channels.EventClose, closed, "success", "CLOSED OUTSIDE_METRIC_THRESHOLD: db1.example.com:27017"},
+		{channels.EventCancel, closed, "success", "CLOSED OUTSIDE_METRIC_THRESHOLD: db1.example.com:27017"},
+		{channels.EventAcknowledge, open, "info", "OPEN OUTSIDE_METRIC_THRESHOLD: db1.example.com:27017"},
+	} {
+		t.Run(string(tc.ev), func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, accepted)
+			n := metricsa.Notifier{Client: testClient(), BaseURL: rc.URL}
+			if err := n.Notify(context.Background(), delivery(tc.ev, tc.a, notifKey, nil)); err != nil {
+				t.Fatalf("Notify: %v", err)
+			}
+			r := rc.Only(t)
+			if r.Method != http.MethodPost || r.Path != "/api/v1/events" || len(r.Query) != 0 {
+				t.Errorf("request %s %s?%v, want POST /api/v1/events", r.Method, r.Path, r.Query)
+			}
+			for h, want := range map[string]string{"DD-API-KEY": notifKey, "Content-Type": "application/json", "Authorization": ""} {
+				if got := r.Header.Get(h); got != want {
+					t.Errorf("%s %q, want %q", h, got, want)
+				}
+			}
+			m := decode(t, r.Body)
+			for k, want := range map[string]any{
+				"title":            tc.title,
+				"text":             channels.Summary(tc.a),
+				"alert_type":       tc.alertType,
+				"aggregation_key":  open.ID,
+				"source_type_name": "herald",
+				"date_happened":    float64(tc.a.Updated.Unix()),
+			} {
+				if m[k] != want {
+					t.Errorf("%s = %v, want %v", k, m[k], want)
+				}
+			}
+			if tags, _ := json.Marshal(m["tags"]); string(tags) != `["herald","event_type:OUTSIDE_METRIC_THRESHOLD","group:`+open.GroupID+`"]` {
+				t.Errorf("tags %s", tags)
+			}
+		})
+	}
+}
+
+func TestDateIsUpdated(t *testing.T) {
+	rc := channelstest.NewReceiver(t, accepted)
+	n := metricsa.Notifier{Client: testClient(), BaseURL: rc.URL + "/"}
+	// MetricAlert: created 18:40:55, updated 18:45:00.
+	if err := n.Notify(context.Background(), delivery(channels.EventUpdate, channelstest.MetricAlert(), notifKey, nil)); err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	r := rc.Only(t)
+	if r.Path != "/api/v1/events" {
+		t.Errorf("path %s", r.Path)
+	}
+	if got := decode(t, r.Body)["date_happened"]; got != float64(time.Date(2026, 11, 21, 18, 45, 0, 0, time.UTC).Unix()) {
+		t.Errorf("date_happened %v, want the alert's updated time", got)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	rc := channelstest.NewReceiver(t, accepted)
+	a := channelstest.HostAlert()
+	a.HostnameAndPort = strings.Repeat("h", 5000)
+	if err := (metricsa.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), delivery(channels.EventOpen, a, notifKey, nil)); err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	m := decode(t, rc.Only(t).Body)
+	for k, limit := range map[string]int{"title": 100, "text": 4000} {
+		if got := len([]rune(m[k].(string))); got > limit {
+			t.Errorf("%s has %d characters, over the service's %d", k, got, limit)
+		}
+	}
+}
+
+func TestKeyChoice(t *testing.T) {
+	integ := &herald.Integration{Type: "METRICS_A", APIKey: integKey}
+	for _, tc := range []struct {
+		name  string
+		notif string
+		integ *herald.Integration
+		want  string
+	}{
+		{"notification only", notifKey, nil, notifKey},
+		{"integration only", "", integ, integKey},
+		{"notification wins", notifKey, integ, notifKey},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, accepted)
+			n := metricsa.Notifier{Client: testClient(), BaseURL: rc.URL}
+			if err := n.Notify(context.Background(), delivery(channels.EventOpen, channelstest.HostAlert(), tc.notif, tc.integ)); err != nil {
+				t.Fatalf("Notify: %v", err)
+			}
+			if got := rc.Only(t).Header.Get("DD-API-KEY"); got != tc.want {
+				t.Errorf("DD-API-KEY %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNothingSent(t *testing.T) {
+	noID := channelstest.HostAlert()
+	noID.ID = ""
+	for _, tc := range []struct {
+		name string
+		d    channels.Delivery
+	}{
+		{"no key", delivery(channels.EventOpen, channelstest.HostAlert(), "", nil)},
+		{"integration without key", delivery(channels.EventOpen, channelstest.HostAlert(), "", &herald.Integration{Type: "METRICS_A"})},
+		{"integration of another kind", delivery(channels.EventOpen, channelstest.HostAlert(), "", &herald.Integration{Type: "ALERTING_A", APIKey: integKey})},
+		{"alert without id", delivery(channels.EventOpen, noID, notifKey, nil)},
+		{"no event", delivery("", channelstest.HostAlert(), notifKey, nil)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, accepted)
+			err := metricsa.Notifier{Client: testClient(), BaseURL: rc.URL}.Notify(context.Background(), tc.d)
+			var f *channels.Failure
+			if !errors.As(err, &f) || f.Retry || f.Rejected {
+				t.Fatalf("Notify = %v, want a permanent *Failure", err)
+			}
+			if n := len(rc.Requests()); n != 0 {
+				t.Errorf("%d requests sent, want none", n)
+			}
+		})
+	}
+}
+
+func TestClassification(t *testing.T) {
+	for _, tc := range []struct {
+		status     int
+		retryAfter string
+		body       string
+		ok         bool
+		retry      bool
+		after      time.Duration
+		rejected   bool
+	}{
+		{status: 202, body: `{"status":"ok"}`, ok: true},
+		{status: 400, body: `{"errors":["Event title is required"]}`},
+		{status: 401, rejected: true},
+		{status: 403, body: `{"errors":["Forbidden"]}`, rejected: true},
+		{status: 429, retryAfter: "9", retry: true, after: 9 * time.Second},
+		{status: 500, retry: true},
+	} {
+		rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, _ *http.Request) {
+			if tc.retryAfter != "" {
+				w.Header().Set("Retry-After", tc.retryAfter)
+			}
+			w.WriteHeader(tc.status)
+			_, _ = w.Write([]byte(tc.body))
+		})
+		err := metricsa.Notifier{Client: testClient(), BaseURL: rc.URL}.Notify(context.Background(),
+			delivery(channels.EventOpen, channelstest.HostAlert(), notifKey, nil))
+		rc.Only(t)
+		if tc.ok {
+			if err != nil {
+				t.Errorf("%d: Notify = %v, want nil", tc.status, err)
+			}
+			continue
+		}
+		var f *channels.Failure
+		if !errors.As(err, &f) {
+			t.Errorf("%d: Notify = %v, want a *Failure", tc.status, err)
+			continue
+		}
+		if f.Status != tc.status || f.Retry != tc.retry || f.RetryAfter != tc.after || f.Rejected != tc.rejected {
+			t.Errorf("%d: %+v, want retry %v after %v, rejected %v", tc.status, f, tc.retry, tc.after, tc.rejected)
+		}
+		if strings.Contains(err.Error(), notifKey) {
+			t.Errorf("%d: error %q contains the key", tc.status, err)
+		}
+	}
+}

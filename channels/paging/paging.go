@@ -1,0 +1,152 @@
+package paging
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+)
+
+// DefaultBaseURL is the public Events API v2 address (HERALD_PAGING_URL overrides it).
+const DefaultBaseURL = "https://events.pagerduty.com"
+
+// maxSummary is the longest summary the service takes.
+const maxSummary = 1024
+
+// Notifier sends PAGING deliveries as Events API v2 events.
+//
+// The key: the notification's serviceKey, else the PAGING integration's serviceKey. Client nil
+// means a client from channels.NewHTTPClient(false, 10s); BaseURL "" means DefaultBaseURL.
+type Notifier struct {
+	Client  *http.Client
+	BaseURL string
+}
+
+// event is an Events API v2 event.
+type event struct {
+	RoutingKey  string   `json:"routing_key"`
+	EventAction string   `json:"event_action"`
+	DedupKey    string   `json:"dedup_key"`
+	Client      string   `json:"client,omitempty"`
+	Payload     *payload `json:"payload,omitempty"`
+}
+
+type payload struct {
+	Summary       string       `json:"summary"`
+	Source        string       `json:"source"`
+	Severity      string       `json:"severity"`
+	Timestamp     string       `json:"timestamp,omitempty"`
+	Class         string       `json:"class,omitempty"`
+	Group         string       `json:"group,omitempty"`
+	CustomDetails herald.Alert `json:"custom_details"`
+}
+
+// Notify sends d. See Notifier.
+func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
+	key := d.Notification.ServiceKey
+	if key == "" {
+		if i := d.Integration; i != nil && (i.Type == "" || i.Type == "PAGING") {
+			key = i.ServiceKey
+		}
+	}
+	if key == "" {
+		return &channels.Failure{Reason: "no service key: neither the notification nor a PAGING integration sets one"}
+	}
+	a := d.Alert
+	if a.ID == "" {
+		return &channels.Failure{Reason: "alert has no id"}
+	}
+	ev := event{RoutingKey: key, DedupKey: a.ID}
+	switch d.Event {
+	case channels.EventOpen, channels.EventUpdate:
+		ev.EventAction = "trigger"
+		ev.Client = "Herald"
+		a.HumanReadable = channels.Summary(a)
+		ev.Payload = &payload{
+			Summary:       truncate(title(a), maxSummary),
+			Source:        source(a),
+			Severity:      "critical",
+			Class:         a.EventTypeName,
+			Group:         a.GroupID,
+			CustomDetails: a,
+		}
+		if !a.Created.IsZero() {
+			ev.Payload.Timestamp = a.Created.String()
+		}
+	case channels.EventClose, channels.EventCancel:
+		// A cancelled alert will never close: resolve its incident rather than leave it open.
+		ev.EventAction = "resolve"
+	case channels.EventAcknowledge:
+		ev.EventAction = "acknowledge"
+	default:
+		return &channels.Failure{Reason: "delivery has no known event"}
+	}
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return &channels.Failure{Reason: "PAGING event could not be encoded"}
+	}
+	base := n.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+"/v2/enqueue", bytes.NewReader(body))
+	if err != nil {
+		return &channels.Failure{Reason: "PAGING request could not be built"}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Herald")
+	return channels.Send(n.Client, req)
+}
+
+// title is one line naming status, event type and target: "OPEN HOST_DOWN: db1.example.com:27017".
+func title(a herald.Alert) string {
+	status, ev := a.Status, a.EventTypeName
+	if status == "" {
+		status = "UNKNOWN"
+	}
+	if ev == "" {
+		ev = "(no event type)"
+	}
+	return oneLine(status + " " + ev + ": " + subject(a))
+}
+
+// subject is what the alert is about: the host, else the replica set, else the cluster, else
+// the project.
+func subject(a herald.Alert) string {
+	for _, s := range []string{a.HostnameAndPort, a.HostID, a.ReplicaSetName, a.ClusterName, a.ClusterID} {
+		if s != "" {
+			return s
+		}
+	}
+	if a.GroupID != "" {
+		return "project " + a.GroupID
+	}
+	return "unknown target"
+}
+
+// source is the payload's source, which the service requires: the host, replica set or
+// cluster, else the project id.
+func source(a herald.Alert) string {
+	for _, s := range []string{a.HostnameAndPort, a.ReplicaSetName, a.ClusterName, a.ClusterID, a.HostID, a.GroupID} {
+		if s != "" {
+			return oneLine(s)
+		}
+	}
+	return "Herald"
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// truncate cuts s to at most n characters (runes), ending a cut text with "…".
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

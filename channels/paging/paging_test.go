@@ -1,0 +1,298 @@
+package paging_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/paging"
+)
+
+const (
+	notifKey = "pd-notif-key-0123456789abcdef0001"
+	integKey = "pd-integ-key-0123456789abcdef0002"
+)
+
+func testClient() *http.Client { return channels.NewHTTPClient(true, 5*time.Second) }
+
+func accepted(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+	_, _ = w.Write([]byte(`{"status":"success","message":"Event processed","dedup_key":"x"}`))
+}
+
+func delivery(ev channels.Event, a herald.Alert, key string, integ *herald.Integration) channels.Delivery {
+	return channels.Delivery{
+		ID:           "dlv-0001",
+		Event:        ev,
+		Alert:        a,
+		Notification: herald.Notification{TypeName: "PAGING", ServiceKey: key},
+		Integration:  integ,
+	}
+}
+
+func decode(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v\n%s", err, b)
+	}
+	return m
+}
+
+func TestTrigger(t *testing.T) {
+	rc := channelstest.NewReceiver(t, accepted)
+	n := paging.Notifier{Client: testClient(), BaseURL: rc.URL}
+	a := channelstest.HostAlert()
+	if err := n.Notify(context.Background(), delivery(channels.EventOpen, a, notifKey, nil)); err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	r := rc.Only(t)
+	if r.Method != http.MethodPost || r.Path != "/v2/enqueue" || len(r.Query) != 0 {
+		t.Errorf("request %s %s?%v, want POST /v2/enqueue", r.Method, r.Path, r.Query)
+	}
+	if got := r.Header.Get("Content-Type"); got != "application/json" {
+		t.Errorf("Content-Type %q, want application/json", got)
+	}
+	if got := r.Header.Get("Authorization"); got != "" {
+		t.Errorf("Authorization %q, want none: the key travels in the body", got)
+	}
+	m := decode(t, r.Body)
+	for k, want := range map[string]string{
+		"routing_key": notifKey, "event_action": "trigger", "dedup_key": a.ID, "client": "Herald",
+	} {
+		if m[k] != want {
+			t.Errorf("%s = %v, want %q", k, m[k], want)
+		}
+	}
+	p, _ := m["payload"].(map[string]any)
+	if p == nil {
+		t.Fatalf("no payload in %s", r.Body)
+	}
+	for k, want := range map[string]string{
+		"summary":   "OPEN HOST_DOWN: db1.example.com:27017",
+		"source":    "db1.example.com:27017",
+		"severity":  "critical",
+		"timestamp": "2026-11-21T18:40:55Z",
+		"class":     "HOST_DOWN",
+		"group":     a.GroupID,
+	} {
+		if p[k] != want {
+			t.Errorf("payload.%s = %v, want %q", k, p[k], want)
+		}
+	}
+	if _, err := time.Parse(time.RFC3339, p["timestamp"].(string)); err != nil {
+		t.Errorf("timestamp is not RFC 3339: %v", err)
+	}
+	cd, _ := p["custom_details"].(map[string]any)
+	if cd["id"] != a.ID || cd["eventTypeName"] != "HOST_DOWN" || cd["hostnameAndPort"] != a.HostnameAndPort {
+		t.Errorf("custom_details %v, want the alert object", cd)
+	}
+	if hr, _ := cd["humanReadable"].(string); !strings.HasPrefix(hr, "Alert OPEN: HOST_DOWN") {
+		t.Errorf("custom_details.humanReadable %q, want the summary", hr)
+	}
+}
+
+func TestSummaryAndSource(t *testing.T) {
+	long := channelstest.MetricAlert()
+	long.HostnameAndPort, long.HostID, long.ReplicaSetName = "", "", ""
+	long.ClusterName = strings.Repeat("c", 2000)
+	project := channelstest.MetricAlert()
+	project.HostnameAndPort, project.HostID, project.ReplicaSetName = "", "", ""
+	for _, tc := range []struct {
+		name          string
+		a             herald.Alert
+		summaryPrefix string
+		summaryLen    int // in characters; 0: not checked
+		source        string
+	}{
+		{"host", channelstest.MetricAlert(), "OPEN OUTSIDE_METRIC_THRESHOLD: db1.example.com:27017", 0, "db1.example.com:27017"},
+		{"cluster, cut to 1024", long, "OPEN OUTSIDE_METRIC_THRESHOLD: ccc", 1024, long.ClusterName},
+		{"project", project, "OPEN OUTSIDE_METRIC_THRESHOLD: project " + project.GroupID, 0, project.GroupID},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, accepted)
+			n := paging.Notifier{Client: testClient(), BaseURL: rc.URL}
+			if err := n.Notify(context.Background(), delivery(channels.EventUpdate, tc.a, notifKey, nil)); err != nil {
+				t.Fatalf("Notify: %v", err)
+			}
+			m := decode(t, rc.Only(t).Body)
+			p := m["payload"].(map[string]any)
+			s := p["summary"].(string)
+			if !strings.HasPrefix(s, tc.summaryPrefix) {
+				t.Errorf("summary %.80q..., want prefix %q", s, tc.summaryPrefix)
+			}
+			if tc.summaryLen > 0 && len([]rune(s)) != tc.summaryLen {
+				t.Errorf("summary has %d characters, want %d", len([]rune(s)), tc.summaryLen)
+			}
+			if p["source"] != tc.source {
+				t.Errorf("source %.80v, want %.80q", p["source"], tc.source)
+			}
+			if m["event_action"] != "trigger" {
+				t.Errorf("event_action %v, want trigger for a repeat notice", m["event_action"])
+			}
+		})
+	}
+}
+
+// The resolve must carry the trigger's dedup_key and routing key, or the incident stays open.
+func TestResolveMatchesTrigger(t *testing.T) {
+	rc := channelstest.NewReceiver(t, accepted)
+	n := paging.Notifier{Client: testClient(), BaseURL: rc.URL + "/"}
+	integ := &herald.Integration{Type: "PAGING", ServiceKey: integKey}
+	open := channelstest.HostAlert()
+	closed := open
+	closed.Status = herald.StatusClosed
+	closed.Resolved = channelstest.At("2026-11-21T19:00:00Z")
+	for _, d := range []channels.Delivery{
+		delivery(channels.EventOpen, open, "", integ),
+		delivery(channels.EventClose, closed, "", integ),
+	} {
+		if err := n.Notify(context.Background(), d); err != nil {
+			t.Fatalf("Notify %s: %v", d.Event, err)
+		}
+	}
+	reqs := rc.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("got %d requests, want 2", len(reqs))
+	}
+	trig, res := decode(t, reqs[0].Body), decode(t, reqs[1].Body)
+	if reqs[1].Path != "/v2/enqueue" {
+		t.Errorf("resolve path %q, want /v2/enqueue", reqs[1].Path)
+	}
+	if res["event_action"] != "resolve" {
+		t.Errorf("event_action %v, want resolve", res["event_action"])
+	}
+	if res["dedup_key"] != trig["dedup_key"] || res["dedup_key"] != open.ID {
+		t.Errorf("resolve dedup_key %v, trigger %v, want both %s", res["dedup_key"], trig["dedup_key"], open.ID)
+	}
+	if res["routing_key"] != trig["routing_key"] || res["routing_key"] != integKey {
+		t.Errorf("resolve routing_key %v, trigger %v, want both the integration's key", res["routing_key"], trig["routing_key"])
+	}
+	if _, ok := res["payload"]; ok {
+		t.Errorf("resolve carries a payload: %s", reqs[1].Body)
+	}
+}
+
+func TestOtherEvents(t *testing.T) {
+	for ev, want := range map[channels.Event]string{
+		channels.EventCancel:      "resolve",
+		channels.EventAcknowledge: "acknowledge",
+	} {
+		rc := channelstest.NewReceiver(t, accepted)
+		n := paging.Notifier{Client: testClient(), BaseURL: rc.URL}
+		if err := n.Notify(context.Background(), delivery(ev, channelstest.HostAlert(), notifKey, nil)); err != nil {
+			t.Fatalf("Notify %s: %v", ev, err)
+		}
+		m := decode(t, rc.Only(t).Body)
+		if m["event_action"] != want || m["dedup_key"] != channelstest.HostAlert().ID {
+			t.Errorf("%s: event_action %v dedup_key %v, want %s keyed by the alert id", ev, m["event_action"], m["dedup_key"], want)
+		}
+	}
+}
+
+func TestKeyChoice(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		notif string
+		integ *herald.Integration
+		want  string
+	}{
+		{"notification only", notifKey, nil, notifKey},
+		{"integration only", "", &herald.Integration{Type: "PAGING", ServiceKey: integKey}, integKey},
+		{"notification wins", notifKey, &herald.Integration{Type: "PAGING", ServiceKey: integKey}, notifKey},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, accepted)
+			n := paging.Notifier{Client: testClient(), BaseURL: rc.URL}
+			if err := n.Notify(context.Background(), delivery(channels.EventOpen, channelstest.HostAlert(), tc.notif, tc.integ)); err != nil {
+				t.Fatalf("Notify: %v", err)
+			}
+			if got := decode(t, rc.Only(t).Body)["routing_key"]; got != tc.want {
+				t.Errorf("routing_key %v, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNothingSent(t *testing.T) {
+	noID := channelstest.HostAlert()
+	noID.ID = ""
+	for _, tc := range []struct {
+		name string
+		d    channels.Delivery
+	}{
+		{"no key", delivery(channels.EventOpen, channelstest.HostAlert(), "", nil)},
+		{"integration without key", delivery(channels.EventOpen, channelstest.HostAlert(), "", &herald.Integration{Type: "PAGING"})},
+		{"integration of another kind", delivery(channels.EventOpen, channelstest.HostAlert(), "", &herald.Integration{Type: "ALERTING_A", ServiceKey: integKey})},
+		{"alert without id", delivery(channels.EventOpen, noID, notifKey, nil)},
+		{"no event", delivery("", channelstest.HostAlert(), notifKey, nil)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, accepted)
+			err := paging.Notifier{Client: testClient(), BaseURL: rc.URL}.Notify(context.Background(), tc.d)
+			var f *channels.Failure
+			if !errors.As(err, &f) || f.Retry || f.Rejected {
+				t.Fatalf("Notify = %v, want a permanent *Failure", err)
+			}
+			if n := len(rc.Requests()); n != 0 {
+				t.Errorf("%d requests sent, want none", n)
+			}
+		})
+	}
+}
+
+func TestClassification(t *testing.T) {
+	for _, tc := range []struct {
+		status     int
+		retryAfter string
+		body       string
+		ok         bool
+		retry      bool
+		after      time.Duration
+		rejected   bool
+	}{
+		{status: 202, body: `{"status":"success"}`, ok: true},
+		{status: 400, body: `{"status":"invalid event","message":"Event object is invalid"}`},
+		{status: 401, rejected: true},
+		{status: 403, rejected: true},
+		{status: 429, retryAfter: "30", retry: true, after: 30 * time.Second},
+		{status: 429, retry: true},
+		{status: 500, retry: true},
+		{status: 503, retry: true},
+	} {
+		rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, _ *http.Request) {
+			if tc.retryAfter != "" {
+				w.Header().Set("Retry-After", tc.retryAfter)
+			}
+			w.WriteHeader(tc.status)
+			_, _ = w.Write([]byte(tc.body))
+		})
+		err := paging.Notifier{Client: testClient(), BaseURL: rc.URL}.Notify(context.Background(),
+			delivery(channels.EventOpen, channelstest.HostAlert(), notifKey, nil))
+		if tc.ok {
+			if err != nil {
+				t.Errorf("%d: Notify = %v, want nil", tc.status, err)
+			}
+			continue
+		}
+		var f *channels.Failure
+		if !errors.As(err, &f) {
+			t.Errorf("%d: Notify = %v, want a *Failure", tc.status, err)
+			continue
+		}
+		if f.Status != tc.status || f.Retry != tc.retry || f.RetryAfter != tc.after || f.Rejected != tc.rejected {
+			t.Errorf("%d: %+v, want retry %v after %v, rejected %v", tc.status, f, tc.retry, tc.after, tc.rejected)
+		}
+		if strings.Contains(err.Error(), notifKey) {
+			t.Errorf("%d: error %q contains the key", tc.status, err)
+		}
+	}
+}

@@ -1,0 +1,24 @@
+// Package sms sends SMS deliveries (and the fan-out of GROUP, ORG, USER and ADMIN
+// notifications to people by text message) through the leading SMS gateway's REST API: Twilio's
+// Messages resource.
+//
+// One delivery is one request:
+//
+//	POST {BaseURL}/2010-04-01/Accounts/{AccountSID}/Messages.json
+//	Authorization: Basic base64(AccountSID:AuthToken)
+//	Content-Type: application/x-www-form-urlencoded
+//
+//	To=%2B15551234567&From=%2B15557654321&Body=Herald%3A+OPEN+HOST_DOWN+db1.example.com%3A27017+%28project+5f0c1d2e3f4a5b6c7d8e9f00%29
+//
+// To is Delivery.To, else the notification's mobileNumber, with the spaces, dots, dashes and
+// parentheses people write in numbers taken out. The body is one short line of at most 320
+// characters: "Herald: OPEN HOST_DOWN db1.example.com:27017 (project 5f0c1d2e3f4a5b6c7d8e9f00)",
+// with the metric and its value for a metric alert and CLOSED for a resolution notice. The
+// gateway answers 201 Created for a message it queued.
+//
+// BaseURL "" is https://api.twilio.com; HERALD_SMS_URL overrides it, and HERALD_SMS_ACCOUNT,
+// HERALD_SMS_TOKEN and HERALD_SMS_FROM give the account, its auth token and the sender number.
+// The answer is classified by channels.Send (429 and 5xx retried, Retry-After honoured), except
+// that a 401 or 403 is a permanent failure that is not Rejected: the gateway credentials are the
+// operator's, not a notification's (see Notify).
+package sms

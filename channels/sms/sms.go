@@ -1,0 +1,158 @@
+package sms
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+)
+
+// DefaultBaseURL is the gateway's public address.
+const DefaultBaseURL = "https://api.twilio.com"
+
+// MaxBody is the longest text sent, in characters: two concatenated segments at most.
+const MaxBody = 320
+
+// Notifier sends SMS deliveries through the gateway. Client nil means a client from
+// channels.NewHTTPClient(false, 10s): private addresses refused.
+type Notifier struct {
+	Client     *http.Client
+	BaseURL    string // default https://api.twilio.com (HERALD_SMS_URL)
+	AccountSID string // HERALD_SMS_ACCOUNT
+	AuthToken  string // HERALD_SMS_TOKEN; never logged
+	From       string // sender number, HERALD_SMS_FROM
+}
+
+// number is a phone number as the gateway takes it: an optional + and digits.
+var number = regexp.MustCompile(`^\+?[0-9]{6,16}$`)
+
+// Notify texts d to d.To, else to the notification's mobileNumber. See the package doc.
+func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
+	to := d.To
+	if to == "" {
+		to = d.Notification.MobileNumber
+	}
+	if to == "" {
+		return &channels.Failure{Reason: "no mobile number: neither the delivery nor the notification names one"}
+	}
+	to = normalize(to)
+	if !number.MatchString(to) {
+		return &channels.Failure{Reason: "the mobile number is not a phone number"}
+	}
+	if n.AccountSID == "" || n.AuthToken == "" {
+		return &channels.Failure{Reason: "no SMS gateway account configured (HERALD_SMS_ACCOUNT, HERALD_SMS_TOKEN)"}
+	}
+	if n.From == "" {
+		return &channels.Failure{Reason: "no SMS sender number configured (HERALD_SMS_FROM)"}
+	}
+	base := n.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	endpoint := strings.TrimRight(base, "/") + "/2010-04-01/Accounts/" + url.PathEscape(n.AccountSID) + "/Messages.json"
+	form := url.Values{"To": {to}, "From": {n.From}, "Body": {Text(d)}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return &channels.Failure{Reason: "the SMS gateway URL (HERALD_SMS_URL) is not a URL"}
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "Herald")
+	req.SetBasicAuth(n.AccountSID, n.AuthToken)
+
+	err = channels.Send(n.Client, req)
+	var f *channels.Failure
+	if errors.As(err, &f) && f.Rejected {
+		// The gateway refused the account SID and auth token: those are the operator's
+		// configuration, not a token a user put in a notification, so this is not Rejected
+		// (which makes the dispatcher remove the notification's token and email the project
+		// owners). Retrying cannot help until the operator fixes the configuration.
+		return &channels.Failure{Status: f.Status,
+			Reason: "the SMS gateway refused the account credentials (HERALD_SMS_ACCOUNT, HERALD_SMS_TOKEN): " + f.Reason}
+	}
+	return err
+}
+
+// Text is the message of a delivery: "Herald: OPEN HOST_DOWN db1.example.com:27017 (project
+// 5f0c...)", at most MaxBody characters.
+func Text(d channels.Delivery) string {
+	a := d.Alert
+	parts := []string{"Herald:", status(d), orDefault(oneLine(a.EventTypeName), "(no event type)")}
+	if t := target(a); t != "" {
+		parts = append(parts, t)
+	}
+	if m := oneLine(a.MetricName); m != "" {
+		if v := a.CurrentValue; v != nil {
+			m = oneLine(m + " " + strconv.FormatFloat(v.Number, 'f', -1, 64) + " " + v.Units)
+		}
+		parts = append(parts, m)
+	}
+	if p := oneLine(a.GroupID); p != "" {
+		parts = append(parts, "(project "+p+")")
+	}
+	return truncate(strings.Join(parts, " "), MaxBody)
+}
+
+// status names what the text tells: the alert's status, or what the event says when the alert
+// carries none; ACKNOWLEDGED for an acknowledgement.
+func status(d channels.Delivery) string {
+	if d.Event == channels.EventAcknowledge {
+		return "ACKNOWLEDGED"
+	}
+	if s := oneLine(d.Alert.Status); s != "" {
+		return s
+	}
+	switch d.Event {
+	case channels.EventClose:
+		return herald.StatusClosed
+	case channels.EventCancel:
+		return herald.StatusCancelled
+	}
+	return herald.StatusOpen
+}
+
+// target is what the alert is about: host, else cluster, else replica set.
+func target(a herald.Alert) string {
+	for _, t := range []string{a.HostnameAndPort, a.HostID, a.ClusterName, a.ClusterID, a.ReplicaSetName} {
+		if t = oneLine(t); t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+// normalize takes out what people write in phone numbers besides digits and a leading +.
+func normalize(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '(', ')', '.', '-':
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(s))
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// truncate cuts s to at most n characters, ending in "..." (not an ellipsis character, which
+// would force the whole text out of the GSM alphabet) when it was cut.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-3]) + "..."
+}

@@ -1,0 +1,472 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/sethvargo/go-retry"
+	"go.uber.org/zap"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/store"
+)
+
+// The delivery stage, shared by every kind: a notice becomes one delivery per recipient (a
+// GROUP, ORG, USER or ADMIN notification reaches each of its people by email and/or SMS);
+// each is tried a few times at once (go-retry, jittered, bounded to seconds), then handed to a
+// retry task of its kind's queue (asynq's backoff, honouring Retry-After) until it is archived
+// as a dead letter. Every attempt is recorded. A service that refuses a credential gets no
+// retry: the credential is removed where it was configured, an event says so, and the
+// project's owners are emailed.
+
+// Mailer sends a message that is not about an alert: the owners' notice of a removed credential.
+type Mailer interface {
+	Message(ctx context.Context, to, subject, body, messageID string) error
+}
+
+// Quick retries: a few tries within seconds, before a failure costs a task.
+const (
+	quickTries         = 3
+	quickFirstWait     = 200 * time.Millisecond
+	quickBound         = 3 * time.Second
+	quickRetryAfterMax = 2 * time.Second // a longer Retry-After is waited out by a retry task
+	deliverPerKind     = 32              // deliveries of one kind in flight at once
+)
+
+// outcome of trying one delivery.
+type outcome int
+
+const (
+	delivered outcome = iota
+	retryLater
+	rejected
+	givenUp
+)
+
+// recipient is one delivery of a notice: the sender kind and what it is given.
+type recipient struct {
+	kind     string // a notification typeName, or EMAIL/SMS for a person
+	via      string // EMAIL or SMS when the notice fans out to people
+	userID   string
+	delivery channels.Delivery
+}
+
+// notified is what a notice's delivery needs besides the notice.
+type noticeContext struct {
+	alert   herald.Alert
+	rule    herald.AlertRule
+	project herald.Project
+	integ   map[string]*herald.Integration
+	people  func() ([]herald.User, error) // the project's users, read when a notice fans out
+}
+
+// recipients are the deliveries of notice n. A retry of one person's delivery (n.UserID set)
+// has that one only.
+func (e *Engine) recipients(n notice, nc noticeContext) ([]recipient, error) {
+	if n.Notification >= len(nc.rule.Notifications) {
+		return nil, fmt.Errorf("the configuration no longer has notification %d", n.Notification)
+	}
+	nt := nc.rule.Notifications[n.Notification]
+	base := channels.Delivery{ID: n.DeliveryID, Event: channels.Event(n.Event), Alert: nc.alert,
+		Notification: nt, Integration: nc.integ[integrationKind(nt.TypeName)]}
+	if !herald.FansOut(nt.TypeName) {
+		return []recipient{{kind: nt.TypeName, delivery: base}}, nil
+	}
+	people, err := nc.people()
+	if err != nil {
+		return nil, err
+	}
+	var out []recipient
+	for _, u := range people {
+		if (n.UserID != "" && u.ID != n.UserID) || !nt.Notified(u, nc.project) {
+			continue
+		}
+		for _, via := range []struct {
+			kind, to string
+			on       *bool
+		}{{"EMAIL", u.EmailAddress, nt.EmailEnabled}, {"SMS", u.MobileNumber, nt.SMSEnabled}} {
+			if via.on == nil || !*via.on || via.to == "" || (n.Via != "" && n.Via != via.kind) {
+				continue
+			}
+			d := base
+			d.ID, d.To = fmt.Sprintf("%s-%s-%s", n.DeliveryID, u.ID, via.kind), via.to
+			out = append(out, recipient{kind: via.kind, via: via.kind, userID: u.ID, delivery: d})
+		}
+	}
+	return out, nil
+}
+
+// attempt tries one delivery a few times at once and says how it went, with a record of each
+// try.
+func (e *Engine) attempt(ctx context.Context, n notice, r recipient) (outcome, []store.Attempt, error) {
+	notifier, ok := e.Notifiers[r.kind]
+	if !ok {
+		return givenUp, nil, fmt.Errorf("no sender for %s notifications", r.kind)
+	}
+	var records []store.Attempt
+	backoff := retry.WithMaxDuration(quickBound, retry.WithMaxRetries(quickTries-1,
+		retry.WithJitterPercent(20, retry.NewExponential(quickFirstWait))))
+	err := retry.Do(ctx, backoff, func(ctx context.Context) error {
+		start := e.Clock.Now()
+		err := notifier.Notify(ctx, r.delivery)
+		records = append(records, e.record(n, r, start, err))
+		var f *channels.Failure
+		if errors.As(err, &f) && f.Retry && f.RetryAfter <= quickRetryAfterMax {
+			select { // the target said when: no sooner
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(f.RetryAfter):
+			}
+			return retry.RetryableError(err)
+		}
+		return err
+	})
+	var f *channels.Failure
+	switch {
+	case err == nil:
+		return delivered, records, nil
+	case errors.As(err, &f) && f.Rejected:
+		return rejected, records, err
+	case errors.As(err, &f) && !f.Retry:
+		return givenUp, records, err
+	case ctx.Err() != nil:
+		return retryLater, records, err
+	default: // transient, or not classified: try again later
+		return retryLater, records, err
+	}
+}
+
+// record is the log entry of one try.
+func (e *Engine) record(n notice, r recipient, start time.Time, err error) store.Attempt {
+	end := e.Clock.Now()
+	a := store.Attempt{At: herald.At(end), AlertID: n.AlertID, Global: n.Global, DeliveryID: r.delivery.ID,
+		Kind: r.kind, Via: r.via, Outcome: store.OutcomeDelivered, DurationMs: end.Sub(start).Milliseconds()}
+	var f *channels.Failure
+	switch {
+	case err == nil:
+	case errors.As(err, &f):
+		a.StatusCode, a.Reason = f.Status, f.Reason
+		switch {
+		case f.Rejected:
+			a.Outcome = store.OutcomeRejected
+		case f.Retry:
+			a.Outcome = store.OutcomeRetrying
+		default:
+			a.Outcome = store.OutcomeFailed
+		}
+	default:
+		a.Outcome, a.Reason = store.OutcomeRetrying, "unclassified failure"
+	}
+	return a
+}
+
+// sent is what became of a group of notices.
+type sent struct {
+	group    sendGroup
+	notified map[string]time.Time // alert -> when a delivery succeeded
+	retry    []notice             // one per delivery to try again later
+	refused  []refusal            // credentials a service refused
+	attempts []store.Attempt
+}
+
+// refusal is a credential a service refused, for the notice that used it.
+type refusal struct {
+	n notice
+	r recipient
+}
+
+// deliver sends a committed step's notices concurrently, at most deliverParallel at once and
+// deliverPerKind of one kind, so that one slow service cannot hold every slot.
+func (s *session) deliver(ctx context.Context, g sendGroup) sent {
+	out := sent{group: g, notified: map[string]time.Time{}}
+	var (
+		mu    sync.Mutex
+		wg    sync.WaitGroup
+		all   = make(chan struct{}, deliverParallel)
+		kinds = map[string]chan struct{}{}
+	)
+	slot := func(kind string) chan struct{} {
+		mu.Lock()
+		defer mu.Unlock()
+		if kinds[kind] == nil {
+			kinds[kind] = make(chan struct{}, deliverPerKind)
+		}
+		return kinds[kind]
+	}
+	for _, raw := range g.notices {
+		var n notice
+		if err := json.Unmarshal(raw, &n); err != nil {
+			s.e.Log.Error("undecodable notice in the outbox", zap.Error(err))
+			continue
+		}
+		nc := noticeContext{alert: g.alerts[n.AlertID], rule: s.configs[n.ConfigID], project: s.project, integ: s.integ, people: s.people}
+		rs, err := s.e.recipients(n, nc)
+		if err != nil {
+			s.e.Log.Warn("delivery not possible", zap.String("delivery", n.DeliveryID), zap.Error(err))
+			continue
+		}
+		for _, r := range rs {
+			kind := slot(r.kind)
+			wg.Add(1)
+			all <- struct{}{}
+			kind <- struct{}{}
+			go func() {
+				defer func() { <-kind; <-all; wg.Done() }()
+				res, records, err := s.e.attempt(ctx, n, r)
+				mu.Lock()
+				defer mu.Unlock()
+				out.attempts = append(out.attempts, records...)
+				switch res {
+				case delivered:
+					out.notified[n.AlertID] = s.e.Clock.Now()
+				case retryLater:
+					one := n
+					one.UserID, one.Via = r.userID, r.via
+					out.retry = append(out.retry, one)
+				case rejected:
+					out.refused = append(out.refused, refusal{n, r})
+				case givenUp:
+					s.e.Log.Warn("delivery not possible", zap.String("alertId", n.AlertID), zap.String("delivery", r.delivery.ID), zap.Error(err))
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return out
+}
+
+// people are the users a notification of the session's project may reach, read once.
+func (s *session) people() ([]herald.User, error) {
+	s.peopleOnce.Do(func() { s.peopleList, s.peopleErr = s.e.store.UsersOf(context.Background(), s.project, 10000) })
+	return s.peopleList, s.peopleErr
+}
+
+// settle records what deliver did: the attempts, lastNotified of the alerts notified, retry
+// tasks for what failed for now, refused credentials, and the group's notices out of the
+// outbox.
+func (s *session) settle(ctx context.Context, r sent) error {
+	sc := r.group.sc
+	if err := s.e.store.RecordAttempts(ctx, s.project.ID, r.attempts); err != nil {
+		return err
+	}
+	if err := s.e.store.MarkNotified(ctx, sc, r.notified, r.group.alerts); err != nil {
+		return err
+	}
+	for _, n := range r.retry {
+		if err := s.e.dispatcher.retry(ctx, n, s.kindOf(n), s.e.DeliveryRetries); err != nil {
+			return err // the outbox keeps every notice: they come back after the lease
+		}
+	}
+	for _, f := range r.refused {
+		if err := s.e.refused(ctx, f.n, f.r, s.project); err != nil {
+			return err
+		}
+	}
+	return s.e.store.DoneOutbox(ctx, sc, r.group.notices...)
+}
+
+// kindOf is the queue kind of a notice's retry: the person's means, or the notification's kind.
+func (s *session) kindOf(n notice) string {
+	if n.Via != "" {
+		return n.Via
+	}
+	if rule, ok := s.configs[n.ConfigID]; ok && n.Notification < len(rule.Notifications) {
+		return rule.Notifications[n.Notification].TypeName
+	}
+	return "WEBHOOK"
+}
+
+// retry queues one delivery for its kind's workers, once per delivery, to be tried up to
+// retries times.
+func (d *Dispatcher) retry(ctx context.Context, n notice, kind string, retries int) error {
+	id := n.DeliveryID
+	if n.UserID != "" {
+		id = fmt.Sprintf("%s-%s-%s", id, n.UserID, n.Via)
+	}
+	_, err := d.client.EnqueueContext(ctx, newTask(TypeDelivery, n), asynq.Queue(DeliveryQueue(kind)),
+		asynq.TaskID("delivery:"+id), asynq.MaxRetry(retries), asynq.ProcessIn(time.Second))
+	if errors.Is(err, asynq.ErrTaskIDConflict) {
+		return nil
+	}
+	return err
+}
+
+// refused handles a credential a service refused: removed where it was configured (the
+// notification's own, else the integration's), an event, and an email to the project's
+// owners. A credential already removed (another delivery was refused first) does nothing.
+func (e *Engine) refused(ctx context.Context, n notice, r recipient, p herald.Project) error {
+	ev := herald.NewEvent(herald.EventCredentialRejected, herald.Principal{}, p.Scope(), e.Clock.Now())
+	ev.AlertID, ev.AlertConfigID = n.AlertID, n.ConfigID
+	ev.Raw = map[string]any{"typeName": r.kind, "deliveryId": r.delivery.ID}
+	var field, where string
+	change := func(nt *herald.Notification) ([]herald.Event, error) {
+		if field = nt.RemoveCredential(); field == "" {
+			return nil, nil
+		}
+		ev.Raw["field"], ev.Raw["removedFrom"] = field, "notification"
+		return []herald.Event{ev}, nil
+	}
+	var err error
+	if r.delivery.Notification.RemoveCredential() != "" { // the notification held it
+		where = "alert configuration " + n.ConfigID
+		if n.Global {
+			ev.GroupID = ""
+			_, err = e.store.UpdateGlobalAlertConfig(ctx, n.ConfigID, func(c *herald.GlobalAlertConfig) ([]herald.Event, error) {
+				if n.Notification >= len(c.Notifications) {
+					return nil, nil
+				}
+				return change(&c.Notifications[n.Notification])
+			})
+		} else {
+			_, err = e.store.UpdateAlertConfig(ctx, p.ID, n.ConfigID, func(c *herald.AlertConfig) ([]herald.Event, error) {
+				if n.Notification >= len(c.Notifications) {
+					return nil, nil
+				}
+				return change(&c.Notifications[n.Notification])
+			})
+		}
+	} else if r.delivery.Integration != nil {
+		typ := integrationKind(r.kind)
+		where = typ + " integration"
+		_, err = e.store.PutIntegration(ctx, p.ID, typ, func(cur *herald.Integration) (herald.Integration, []herald.Event, error) {
+			if cur == nil {
+				return herald.Integration{}, nil, errNothingToRemove
+			}
+			next := *cur
+			if field = next.RemoveCredential(r.kind); field == "" {
+				return next, nil, nil
+			}
+			ev.Raw["field"], ev.Raw["removedFrom"] = field, "integration"
+			return next, []herald.Event{ev}, nil
+		})
+	}
+	if errors.Is(err, errNothingToRemove) || herald.IsNotFound(err) {
+		err = nil
+	}
+	if err != nil || field == "" {
+		return err
+	}
+	e.Log.Warn("a service refused a credential; removed it", zap.String("groupId", p.ID), zap.String("typeName", r.kind),
+		zap.String("field", field), zap.String("from", where))
+	return e.tellOwners(ctx, p, r.kind, field, where, ev.ID)
+}
+
+var errNothingToRemove = errors.New("dispatch: no credential to remove")
+
+// tellOwners emails the project's owners that a credential was removed.
+func (e *Engine) tellOwners(ctx context.Context, p herald.Project, kind, field, where, eventID string) error {
+	if e.Mailer == nil {
+		e.Log.Warn("no mail server configured: the project's owners were not told of the removed credential", zap.String("groupId", p.ID))
+		return nil
+	}
+	people, err := e.store.UsersOf(ctx, p, 10000)
+	if err != nil {
+		return err
+	}
+	subject := fmt.Sprintf("[Herald] A %s credential of project %s was refused and removed", kind, p.Name)
+	body := fmt.Sprintf("The %s service refused the credential in the %s field of the %s of project %s (%s).\n"+
+		"Herald removed it and will not send %s notices with it again. Set a new one through the API.\n\nEvent: %s\n",
+		kind, field, where, p.Name, p.ID, kind, eventID)
+	for _, u := range people {
+		if !u.OwnsProject(p) || u.EmailAddress == "" {
+			continue
+		}
+		if err := e.Mailer.Message(ctx, u.EmailAddress, subject, body, fmt.Sprintf("%s-%s@herald", eventID, u.ID)); err != nil {
+			e.Log.Warn("could not email a project owner about a removed credential", zap.String("userId", u.ID), zap.Error(err))
+		}
+	}
+	return nil
+}
+
+// deliverTask is a retry of one delivery, run by a delivery worker. Its last try failing makes
+// it a dead letter (archived by asynq, visible and replayable in asynqmon), recorded as such.
+func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
+	var n notice
+	if err := json.Unmarshal(t.Payload(), &n); err != nil {
+		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
+	}
+	nc, err := e.loadNoticeContext(ctx, n)
+	if herald.IsNotFound(err) {
+		e.Log.Info("delivery dropped: its alert, configuration or project is gone", zap.String("delivery", n.DeliveryID))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	rs, err := e.recipients(n, nc)
+	if err != nil {
+		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
+	}
+	var failed error
+	for _, r := range rs {
+		res, records, err := e.attempt(ctx, n, r)
+		last, _ := asynq.GetRetryCount(ctx)
+		max, _ := asynq.GetMaxRetry(ctx)
+		if res == retryLater && last >= max && len(records) > 0 {
+			records[len(records)-1].Outcome = store.OutcomeDeadLetter
+			e.Log.Warn("delivery failed for good: archived as a dead letter", zap.String("delivery", r.delivery.ID), zap.Error(err))
+		}
+		if rerr := e.store.RecordAttempts(ctx, n.GroupID, records); rerr != nil {
+			return rerr
+		}
+		switch res {
+		case delivered:
+			if err := e.store.MarkNotified(ctx, n.scope(), map[string]time.Time{nc.alert.ID: e.Clock.Now()}, nil); err != nil {
+				return err
+			}
+		case retryLater:
+			failed = err
+		case rejected:
+			if err := e.refused(ctx, n, r, nc.project); err != nil {
+				return err
+			}
+		case givenUp:
+			e.Log.Warn("delivery not possible", zap.String("delivery", r.delivery.ID), zap.Error(err))
+		}
+	}
+	return failed
+}
+
+// loadNoticeContext reads what a retry of notice n needs.
+func (e *Engine) loadNoticeContext(ctx context.Context, n notice) (noticeContext, error) {
+	var nc noticeContext
+	var err error
+	if nc.project, err = e.store.Project(ctx, n.GroupID); err != nil {
+		return nc, err
+	}
+	if n.Global {
+		if nc.alert, err = e.store.GlobalAlert(ctx, n.AlertID); err != nil {
+			return nc, err
+		}
+		c, err := e.store.GlobalAlertConfig(ctx, n.ConfigID)
+		if err != nil {
+			return nc, err
+		}
+		nc.rule = c.AlertRule
+	} else {
+		if nc.alert, err = e.store.Alert(ctx, n.GroupID, n.AlertID); err != nil {
+			return nc, err
+		}
+		c, err := e.store.AlertConfig(ctx, n.GroupID, n.ConfigID)
+		if err != nil {
+			return nc, err
+		}
+		nc.rule = c.AlertRule
+	}
+	integrations, err := e.store.Integrations(ctx, n.GroupID)
+	if err != nil {
+		return nc, err
+	}
+	nc.integ = map[string]*herald.Integration{}
+	for i := range integrations {
+		nc.integ[integrations[i].Type] = &integrations[i]
+	}
+	nc.people = func() ([]herald.User, error) { return e.store.UsersOf(ctx, nc.project, 10000) }
+	return nc, nil
+}
