@@ -14,8 +14,12 @@ const maxDrain = 64 << 10
 
 // Send does req with client (the default one, refusing private addresses, when nil) and
 // classifies the outcome, draining and closing the answer's body so the connection is reused.
-// Every HTTP sender ends with it.
-func Send(client *http.Client, req *http.Request) error {
+// Every HTTP sender ends with it, or with Exchange.
+func Send(client *http.Client, req *http.Request) error { return Exchange(client, req, nil) }
+
+// Exchange is Send for a service that also says in a successful answer's body whether it took
+// the message: check reads the first 64 KiB of a 2xx answer and returns nil or a *Failure.
+func Exchange(client *http.Client, req *http.Request, check func(resp *http.Response, body []byte) error) error {
 	if client == nil {
 		client = defaultClient()
 	}
@@ -24,6 +28,10 @@ func Send(client *http.Client, req *http.Request) error {
 		return Classify(nil, err)
 	}
 	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxDrain))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
-	return Classify(resp, nil)
+	if err := Classify(resp, nil); err != nil || check == nil {
+		return err
+	}
+	return check(resp, body)
 }

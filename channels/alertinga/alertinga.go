@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
@@ -87,13 +86,13 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	case channels.EventOpen, channels.EventUpdate:
 		target = base + "/v2/alerts"
 		body = createAlert{
-			Message:     truncate(title(a), maxMessage),
+			Message:     channels.Truncate(channels.Title(a), maxMessage, "…"),
 			Alias:       a.ID,
-			Description: truncate(channels.Summary(a), maxDescription),
+			Description: channels.Truncate(channels.Summary(a), maxDescription, "…"),
 			Priority:    "P1",
 			Source:      "Herald",
 			Tags:        tags(a),
-			Entity:      truncate(subject(a), maxEntity),
+			Entity:      channels.Truncate(channels.Subject(a), maxEntity, "…"),
 			Details: map[string]string{
 				"groupId":       a.GroupID,
 				"alertConfigId": a.AlertConfigID,
@@ -120,7 +119,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 			note += ": " + a.AcknowledgementComment
 		}
 		target = byAlias("acknowledge")
-		body = alertAction{Source: "Herald", User: a.AcknowledgingUsername, Note: truncate(note, maxNote)}
+		body = alertAction{Source: "Herald", User: a.AcknowledgingUsername, Note: channels.Truncate(note, maxNote, "…")}
 	default:
 		return &channels.Failure{Reason: "delivery has no known event"}
 	}
@@ -179,41 +178,4 @@ func when(ts ...herald.Time) string {
 		}
 	}
 	return "an unknown time"
-}
-
-// title is one line naming status, event type and target: "OPEN HOST_DOWN: db1.example.com:27017".
-func title(a herald.Alert) string {
-	status, ev := a.Status, a.EventTypeName
-	if status == "" {
-		status = "UNKNOWN"
-	}
-	if ev == "" {
-		ev = "(no event type)"
-	}
-	return oneLine(status + " " + ev + ": " + subject(a))
-}
-
-// subject is what the alert is about: the host, else the replica set, else the cluster, else
-// the project.
-func subject(a herald.Alert) string {
-	for _, s := range []string{a.HostnameAndPort, a.HostID, a.ReplicaSetName, a.ClusterName, a.ClusterID} {
-		if s != "" {
-			return oneLine(s)
-		}
-	}
-	if a.GroupID != "" {
-		return "project " + a.GroupID
-	}
-	return "unknown target"
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// truncate cuts s to at most n characters (runes), ending a cut text with "…".
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

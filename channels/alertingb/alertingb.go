@@ -4,15 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
-	"time"
-	"unicode/utf8"
 
-	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 )
 
@@ -22,13 +17,8 @@ const DefaultBaseURL = "https://alert.victorops.com"
 // endpoint is the REST integration's path, before the api key and the routing key.
 const endpoint = "/integrations/generic/20131114/alert/"
 
-// maxAnswer is how much of an answer is read: the service's are a few dozen bytes.
-const maxAnswer = 64 << 10
-
 // maxReason bounds how much of the service's refusal message a Failure quotes.
 const maxReason = 200
-
-var defaultClient = sync.OnceValue(func() *http.Client { return channels.NewHTTPClient(false, 10*time.Second) })
 
 // Notifier sends ALERTING_B deliveries to the REST endpoint.
 //
@@ -67,10 +57,10 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	}
 	m := message{
 		EntityID:          a.ID,
-		EntityDisplayName: title(a),
+		EntityDisplayName: channels.Title(a),
 		StateMessage:      channels.Summary(a),
 		MonitoringTool:    "Herald",
-		HostName:          oneLine(a.HostnameAndPort),
+		HostName:          channels.OneLine(a.HostnameAndPort),
 	}
 	if !a.Created.IsZero() {
 		m.StateStartTime = a.Created.Unix()
@@ -103,24 +93,18 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Herald")
-	return send(n.Client, req, apiKey, routingKey)
+	return channels.Exchange(n.Client, req, checkAnswer(apiKey, routingKey))
 }
 
-// send is channels.Send plus the service's own signal: a 200 whose result is "failure".
-func send(client *http.Client, req *http.Request, secrets ...string) error {
-	if client == nil {
-		client = defaultClient()
+// checkAnswer is the service's own signal on top of the status: a 200 whose result is
+// "failure".
+func checkAnswer(secrets ...string) func(*http.Response, []byte) error {
+	return func(resp *http.Response, raw []byte) error {
+		return resultFailure(resp, raw, secrets)
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return channels.Classify(nil, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswer))
-	if err := channels.Classify(resp, nil); err != nil {
-		return err
-	}
+}
+
+func resultFailure(resp *http.Response, raw []byte, secrets []string) error {
 	var ans answer
 	if json.Unmarshal(raw, &ans) == nil && strings.EqualFold(ans.Result, "failure") {
 		reason := "ALERTING_B refused the message"
@@ -143,7 +127,7 @@ func quote(msg string, secrets []string) string {
 			}
 		}
 	}
-	return truncate(oneLine(msg), maxReason)
+	return channels.Truncate(channels.OneLine(msg), maxReason, "…")
 }
 
 // credentials finds the api key and routing key of d: the notification's own, else the
@@ -166,41 +150,4 @@ func credentials(d channels.Delivery) (apiKey, routingKey string, f *channels.Fa
 		return "", "", &channels.Failure{Reason: "no routing key: neither the notification nor an ALERTING_B integration sets one"}
 	}
 	return apiKey, routingKey, nil
-}
-
-// title is one line naming status, event type and target: "OPEN HOST_DOWN: db1.example.com:27017".
-func title(a herald.Alert) string {
-	status, ev := a.Status, a.EventTypeName
-	if status == "" {
-		status = "UNKNOWN"
-	}
-	if ev == "" {
-		ev = "(no event type)"
-	}
-	return oneLine(status + " " + ev + ": " + subject(a))
-}
-
-// subject is what the alert is about: the host, else the replica set, else the cluster, else
-// the project.
-func subject(a herald.Alert) string {
-	for _, s := range []string{a.HostnameAndPort, a.HostID, a.ReplicaSetName, a.ClusterName, a.ClusterID} {
-		if s != "" {
-			return s
-		}
-	}
-	if a.GroupID != "" {
-		return "project " + a.GroupID
-	}
-	return "unknown target"
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// truncate cuts s to at most n characters (runes), ending a cut text with "…".
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

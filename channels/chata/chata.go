@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/heraldhq/herald/channels"
 )
@@ -64,7 +63,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		return &channels.Failure{Reason: "delivery has no known event"}
 	}
 	body, err := json.Marshal(message{
-		Message:       truncate(headline+"\n"+channels.Summary(d.Alert), maxMessage),
+		Message:       channels.Truncate(headline+"\n"+channels.Summary(d.Alert), maxMessage, "…"),
 		MessageFormat: "text",
 		Color:         color,
 		Notify:        true,
@@ -109,13 +108,4 @@ func target(d channels.Delivery) (token, room string, f *channels.Failure) {
 		return "", "", &channels.Failure{Reason: "no notification token for the room: neither the notification nor the CHAT_A integration of that room sets one"}
 	}
 	return token, room, nil
-}
-
-// truncate cuts s to at most max characters, marking the cut with an ellipsis.
-func truncate(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:max-1]) + "…"
 }

@@ -4,13 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
-	"time"
-	"unicode/utf8"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
@@ -26,11 +22,6 @@ const (
 	maxField   = 2000 // one field of a section block
 	maxText    = 3000 // the fallback text (the service takes 40000; one line needs far less)
 )
-
-// maxAnswer is how much of an answer is read.
-const maxAnswer = 64 << 10
-
-var defaultClient = sync.OnceValue(func() *http.Client { return channels.NewHTTPClient(false, 10*time.Second) })
 
 // Notifier sends CHAT_B deliveries with chat.postMessage.
 //
@@ -62,7 +53,9 @@ type textObj struct {
 	Text string `json:"text"`
 }
 
-func plain(s string, max int) *textObj { return &textObj{Type: "plain_text", Text: truncate(s, max)} }
+func plain(s string, max int) *textObj {
+	return &textObj{Type: "plain_text", Text: channels.Truncate(s, max, "…")}
+}
 
 // Notify sends d. See Notifier.
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
@@ -87,7 +80,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	}
 	a := d.Alert
 	status, event, subject := orDefault(a.Status, "UNKNOWN"), orDefault(a.EventTypeName, "(no event type)"), targetOf(a)
-	title := oneLine(headline + ": " + event)
+	title := channels.OneLine(headline + ": " + event)
 	fields := []*textObj{
 		plain("Status: "+status, maxField),
 		plain("Event type: "+event, maxField),
@@ -98,7 +91,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	}
 	body, err := json.Marshal(message{
 		Channel: channel,
-		Text:    escape(truncate(title+" on "+subject, maxText)),
+		Text:    escape(channels.Truncate(title+" on "+subject, maxText, "…")),
 		Blocks: []block{
 			{Type: "header", Text: plain(title, maxHeader)},
 			{Type: "section", Fields: fields},
@@ -122,24 +115,11 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("User-Agent", "Herald")
-	return send(n.Client, req)
+	return channels.Exchange(n.Client, req, checkAnswer)
 }
 
-// send does req and classifies the answer: the HTTP status as every sender does, then the
-// service's own {"ok": ..., "error": ...}.
-func send(client *http.Client, req *http.Request) error {
-	if client == nil {
-		client = defaultClient()
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return channels.Classify(nil, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	if err := channels.Classify(resp, nil); err != nil {
-		return err
-	}
+// checkAnswer classifies the service's own {"ok": ..., "error": ...} of a 2xx answer.
+func checkAnswer(resp *http.Response, raw []byte) error {
 	ok, code, understood := parseAnswer(raw)
 	switch {
 	case !understood:
@@ -258,7 +238,7 @@ func targetOf(a herald.Alert) string {
 	default:
 		s = "(unknown target)"
 	}
-	return oneLine(s)
+	return channels.OneLine(s)
 }
 
 func orDefault(s, def string) string {
@@ -268,19 +248,7 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// oneLine keeps text on one line.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // escape makes text literal in the service's markup: no mentions, links or channel names.
 func escape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
-// truncate cuts s to at most max characters, marking the cut with an ellipsis.
-func truncate(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:max-1]) + "…"
 }

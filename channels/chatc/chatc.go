@@ -4,13 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
-	"time"
-	"unicode/utf8"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
@@ -21,11 +17,6 @@ const (
 	maxLine = 500
 	maxText = 10000
 )
-
-// maxAnswer is how much of an answer is read.
-const maxAnswer = 64 << 10
-
-var defaultClient = sync.OnceValue(func() *http.Client { return channels.NewHTTPClient(false, 10*time.Second) })
 
 // Notifier sends CHAT_C deliveries as MessageCards.
 //
@@ -79,23 +70,23 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	}
 	a := d.Alert
 	status, event, subject := orDefault(a.Status, "UNKNOWN"), orDefault(a.EventTypeName, "(no event type)"), targetOf(a)
-	title := oneLine(headline + ": " + event)
+	title := channels.OneLine(headline + ": " + event)
 	var facts []fact
 	for _, f := range []fact{{"Status", status}, {"Event type", event}, {"Target", subject}, {"Project", a.GroupID}, {"Created", timeOf(a.Created)}} {
 		if f.Value != "" {
-			facts = append(facts, fact{f.Name, truncate(oneLine(f.Value), maxLine)})
+			facts = append(facts, fact{f.Name, channels.Truncate(channels.OneLine(f.Value), maxLine, "…")})
 		}
 	}
 	body, err := json.Marshal(card{
 		Type:       "MessageCard",
 		Context:    "https://schema.org/extensions",
-		Summary:    truncate(title+" on "+subject, maxLine),
+		Summary:    channels.Truncate(title+" on "+subject, maxLine, "…"),
 		ThemeColor: color,
-		Title:      truncate(title, maxLine),
+		Title:      channels.Truncate(title, maxLine, "…"),
 		Sections: []section{{
-			ActivityTitle: truncate(oneLine(event+" on "+subject), maxLine),
+			ActivityTitle: channels.Truncate(channels.OneLine(event+" on "+subject), maxLine, "…"),
 			Facts:         facts,
-			Text:          truncate(channels.Summary(a), maxText),
+			Text:          channels.Truncate(channels.Summary(a), maxText, "…"),
 			Markdown:      false,
 		}},
 	})
@@ -108,23 +99,14 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Herald")
-	return send(n.Client, req)
+	return channels.Exchange(n.Client, req, checkAnswer)
 }
 
-// send does req and classifies the answer: the HTTP status as every sender does, then, for a
-// 200, the body that says whether the card was posted.
-func send(client *http.Client, req *http.Request) error {
-	if client == nil {
-		client = defaultClient()
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return channels.Classify(nil, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	if err := channels.Classify(resp, nil); err != nil || resp.StatusCode != http.StatusOK {
-		return err
+// checkAnswer reads, of a 200, the body that says whether the card was posted (other 2xx
+// answers, as 202, say so by their status).
+func checkAnswer(resp *http.Response, raw []byte) error {
+	if resp.StatusCode != http.StatusOK {
+		return nil
 	}
 	answer := strings.TrimSpace(string(raw))
 	switch {
@@ -179,7 +161,7 @@ func targetOf(a herald.Alert) string {
 	default:
 		s = "(unknown target)"
 	}
-	return oneLine(s)
+	return channels.OneLine(s)
 }
 
 func timeOf(t herald.Time) string {
@@ -194,16 +176,4 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// oneLine keeps text on one line.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// truncate cuts s to at most max characters, marking the cut with an ellipsis.
-func truncate(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:max-1]) + "…"
 }

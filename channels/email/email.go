@@ -16,7 +16,6 @@ import (
 	"net/textproto"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
@@ -73,14 +72,14 @@ func (n Notifier) Message(ctx context.Context, to, subject, body, messageID stri
 		_, _ = rand.Read(b[:]) // never fails
 		messageID = hex.EncodeToString(b[:])
 	}
-	return n.send(ctx, to, oneLine(subject), body, messageID)
+	return n.send(ctx, to, channels.OneLine(subject), body, messageID)
 }
 
 // Subject is the subject of a delivery's message: "[Herald] OPEN HOST_DOWN: db1.example.com:27017".
 func Subject(d channels.Delivery) string {
-	s := "[Herald] " + status(d) + " " + orDefault(oneLine(d.Alert.EventTypeName), "(no event type)")
+	s := "[Herald] " + status(d) + " " + orDefault(channels.OneLine(d.Alert.EventTypeName), "(no event type)")
 	if t := target(d.Alert); t != "" {
-		s += ": " + truncate(t, maxSubjectTarget)
+		s += ": " + channels.Truncate(t, maxSubjectTarget, "...")
 	}
 	return s
 }
@@ -91,7 +90,7 @@ func status(d channels.Delivery) string {
 	if d.Event == channels.EventAcknowledge {
 		return "ACKNOWLEDGED"
 	}
-	if s := oneLine(d.Alert.Status); s != "" {
+	if s := channels.OneLine(d.Alert.Status); s != "" {
 		return s
 	}
 	switch d.Event {
@@ -106,7 +105,7 @@ func status(d channels.Delivery) string {
 // target is what the alert is about, on one line: host, else cluster, else replica set.
 func target(a herald.Alert) string {
 	for _, t := range []string{a.HostnameAndPort, a.HostID, a.ClusterName, a.ClusterID, a.ReplicaSetName} {
-		if t = oneLine(t); t != "" {
+		if t = channels.OneLine(t); t != "" {
 			return t
 		}
 	}
@@ -234,7 +233,7 @@ func compose(from, to *mail.Address, subject, body, messageID string, now time.T
 	header := func(name, value string) { b.WriteString(name + ": " + value + "\n") }
 	header("From", from.String())
 	header("To", to.String())
-	header("Subject", mime.QEncoding.Encode("utf-8", oneLine(subject)))
+	header("Subject", mime.QEncoding.Encode("utf-8", channels.OneLine(subject)))
 	header("Date", now.Format(time.RFC1123Z))
 	header("Message-ID", "<"+msgIDPart(messageID)+"@herald>")
 	header("MIME-Version", "1.0")
@@ -353,28 +352,16 @@ func transportFailure(ctx context.Context, stage string, err error) error {
 
 // serverText is the server's reply text, on one line and short, in parentheses.
 func serverText(msg string) string {
-	msg = truncate(oneLine(msg), 200)
+	msg = channels.Truncate(channels.OneLine(msg), 200, "...")
 	if msg == "" {
 		return ""
 	}
 	return "(" + msg + ")"
 }
 
-// oneLine collapses all white space, line breaks included, to single spaces.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 func orDefault(s, def string) string {
 	if s == "" {
 		return def
 	}
 	return s
-}
-
-// truncate cuts s to at most n runes, ending in "..." when it was cut.
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-3]) + "..."
 }

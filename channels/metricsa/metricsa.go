@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 )
 
@@ -56,8 +54,8 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		return &channels.Failure{Reason: "alert has no id"}
 	}
 	ev := event{
-		Title:          truncate(title(a), maxTitle),
-		Text:           truncate(channels.Summary(a), maxText),
+		Title:          channels.Truncate(channels.Title(a), maxTitle, "…"),
+		Text:           channels.Truncate(channels.Summary(a), maxText, "…"),
 		AggregationKey: a.ID,
 		SourceTypeName: "herald",
 		Tags:           []string{"herald"},
@@ -101,41 +99,4 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	req.Header.Set("User-Agent", "Herald")
 	req.Header.Set("DD-API-KEY", key)
 	return channels.Send(n.Client, req)
-}
-
-// title is one line naming status, event type and target: "OPEN HOST_DOWN: db1.example.com:27017".
-func title(a herald.Alert) string {
-	status, ev := a.Status, a.EventTypeName
-	if status == "" {
-		status = "UNKNOWN"
-	}
-	if ev == "" {
-		ev = "(no event type)"
-	}
-	return oneLine(status + " " + ev + ": " + subject(a))
-}
-
-// subject is what the alert is about: the host, else the replica set, else the cluster, else
-// the project.
-func subject(a herald.Alert) string {
-	for _, s := range []string{a.HostnameAndPort, a.HostID, a.ReplicaSetName, a.ClusterName, a.ClusterID} {
-		if s != "" {
-			return s
-		}
-	}
-	if a.GroupID != "" {
-		return "project " + a.GroupID
-	}
-	return "unknown target"
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// truncate cuts s to at most n characters (runes), ending a cut text with "…".
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

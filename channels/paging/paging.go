@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
@@ -68,7 +67,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		ev.Client = "Herald"
 		a.HumanReadable = channels.Summary(a)
 		ev.Payload = &payload{
-			Summary:       truncate(title(a), maxSummary),
+			Summary:       channels.Truncate(channels.Title(a), maxSummary, "…"),
 			Source:        source(a),
 			Severity:      "critical",
 			Class:         a.EventTypeName,
@@ -103,50 +102,13 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	return channels.Send(n.Client, req)
 }
 
-// title is one line naming status, event type and target: "OPEN HOST_DOWN: db1.example.com:27017".
-func title(a herald.Alert) string {
-	status, ev := a.Status, a.EventTypeName
-	if status == "" {
-		status = "UNKNOWN"
-	}
-	if ev == "" {
-		ev = "(no event type)"
-	}
-	return oneLine(status + " " + ev + ": " + subject(a))
-}
-
-// subject is what the alert is about: the host, else the replica set, else the cluster, else
-// the project.
-func subject(a herald.Alert) string {
-	for _, s := range []string{a.HostnameAndPort, a.HostID, a.ReplicaSetName, a.ClusterName, a.ClusterID} {
-		if s != "" {
-			return s
-		}
-	}
-	if a.GroupID != "" {
-		return "project " + a.GroupID
-	}
-	return "unknown target"
-}
-
 // source is the payload's source, which the service requires: the host, replica set or
 // cluster, else the project id.
 func source(a herald.Alert) string {
 	for _, s := range []string{a.HostnameAndPort, a.ReplicaSetName, a.ClusterName, a.ClusterID, a.HostID, a.GroupID} {
 		if s != "" {
-			return oneLine(s)
+			return channels.OneLine(s)
 		}
 	}
 	return "Herald"
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// truncate cuts s to at most n characters (runes), ending a cut text with "…".
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

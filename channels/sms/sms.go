@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
@@ -84,20 +83,20 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 // 5f0c...)", at most MaxBody characters.
 func Text(d channels.Delivery) string {
 	a := d.Alert
-	parts := []string{"Herald:", status(d), orDefault(oneLine(a.EventTypeName), "(no event type)")}
+	parts := []string{"Herald:", status(d), orDefault(channels.OneLine(a.EventTypeName), "(no event type)")}
 	if t := target(a); t != "" {
 		parts = append(parts, t)
 	}
-	if m := oneLine(a.MetricName); m != "" {
+	if m := channels.OneLine(a.MetricName); m != "" {
 		if v := a.CurrentValue; v != nil {
-			m = oneLine(m + " " + strconv.FormatFloat(v.Number, 'f', -1, 64) + " " + v.Units)
+			m = channels.OneLine(m + " " + strconv.FormatFloat(v.Number, 'f', -1, 64) + " " + v.Units)
 		}
 		parts = append(parts, m)
 	}
-	if p := oneLine(a.GroupID); p != "" {
+	if p := channels.OneLine(a.GroupID); p != "" {
 		parts = append(parts, "(project "+p+")")
 	}
-	return truncate(strings.Join(parts, " "), MaxBody)
+	return channels.Truncate(strings.Join(parts, " "), MaxBody, "...")
 }
 
 // status names what the text tells: the alert's status, or what the event says when the alert
@@ -106,7 +105,7 @@ func status(d channels.Delivery) string {
 	if d.Event == channels.EventAcknowledge {
 		return "ACKNOWLEDGED"
 	}
-	if s := oneLine(d.Alert.Status); s != "" {
+	if s := channels.OneLine(d.Alert.Status); s != "" {
 		return s
 	}
 	switch d.Event {
@@ -121,7 +120,7 @@ func status(d channels.Delivery) string {
 // target is what the alert is about: host, else cluster, else replica set.
 func target(a herald.Alert) string {
 	for _, t := range []string{a.HostnameAndPort, a.HostID, a.ClusterName, a.ClusterID, a.ReplicaSetName} {
-		if t = oneLine(t); t != "" {
+		if t = channels.OneLine(t); t != "" {
 			return t
 		}
 	}
@@ -139,20 +138,9 @@ func normalize(s string) string {
 	}, strings.TrimSpace(s))
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 func orDefault(s, def string) string {
 	if s == "" {
 		return def
 	}
 	return s
-}
-
-// truncate cuts s to at most n characters, ending in "..." (not an ellipsis character, which
-// would force the whole text out of the GSM alphabet) when it was cut.
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-3]) + "..."
 }
