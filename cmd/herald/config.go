@@ -68,6 +68,7 @@ type common struct {
 	AllowPrivate bool
 	Concurrency  int
 	Lease        time.Duration
+	services
 }
 
 func (c *common) bind(s settings, listenDefault string) {
@@ -82,6 +83,7 @@ func (c *common) bind(s settings, listenDefault string) {
 func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 	s.bool(&c.AllowPrivate, "allow-private-targets", "HERALD_ALLOW_PRIVATE_TARGETS", allowPrivateDefault, "let webhooks and chat reach loopback, link-local and private addresses")
 	s.int(&c.Concurrency, "concurrency", "HERALD_WORKER_CONCURRENCY", 20, "tasks a worker runs at once")
+	c.services.bind(s)
 	s.duration(&c.Lease, "lease", "HERALD_ENGINE_LEASE", 30*time.Second, "how long a worker's claim on a project's work lasts unrenewed: after a worker dies, its work resumes after this")
 }
 

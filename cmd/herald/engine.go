@@ -1,28 +1,89 @@
 package main
 
 import (
+	"net/http"
+	"os"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/alertinga"
+	"github.com/heraldhq/herald/channels/alertingb"
+	"github.com/heraldhq/herald/channels/chata"
+	"github.com/heraldhq/herald/channels/chatb"
+	"github.com/heraldhq/herald/channels/chatc"
+	"github.com/heraldhq/herald/channels/email"
+	"github.com/heraldhq/herald/channels/metricsa"
+	"github.com/heraldhq/herald/channels/paging"
+	"github.com/heraldhq/herald/channels/sms"
 	"github.com/heraldhq/herald/channels/webhook"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 )
 
-// senders are the notifiers of every kind Herald delivers, by notification typeName.
-func senders(allowPrivate bool) map[string]channels.Notifier {
-	client := channels.NewHTTPClient(allowPrivate, 10*time.Second)
-	return map[string]channels.Notifier{
-		"WEBHOOK": webhook.Notifier{Client: client},
+// services are where each kind of delivery goes: the service's address (empty: its public
+// one) and, for mail and text messages, the operator's server and credentials.
+type services struct {
+	PagingURL, AlertingAURL, AlertingAEUURL, AlertingBURL, ChatAURL, ChatBURL, MetricsAURL string
+	SMTPAddr, SMTPFrom, SMTPUsername                                                       string
+	SMSURL, SMSAccount, SMSFrom                                                            string
+	// Read from the environment only, so that --help never shows them.
+	smtpPassword, smsToken string
+}
+
+func (v *services) bind(s settings) {
+	s.string(&v.PagingURL, "paging-url", "HERALD_PAGING_URL", "", "PAGING service address (default: the public one)")
+	s.string(&v.AlertingAURL, "alerting-a-url", "HERALD_ALERTING_A_URL", "", "ALERTING_A service address, region US")
+	s.string(&v.AlertingAEUURL, "alerting-a-eu-url", "HERALD_ALERTING_A_EU_URL", "", "ALERTING_A service address, region EU")
+	s.string(&v.AlertingBURL, "alerting-b-url", "HERALD_ALERTING_B_URL", "", "ALERTING_B service address")
+	s.string(&v.ChatAURL, "chat-a-url", "HERALD_CHAT_A_URL", "", "CHAT_A service address")
+	s.string(&v.ChatBURL, "chat-b-url", "HERALD_CHAT_B_URL", "", "CHAT_B service address")
+	s.string(&v.MetricsAURL, "metrics-a-url", "HERALD_METRICS_A_URL", "", "METRICS_A service address")
+	s.string(&v.SMTPAddr, "smtp-addr", "HERALD_SMTP_ADDR", "", "mail server host:port for EMAIL (and GROUP/ORG/USER by email); unset: no mail")
+	s.string(&v.SMTPFrom, "smtp-from", "HERALD_SMTP_FROM", "herald@localhost", "sender address of mail")
+	s.string(&v.SMTPUsername, "smtp-username", "HERALD_SMTP_USERNAME", "", "mail server login (the password: HERALD_SMTP_PASSWORD, environment only)")
+	s.string(&v.SMSURL, "sms-url", "HERALD_SMS_URL", "", "SMS gateway address (default: the public one); unset account: no SMS")
+	s.string(&v.SMSAccount, "sms-account", "HERALD_SMS_ACCOUNT", "", "SMS gateway account (the token: HERALD_SMS_TOKEN, environment only)")
+	s.string(&v.SMSFrom, "sms-from", "HERALD_SMS_FROM", "", "sender number of text messages")
+	v.smtpPassword, v.smsToken = os.Getenv("HERALD_SMTP_PASSWORD"), os.Getenv("HERALD_SMS_TOKEN")
+}
+
+// senders are the notifiers of every kind Herald delivers, by notification typeName (CHATA is
+// the global configurations' spelling of CHAT_A). Each kind has its own HTTP client, so one
+// slow service cannot use up another's connections; targets that are user input (webhooks,
+// CHAT_C URLs) and every service address refuse private addresses unless allowPrivate.
+func senders(v services, allowPrivate bool) (map[string]channels.Notifier, dispatch.Mailer) {
+	client := func(timeout time.Duration) *http.Client { return channels.NewHTTPClient(allowPrivate, timeout) }
+	chatA := chata.Notifier{Client: client(10 * time.Second), BaseURL: v.ChatAURL}
+	out := map[string]channels.Notifier{
+		"WEBHOOK":    webhook.Notifier{Client: client(10 * time.Second)},
+		"PAGING":     paging.Notifier{Client: client(10 * time.Second), BaseURL: v.PagingURL},
+		"ALERTING_A": alertinga.Notifier{Client: client(10 * time.Second), BaseURL: v.AlertingAURL, EUBaseURL: v.AlertingAEUURL},
+		"ALERTING_B": alertingb.Notifier{Client: client(10 * time.Second), BaseURL: v.AlertingBURL},
+		"CHAT_A":     chatA,
+		"CHATA":      chatA,
+		"CHAT_B":     chatb.Notifier{Client: client(10 * time.Second), BaseURL: v.ChatBURL},
+		"CHAT_C":     chatc.Notifier{Client: client(10 * time.Second)},
+		"METRICS_A":  metricsa.Notifier{Client: client(10 * time.Second), BaseURL: v.MetricsAURL},
 	}
+	if v.SMSAccount != "" {
+		out["SMS"] = sms.Notifier{Client: client(10 * time.Second), BaseURL: v.SMSURL, AccountSID: v.SMSAccount,
+			AuthToken: v.smsToken, From: v.SMSFrom}
+	}
+	var mailer dispatch.Mailer
+	if v.SMTPAddr != "" {
+		mail := email.Notifier{Config: email.Config{Addr: v.SMTPAddr, From: v.SMTPFrom, Username: v.SMTPUsername, Password: v.smtpPassword}}
+		out["EMAIL"], mailer = mail, mail
+	}
+	return out, mailer
 }
 
 // startWorker starts the alert engine's worker on st.
 func startWorker(st *store.Store, d *dispatch.Dispatcher, c common, log *zap.Logger) (*dispatch.Worker, error) {
-	engine := dispatch.NewEngine(st, d, dispatch.EngineConfig{Notifiers: senders(c.AllowPrivate), Minute: c.Minute,
+	notifiers, mailer := senders(c.services, c.AllowPrivate)
+	engine := dispatch.NewEngine(st, d, dispatch.EngineConfig{Notifiers: notifiers, Mailer: mailer, Minute: c.Minute,
 		Lease: c.Lease, Clock: herald.SystemClock{}, Log: log.Named("engine")})
 	w := dispatch.NewWorker(engine, dispatch.WorkerConfig{Concurrency: c.Concurrency})
 	return w, w.Start()

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/channelstest"
+)
+
+// Webhooks (user input) to loopback or link-local addresses are refused unless the operator
+// allows private targets (HERALD_ALLOW_PRIVATE_TARGETS); refused before any packet is sent.
+func TestWebhookPrivateTargets(t *testing.T) {
+	rc := channelstest.NewReceiver(t, nil)
+	send := func(allow bool, url string) error {
+		notifiers, _ := senders(services{}, allow)
+		d := channels.Delivery{ID: "a-0-1", Event: channels.EventOpen, Alert: channelstest.HostAlert(),
+			Notification: herald.Notification{TypeName: "WEBHOOK", WebhookURL: url}}
+		return notifiers["WEBHOOK"].Notify(context.Background(), d)
+	}
+	for _, url := range []string{rc.URL + "/hook", "http://169.254.169.254/latest/meta-data", strings.Replace(rc.URL, "127.0.0.1", "localhost", 1) + "/hook"} {
+		err := send(false, url)
+		var f *channels.Failure
+		if !errors.As(err, &f) || f.Retry || f.Rejected {
+			t.Errorf("%s: refused for good by default, got %v", url, err)
+		}
+	}
+	if n := len(rc.Requests()); n != 0 {
+		t.Fatalf("the receiver got %d requests though private targets are refused", n)
+	}
+	if err := send(true, rc.URL+"/hook"); err != nil {
+		t.Fatalf("allowed: %v", err)
+	}
+	if n := len(rc.Requests()); n != 1 {
+		t.Errorf("the receiver got %d requests, want 1", n)
+	}
+}
+
+// Every kind of the document has a sender, once the operator configured mail and SMS.
+func TestEveryKindHasASender(t *testing.T) {
+	notifiers, mailer := senders(services{SMTPAddr: "127.0.0.1:25", SMSAccount: "AC1"}, false)
+	for _, kind := range []string{"EMAIL", "SMS", "CHAT_A", "CHATA", "CHAT_B", "CHAT_C", "PAGING", "METRICS_A", "ALERTING_A", "ALERTING_B", "WEBHOOK"} {
+		if notifiers[kind] == nil {
+			t.Errorf("no sender for %s", kind)
+		}
+	}
+	if mailer == nil {
+		t.Error("no mailer for the owners' notices")
+	}
+}
