@@ -170,9 +170,24 @@ func (e *Engine) record(n notice, r recipient, start time.Time, err error) store
 type sent struct {
 	group    sendGroup
 	notified map[string]time.Time // alert -> when a delivery succeeded
-	retry    []notice             // one per delivery to try again later
+	retry    []later              // one per delivery to try again later
 	refused  []refusal            // credentials a service refused
 	attempts []store.Attempt
+}
+
+// later is a delivery to try again, no sooner than after (the target's Retry-After).
+type later struct {
+	n     notice
+	after time.Duration
+}
+
+// retryAfter is how long a failure asked to be left alone.
+func retryAfter(err error) time.Duration {
+	var f *channels.Failure
+	if errors.As(err, &f) {
+		return f.RetryAfter
+	}
+	return 0
 }
 
 // refusal is a credential a service refused, for the notice that used it.
@@ -228,7 +243,7 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 				case retryLater:
 					one := n
 					one.UserID, one.Via = r.userID, r.via
-					out.retry = append(out.retry, one)
+					out.retry = append(out.retry, later{one, retryAfter(err)})
 				case rejected:
 					out.refused = append(out.refused, refusal{n, r})
 				case givenUp:
@@ -258,8 +273,8 @@ func (s *session) settle(ctx context.Context, r sent) error {
 	if err := s.e.store.MarkNotified(ctx, sc, r.notified, r.group.alerts); err != nil {
 		return err
 	}
-	for _, n := range r.retry {
-		if err := s.e.dispatcher.retry(ctx, n, s.kindOf(n), s.e.DeliveryRetries); err != nil {
+	for _, l := range r.retry {
+		if err := s.e.dispatcher.retry(ctx, l.n, s.kindOf(l.n), s.e.DeliveryRetries, l.after); err != nil {
 			return err // the outbox keeps every notice: they come back after the lease
 		}
 	}
@@ -283,14 +298,14 @@ func (s *session) kindOf(n notice) string {
 }
 
 // retry queues one delivery for its kind's workers, once per delivery, to be tried up to
-// retries times.
-func (d *Dispatcher) retry(ctx context.Context, n notice, kind string, retries int) error {
+// retries times, the first in a second or after, whichever is later.
+func (d *Dispatcher) retry(ctx context.Context, n notice, kind string, retries int, after time.Duration) error {
 	id := n.DeliveryID
 	if n.UserID != "" {
 		id = fmt.Sprintf("%s-%s-%s", id, n.UserID, n.Via)
 	}
 	_, err := d.client.EnqueueContext(ctx, newTask(TypeDelivery, n), asynq.Queue(DeliveryQueue(kind)),
-		asynq.TaskID("delivery:"+id), asynq.MaxRetry(retries), asynq.ProcessIn(time.Second))
+		asynq.TaskID("delivery:"+id), asynq.MaxRetry(retries), asynq.ProcessAt(notBefore(time.Now(), max(time.Second, after))))
 	if errors.Is(err, asynq.ErrTaskIDConflict) {
 		return nil
 	}
@@ -355,6 +370,17 @@ func (e *Engine) refused(ctx context.Context, n notice, r recipient, p herald.Pr
 	e.Log.Warn("a service refused a credential; removed it", zap.String("groupId", p.ID), zap.String("typeName", r.kind),
 		zap.String("field", field), zap.String("from", where))
 	return e.tellOwners(ctx, p, r.kind, field, where, ev.ID)
+}
+
+// notBefore is when a task due after d from now may be scheduled so that asynq, which keeps
+// due times in whole seconds and may start a task up to a second early, never starts it
+// sooner: the next whole second at or after now+d.
+func notBefore(now time.Time, d time.Duration) time.Time {
+	at := now.Add(d)
+	if t := at.Truncate(time.Second); !t.Equal(at) {
+		return t.Add(time.Second)
+	}
+	return at
 }
 
 var errNothingToRemove = errors.New("dispatch: no credential to remove")

@@ -78,7 +78,7 @@ func (s *session) recoverOutbox(ctx context.Context) error {
 				s.e.Log.Error("undecodable notice in the outbox", zap.Error(err))
 				continue
 			}
-			if err := s.e.dispatcher.retry(ctx, n, s.kindOf(n), s.e.DeliveryRetries); err != nil {
+			if err := s.e.dispatcher.retry(ctx, n, s.kindOf(n), s.e.DeliveryRetries, 0); err != nil {
 				return err
 			}
 		}
@@ -94,7 +94,9 @@ func (s *session) recoverOutbox(ctx context.Context) error {
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	var f *channels.Failure
 	if errors.As(err, &f) && f.RetryAfter > 0 {
-		return f.RetryAfter
+		// asynq keeps the retry's due time in whole seconds and may start it early: a second
+		// more keeps it no sooner than the target asked.
+		return f.RetryAfter + time.Second
 	}
 	if errors.Is(err, errBusy) || strings.HasPrefix(t.Type(), "herald:") && t.Type() != TypeDelivery {
 		return 100 * time.Millisecond * time.Duration(min(n+1, 20))

@@ -45,7 +45,11 @@ type rig struct {
 
 const webhookSecret = "s3cr3t-for-signing"
 
-func newRig(t *testing.T, minute time.Duration) *rig {
+func newRig(t *testing.T, minute time.Duration) *rig { return newRigWith(t, minute, nil) }
+
+// newRigWith is newRig with the engine's configuration adjusted by adjust (after the rig's
+// own: a WEBHOOK sender that reaches 127.0.0.1, a 2 s lease).
+func newRigWith(t *testing.T, minute time.Duration, adjust func(*dispatch.EngineConfig)) *rig {
 	t.Helper()
 	rdb := storetest.Redis(t)
 	st := store.New(rdb)
@@ -68,8 +72,12 @@ func newRig(t *testing.T, minute time.Duration) *rig {
 	r := &rig{t: t, Store: st, base: srv.URL + api.BasePath, minute: minute, recv: newReceiver(t),
 		http: &http.Client{Transport: &digest.Transport{Username: k.PublicKey, Password: priv}, Timeout: 10 * time.Second}}
 	r.engine = func() *dispatch.Worker {
-		e := dispatch.NewEngine(st, d, dispatch.EngineConfig{Minute: minute, Lease: 2 * time.Second, Log: log,
-			Notifiers: map[string]channels.Notifier{"WEBHOOK": webhook.Notifier{Client: channels.NewHTTPClient(true, 5*time.Second)}}})
+		cfg := dispatch.EngineConfig{Minute: minute, Lease: 2 * time.Second, Log: log,
+			Notifiers: map[string]channels.Notifier{"WEBHOOK": webhook.Notifier{Client: channels.NewHTTPClient(true, 5*time.Second)}}}
+		if adjust != nil {
+			adjust(&cfg)
+		}
+		e := dispatch.NewEngine(st, d, cfg)
 		return dispatch.NewWorker(e, dispatch.WorkerConfig{Concurrency: 10})
 	}
 	r.startWorker()
@@ -209,6 +217,8 @@ type receiver struct {
 	got []delivery
 	// status, when set, answers instead of 200 (for the failure tests).
 	status func(n int) int
+	// respond, when set, answers the n-th request (status, headers) instead.
+	respond func(n int, w http.ResponseWriter)
 }
 
 func newReceiver(t *testing.T) *receiver {
@@ -223,9 +233,11 @@ func newReceiver(t *testing.T) *receiver {
 		rc.mu.Lock()
 		rc.got = append(rc.got, d)
 		n := len(rc.got)
-		status := rc.status
+		status, respond := rc.status, rc.respond
 		rc.mu.Unlock()
-		if status != nil {
+		if respond != nil {
+			respond(n, w)
+		} else if status != nil {
 			w.WriteHeader(status(n))
 		}
 	}))

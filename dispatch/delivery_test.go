@@ -1,0 +1,165 @@
+package dispatch_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/chatb"
+	"github.com/heraldhq/herald/channels/email"
+	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/store"
+)
+
+// A target answering 429 with Retry-After is tried again no sooner: a short one waits in the
+// worker, a long one becomes a retry task scheduled after it.
+func TestRetryAfterIsHonoured(t *testing.T) {
+	for _, wait := range []time.Duration{time.Second, 3 * time.Second} {
+		t.Run(wait.String(), func(t *testing.T) {
+			r := newRig(t, 200*time.Millisecond)
+			r.recv.respond = func(n int, w http.ResponseWriter) {
+				if n == 1 {
+					w.Header().Set("Retry-After", strings.TrimSuffix(wait.String(), "s"))
+					w.WriteHeader(http.StatusTooManyRequests)
+				}
+			}
+			r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+			r.observe(hostDown("h1", true))
+			got := r.recv.waitCount(t, 2, wait+10*time.Second)
+			if gap := got[1].At.Sub(got[0].At); gap < wait {
+				t.Errorf("tried again after %s, before the Retry-After of %s", gap, wait)
+			}
+			if got[0].Idempotency != got[1].Idempotency {
+				t.Errorf("a retry is the same delivery: %q then %q", got[0].Idempotency, got[1].Idempotency)
+			}
+		})
+	}
+}
+
+// A target that never recovers: the delivery ends archived (the dead letter asynqmon shows),
+// its attempts say so through the API, and replaying it from the archive delivers it once the
+// target is back.
+func TestDeadLetterReplays(t *testing.T) {
+	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) { c.DeliveryRetries = 1 })
+	var healthy atomic.Bool
+	r.recv.status = func(int) int {
+		if healthy.Load() {
+			return 200
+		}
+		return 503
+	}
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.observe(hostDown("h1", true))
+	a := r.onlyAlert("OPEN")
+
+	ins := asynq.NewInspectorFromRedisClient(r.Store.Redis())
+	queue := dispatch.DeliveryQueue("WEBHOOK")
+	var archived []*asynq.TaskInfo
+	if !eventually(30*time.Second, func() bool {
+		archived, _ = ins.ListArchivedTasks(queue)
+		return len(archived) == 1
+	}) {
+		t.Fatalf("no dead letter in %s: %s", queue, r.failedTasks())
+	}
+	tries := len(r.recv.deliveries())
+	attempts := r.do("GET", "/groups/"+r.project+"/alerts/"+a["id"].(string)+"/deliveries", nil, 200)
+	res := attempts["results"].([]any)
+	if len(res) != tries || attempts["totalCount"].(float64) != float64(tries) {
+		t.Errorf("%d attempts recorded, the receiver got %d", len(res), tries)
+	}
+	if newest := res[0].(map[string]any); newest["outcome"] != store.OutcomeDeadLetter || newest["statusCode"] != 503.0 || newest["typeName"] != "WEBHOOK" {
+		t.Errorf("the last attempt is not recorded as the dead letter: %v", newest)
+	}
+
+	healthy.Store(true)
+	if err := ins.RunTask(queue, archived[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	r.recv.waitCount(t, tries+1, 10*time.Second)
+	if !eventually(5*time.Second, func() bool {
+		return r.do("GET", "/groups/"+r.project+"/alerts/"+a["id"].(string), nil, 200)["lastNotified"] != nil
+	}) {
+		t.Error("the replayed delivery did not set lastNotified")
+	}
+}
+
+// A chat service that refuses the token gets one request, not a retry storm; the token is
+// removed from the configuration, an event says so, and the project's owner is emailed.
+func TestRefusedTokenIsRemoved(t *testing.T) {
+	chat := channelstest.NewReceiver(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok":false,"error":"invalid_auth"}`))
+	})
+	mail := channelstest.NewSMTPServer(t)
+	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) {
+		c.Notifiers["CHAT_B"] = chatb.Notifier{Client: channels.NewHTTPClient(true, 5*time.Second), BaseURL: chat.URL}
+		c.Mailer = email.Notifier{Config: email.Config{Addr: mail.Addr, From: "herald@example.com"}}
+	})
+	r.do("POST", "/users", map[string]any{"username": "owner@example.com", "password": "s3cret-pass", "emailAddress": "owner@example.com",
+		"firstName": "Olga", "lastName": "Owner", "roles": []any{map[string]any{"groupId": r.project, "roleName": "GROUP_OWNER"}}}, 201)
+	const token = "xoxb-0000-refused-token-1234"
+	cfg := r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{map[string]any{
+		"typeName": "CHAT_B", "apiToken": token, "channelName": "#ops", "delayMin": 0, "intervalMin": 5}}})
+	r.observe(hostDown("h1", true))
+
+	var evs []herald.Event
+	if !eventually(10*time.Second, func() bool {
+		evs, _, _ = r.Store.Events(context.Background(), store.EventScope{GroupID: r.project},
+			store.EventFilter{EventType: herald.EventCredentialRejected}, store.Page{Limit: 10})
+		return len(evs) == 1
+	}) {
+		t.Fatalf("no %s event", herald.EventCredentialRejected)
+	}
+	if evs[0].AlertConfigID != cfg || evs[0].Raw["field"] != "apiToken" || evs[0].Raw["removedFrom"] != "notification" {
+		t.Errorf("event %+v", evs[0])
+	}
+	read := r.do("GET", "/groups/"+r.project+"/alertConfigs/"+cfg, nil, 200)
+	if n := read["notifications"].([]any)[0].(map[string]any); n["apiToken"] != nil {
+		t.Errorf("the refused token is still configured: %v", n)
+	}
+	if !eventually(5*time.Second, func() bool { return len(mail.Mails()) == 1 }) {
+		t.Fatalf("the owner got %d mails", len(mail.Mails()))
+	}
+	m := mail.Mails()[0]
+	if len(m.To) != 1 || m.To[0] != "owner@example.com" || !strings.Contains(string(m.Data), "CHAT_B") || strings.Contains(string(m.Data), token) {
+		t.Errorf("mail to %v: %s", m.To, m.Data)
+	}
+	time.Sleep(2 * 5 * 200 * time.Millisecond) // two repeat intervals: a storm would show
+	if n := len(chat.Requests()); n != 1 {
+		t.Errorf("the chat service got %d requests for a refused token, want 1", n)
+	}
+}
+
+// A GROUP notification reaches the project's owners by email.
+func TestGroupNotificationEmailsOwners(t *testing.T) {
+	mail := channelstest.NewSMTPServer(t)
+	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) {
+		c.Notifiers["EMAIL"] = email.Notifier{Config: email.Config{Addr: mail.Addr, From: "herald@example.com"}}
+	})
+	for _, u := range []struct{ name, role string }{{"owner@example.com", "GROUP_OWNER"}, {"reader@example.com", "GROUP_READ_ONLY"}} {
+		r.do("POST", "/users", map[string]any{"username": u.name, "password": "s3cret-pass", "emailAddress": u.name,
+			"firstName": "A", "lastName": "B", "roles": []any{map[string]any{"groupId": r.project, "roleName": u.role}}}, 201)
+	}
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{map[string]any{
+		"typeName": "GROUP", "role": "GROUP_OWNER", "emailEnabled": true, "smsEnabled": false, "delayMin": 0, "intervalMin": 60}}})
+	r.observe(hostDown("h1", true))
+	if !eventually(10*time.Second, func() bool { return len(mail.Mails()) >= 1 }) {
+		t.Fatal("no mail")
+	}
+	time.Sleep(300 * time.Millisecond) // a second recipient would show up by now
+	ms := mail.Mails()
+	if len(ms) != 1 || ms[0].To[0] != "owner@example.com" {
+		t.Fatalf("mails %v, want one to the owner only", ms)
+	}
+	if body := string(ms[0].Data); !strings.Contains(body, "Subject: [Herald] OPEN HOST_DOWN") {
+		t.Errorf("mail %s", body)
+	}
+}
