@@ -14,7 +14,7 @@ import (
 func attemptsList(groupID string) string { return key(groupTag(groupID), "attempts") }
 
 // AttemptsKept is how many attempts a project's log keeps.
-const AttemptsKept = 10000
+const AttemptsKept = 5000
 
 // Attempt is one try at delivering a notice.
 type Attempt struct {
