@@ -91,13 +91,23 @@ func TestDeadLetterReplays(t *testing.T) {
 	}
 }
 
-// A chat service that refuses the token gets one request, not a retry storm; the token is
-// removed from the configuration, an event says so, and the project's owner is emailed.
+// A chat service that refuses the token (HTTP 401, or its own 200 invalid_auth) gets one
+// request, not a retry storm; the token is removed from the configuration, an event says so,
+// and the project's owner is emailed.
 func TestRefusedTokenIsRemoved(t *testing.T) {
-	chat := channelstest.NewReceiver(t, func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"ok":false,"error":"invalid_auth"}`))
-	})
+	for name, refuse := range map[string]http.HandlerFunc{
+		"401": func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnauthorized) },
+		"invalid_auth": func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"ok":false,"error":"invalid_auth"}`))
+		},
+	} {
+		t.Run(name, func(t *testing.T) { testRefusedToken(t, refuse) })
+	}
+}
+
+func testRefusedToken(t *testing.T, refuse http.HandlerFunc) {
+	chat := channelstest.NewReceiver(t, refuse)
 	mail := channelstest.NewSMTPServer(t)
 	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) {
 		c.Notifiers["CHAT_B"] = chatb.Notifier{Client: channels.NewHTTPClient(true, 5*time.Second), BaseURL: chat.URL}

@@ -22,8 +22,14 @@ type Engine struct {
 	EngineConfig
 	store      *store.Store
 	dispatcher *Dispatcher
-	token      string // this engine's name in project leases
+	token      string        // this engine's name in project leases
+	stopping   chan struct{} // closed when the worker shuts down: waits end at once
+	stopOnce   sync.Once
 }
+
+// stop ends the engine's waits (for a busy project, for an alert due within the second), so
+// that a shutting-down worker hands its tasks back promptly.
+func (e *Engine) stop() { e.stopOnce.Do(func() { close(e.stopping) }) }
 
 // EngineConfig is what an engine runs with.
 type EngineConfig struct {
@@ -74,7 +80,7 @@ func NewEngine(st *store.Store, d *Dispatcher, cfg EngineConfig) *Engine {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	return &Engine{EngineConfig: cfg, store: st, dispatcher: d, token: hex.EncodeToString(b)}
+	return &Engine{EngineConfig: cfg, store: st, dispatcher: d, token: hex.EncodeToString(b), stopping: make(chan struct{})}
 }
 
 // errBusy: another engine holds the project; the task is retried shortly.
@@ -126,6 +132,8 @@ func (e *Engine) runProject(ctx context.Context, groupID string, first func(*ses
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-e.stopping:
+			return e.dispatcher.WakeAt(ctx, groupID, next) // another worker's turn
 		case <-time.After(time.Until(next)):
 		}
 	}
@@ -152,6 +160,8 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 		select {
 		case <-ctx.Done():
 			return time.Time{}, ctx.Err()
+		case <-e.stopping:
+			return time.Time{}, errBusy // retried, by another worker
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 50*time.Millisecond)

@@ -56,7 +56,11 @@ func (w *Worker) Start() error {
 
 // Shutdown stops taking tasks and waits for those under way; what does not finish in time is
 // handed back to the queue.
-func (w *Worker) Shutdown() { w.srv.Shutdown() }
+func (w *Worker) Shutdown() {
+	w.srv.Stop()     // no new tasks
+	w.engine.stop()  // tasks waiting rather than working give up their turn
+	w.srv.Shutdown() // and those working finish, up to the shutdown timeout
+}
 
 // projectTask runs a session of the task's project: whatever waits or is due gets done,
 // whichever task it was that came.
