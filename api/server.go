@@ -30,7 +30,23 @@ type Config struct {
 	MaxBodyBytes int64
 	// Clock tells the time (default the system clock).
 	Clock herald.Clock
+
+	// Monitoring, when set, is served under /monitoring/ (asynqmon) to callers with a global
+	// role, authenticated like the API.
+	Monitoring http.Handler
+	// Metrics, when set, is served at /metrics without authentication (Prometheus scrapes it;
+	// it holds no secrets).
+	Metrics http.Handler
+	// Ready says whether the API can serve (Redis reachable): /readyz answers 503 while it
+	// errs. /healthz answers 200 while the process runs.
+	Ready func(ctx context.Context) error
+	// Observe, when set, is told of every request: its route pattern (the path when none
+	// matched), status and duration.
+	Observe func(route string, status int, d time.Duration)
 }
+
+// MonitoringPath is where Config.Monitoring is served.
+const MonitoringPath = "/monitoring/"
 
 // Engine is what the API tells the alert engine (package dispatch implements it).
 type Engine interface {
@@ -175,8 +191,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			zap.Int("status", rec.status), zap.Duration("duration", time.Since(start)),
 			zap.String("remote", remoteAddress(r)), zap.String("publicKey", who.PublicKey), zap.String("username", who.Username))
 	}()
+	route := r.URL.Path
+	if s.cfg.Observe != nil {
+		defer func() { s.cfg.Observe(route, rec.status, time.Since(start)) }()
+	}
 	s.versionHeaders(rec.Header())
-	if !strings.HasPrefix(r.URL.Path, BasePath+"/") {
+	switch p := r.URL.Path; {
+	case p == "/healthz":
+		s.writeJSON(rec, r, http.StatusOK, map[string]string{"status": "ok"}, "application/json")
+		return
+	case p == "/readyz":
+		s.ready(rec, r)
+		return
+	case p == "/metrics" && s.cfg.Metrics != nil:
+		s.cfg.Metrics.ServeHTTP(rec, r)
+		return
+	case strings.HasPrefix(p, MonitoringPath) && s.cfg.Monitoring != nil:
+		route = MonitoringPath
+		var ok bool
+		if who, ok = s.authenticate(rec, r); !ok {
+			return
+		}
+		if !who.Can(herald.ReadGlobal, herald.Scope{}) {
+			s.writeError(rec, r, herald.Unauthorized())
+			return
+		}
+		s.cfg.Monitoring.ServeHTTP(rec, r)
+		return
+	case !strings.HasPrefix(p, BasePath+"/"):
 		s.writeError(rec, r, herald.Errorf(herald.KindNotFound, herald.CodeResourceNotFound, []any{r.URL.Path}, "There is no resource at %s.", r.URL.Path))
 		return
 	}
@@ -185,7 +227,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if _, pattern := s.mux.Handler(r); pattern != "" {
+		route = pattern
+	}
 	s.mux.ServeHTTP(rec, r.WithContext(withPrincipal(r.Context(), who)))
+}
+
+// ready answers /readyz: 200 when the API can serve, 503 (with the error body) when not.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Ready != nil {
+		if err := s.cfg.Ready(r.Context()); err != nil {
+			s.log.Warn("not ready", zap.Error(err))
+			s.writeProblem(w, r, http.StatusServiceUnavailable, &herald.Error{Code: "NOT_READY", Detail: "Herald cannot reach its store."})
+			return
+		}
+	}
+	s.writeJSON(w, r, http.StatusOK, map[string]string{"status": "ready"}, "application/json")
 }
 
 // unrouted answers a path no endpoint serves: 405 when another method would be served, 404

@@ -52,7 +52,8 @@ func openStore(ctx context.Context, url string) (*store.Store, func(), error) {
 
 // serveAPI serves the API on ln until ctx ends, then drains requests in flight.
 func serveAPI(ctx context.Context, ln net.Listener, st *store.Store, engine api.Engine, log *zap.Logger, c common) error {
-	handler, err := api.New(ctx, st, engine, log, api.Config{ExternalURL: c.ExternalURL, GitHash: buildGitHash(), Version: buildVersion()})
+	handler, err := api.New(ctx, st, engine, log, api.Config{ExternalURL: c.ExternalURL, GitHash: buildGitHash(), Version: buildVersion(),
+		Ready: st.Ping})
 	if err != nil {
 		return err
 	}
