@@ -1,5 +1,7 @@
 package herald
 
+import "time"
+
 // Org is an organization: it owns projects and organization API keys.
 type Org struct {
 	ID      string `json:"id"`
@@ -19,6 +21,19 @@ type Project struct {
 
 // Scope is the project's place for access checks.
 func (p Project) Scope() Scope { return Scope{OrgID: p.OrgID, GroupID: p.ID} }
+
+// NewProject is a new project of organization orgID with its default alert configurations.
+func NewProject(name, orgID string, tags []string, now time.Time) (Project, []AlertConfig) {
+	if tags == nil {
+		tags = []string{}
+	}
+	p := Project{ID: NewID(now), Name: name, OrgID: orgID, Created: At(now), Tags: tags}
+	var configs []AlertConfig
+	for _, rule := range DefaultAlertConfigs() {
+		configs = append(configs, AlertConfig{ID: NewID(now), GroupID: p.ID, Created: p.Created, Updated: p.Created, AlertRule: rule})
+	}
+	return p, configs
+}
 
 // DefaultAlertConfigs are the configurations a new project starts with, as on the platform:
 // the conditions nobody wants to miss, each telling the project's owners by email.

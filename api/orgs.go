@@ -78,12 +78,7 @@ func (s *Server) createProject(c *call) (reply, error) {
 		}
 		tags = append(tags, t)
 	}
-	p := herald.Project{ID: herald.NewID(c.now), Name: name, OrgID: *in.OrgID, Created: herald.At(c.now), Tags: tags}
-	var configs []herald.AlertConfig
-	for _, rule := range herald.DefaultAlertConfigs() {
-		configs = append(configs, herald.AlertConfig{ID: herald.NewID(c.now), GroupID: p.ID,
-			Created: p.Created, Updated: p.Created, AlertRule: rule})
-	}
+	p, configs := herald.NewProject(name, *in.OrgID, tags, c.now)
 	ev := c.event(herald.EventGroupCreated, herald.Scope{OrgID: p.OrgID})
 	ev.GroupID = p.ID
 	ev.Raw["name"] = p.Name

@@ -10,54 +10,145 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/store"
 )
 
-const adminUsage = `herald admin: set up a deployment from the command line.
+const adminUsage = `herald admin: set up a deployment from the command line, on its Redis.
 
-  herald admin create-key --desc TEXT --role GLOBAL_OWNER[,ROLE...]
-      a global API key; prints its private key once
+  herald admin create-key --desc TEXT [--role GLOBAL_OWNER[,ROLE...]] [--org ORG_ID]
+      an API key: global roles, or with --org organization roles (ORG_OWNER, ...);
+      prints its private key once
+  herald admin create-org --name NAME
+      an organization; prints its id
+  herald admin create-project --org ORG_ID --name NAME [--tags a,b]
+      a project with the default alert configurations; prints its id
 
-Needs HERALD_REDIS_URL. Organizations and projects are created through the API
-(POST /orgs, POST /groups) with a global owner key.
+Each needs HERALD_REDIS_URL. 'herald admin COMMAND --help' lists a command's settings.
 `
+
+// adminActor is who the audit events of herald admin name.
+var adminActor = herald.Principal{Username: "herald-admin", RemoteAddress: "local"}
 
 // runAdmin creates what a new deployment needs before the API can be used.
 func runAdmin(ctx context.Context, args []string, out, errOut io.Writer) error {
-	if len(args) == 0 || args[0] != "create-key" {
+	commands := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
+		"create-key": adminCreateKey, "create-org": adminCreateOrg, "create-project": adminCreateProject,
+	}
+	if len(args) == 0 || commands[args[0]] == nil {
 		fmt.Fprint(errOut, adminUsage)
 		if len(args) == 0 || strings.HasPrefix(args[0], "-") || args[0] == "help" {
 			return nil
 		}
 		return fmt.Errorf("unknown admin command %q", args[0])
 	}
-	var redisURL, desc, roles string
-	s := newSettings("admin create-key", "create a global API key", errOut)
+	return commands[args[0]](ctx, args[1:], out, errOut)
+}
+
+// adminStore parses a command's settings (bind adds its own) and opens the deployment's store.
+func adminStore(ctx context.Context, name, summary string, args []string, errOut io.Writer, bind func(settings)) (*store.Store, func(), error) {
+	var redisURL string
+	s := newSettings("admin "+name, summary, errOut)
 	s.string(&redisURL, "redis-url", "HERALD_REDIS_URL", "", "Redis the deployment keeps its state in")
-	s.string(&desc, "desc", "HERALD_KEY_DESC", "created by herald admin", "description of the key")
-	s.string(&roles, "role", "HERALD_KEY_ROLES", herald.GlobalOwner, "comma-separated global roles")
-	if err := s.fs.Parse(args[1:]); err != nil {
-		return err
+	bind(s)
+	if err := s.fs.Parse(args); err != nil {
+		return nil, nil, err
 	}
 	if redisURL == "" {
-		return errors.New("herald admin needs HERALD_REDIS_URL")
+		return nil, nil, errors.New("herald admin needs HERALD_REDIS_URL")
 	}
-	var rs []herald.Role
-	for _, r := range strings.Split(roles, ",") {
-		r = strings.TrimSpace(r)
-		if !herald.ValidGlobalRole(r) {
-			return fmt.Errorf("%q is not a global role", r)
-		}
-		rs = append(rs, herald.Role{RoleName: r})
-	}
-	st, closeStore, err := openStore(ctx, redisURL)
+	return openStore(ctx, redisURL)
+}
+
+func adminCreateKey(ctx context.Context, args []string, out, errOut io.Writer) error {
+	var desc, roles, orgID string
+	st, closeStore, err := adminStore(ctx, "create-key", "create an API key", args, errOut, func(s settings) {
+		s.string(&desc, "desc", "HERALD_KEY_DESC", "created by herald admin", "description of the key")
+		s.string(&roles, "role", "HERALD_KEY_ROLES", herald.GlobalOwner, "comma-separated roles: global ones, or organization ones with --org")
+		s.string(&orgID, "org", "HERALD_KEY_ORG", "", "organization the key belongs to (default: a global key)")
+	})
 	if err != nil {
 		return err
 	}
 	defer closeStore()
-	k, priv := api.NewAPIKey(desc, "", rs, time.Now())
-	if err := st.CreateAPIKey(ctx, k, nil); err != nil {
+	valid := herald.ValidGlobalRole
+	if orgID != "" {
+		if _, err := st.Org(ctx, orgID); err != nil {
+			return err
+		}
+		valid = herald.ValidOrgRole
+	}
+	var rs []herald.Role
+	for _, r := range strings.Split(roles, ",") {
+		if r = strings.TrimSpace(r); !valid(r) {
+			return fmt.Errorf("%q is not a role a key of this kind can hold", r)
+		}
+		rs = append(rs, herald.Role{OrgID: orgID, RoleName: r})
+	}
+	k, priv := api.NewAPIKey(desc, orgID, rs, time.Now())
+	var ev *herald.Event
+	if orgID != "" {
+		e := herald.NewEvent(herald.EventAPIKeyCreated, adminActor, herald.Scope{OrgID: orgID}, time.Now())
+		e.TargetPublicKey = k.PublicKey
+		ev = &e
+	}
+	if err := st.CreateAPIKey(ctx, k, ev); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "public key:  %s\nprivate key: %s  (shown once; keep it safe)\n", k.PublicKey, priv)
+	fmt.Fprintf(out, "id:          %s\npublic key:  %s\nprivate key: %s  (shown once; keep it safe)\n", k.ID, k.PublicKey, priv)
+	return nil
+}
+
+func adminCreateOrg(ctx context.Context, args []string, out, errOut io.Writer) error {
+	var name string
+	st, closeStore, err := adminStore(ctx, "create-org", "create an organization", args, errOut, func(s settings) {
+		s.string(&name, "name", "HERALD_ORG_NAME", "", "name of the organization")
+	})
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	if name = strings.TrimSpace(name); name == "" {
+		return errors.New("create-org needs --name")
+	}
+	now := time.Now()
+	o := herald.Org{ID: herald.NewID(now), Name: name, Created: herald.At(now)}
+	if err := st.CreateOrg(ctx, o, herald.NewEvent(herald.EventOrgCreated, adminActor, herald.Scope{}, now)); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, o.ID)
+	return nil
+}
+
+func adminCreateProject(ctx context.Context, args []string, out, errOut io.Writer) error {
+	var name, orgID, tags string
+	st, closeStore, err := adminStore(ctx, "create-project", "create a project with the default alert configurations", args, errOut, func(s settings) {
+		s.string(&name, "name", "HERALD_PROJECT_NAME", "", "name of the project")
+		s.string(&orgID, "org", "HERALD_PROJECT_ORG", "", "organization the project belongs to")
+		s.string(&tags, "tags", "HERALD_PROJECT_TAGS", "", "comma-separated tags (global alert configurations select projects by them)")
+	})
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	if name = strings.TrimSpace(name); name == "" || orgID == "" {
+		return errors.New("create-project needs --org and --name")
+	}
+	if _, err := st.Org(ctx, orgID); err != nil {
+		return err
+	}
+	var ts []string
+	for _, t := range strings.Split(tags, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			ts = append(ts, t)
+		}
+	}
+	now := time.Now()
+	p, configs := herald.NewProject(name, orgID, ts, now)
+	ev := herald.NewEvent(herald.EventGroupCreated, adminActor, herald.Scope{OrgID: orgID}, now)
+	ev.GroupID = p.ID
+	if err := st.CreateProject(ctx, p, configs, ev); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, p.ID)
 	return nil
 }
