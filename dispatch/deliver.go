@@ -220,7 +220,8 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 			s.e.Log.Error("undecodable notice in the outbox", zap.Error(err))
 			continue
 		}
-		nc := noticeContext{alert: g.alerts[n.AlertID], rule: s.configs[n.ConfigID], project: s.project, integ: s.integ, people: s.people}
+		nc := noticeContext{alert: g.alerts[n.AlertID], rule: s.configs[n.ConfigID], project: s.project, integ: s.integ,
+			people: func() ([]herald.User, error) { return s.people(ctx) }}
 		rs, err := s.e.recipients(n, nc)
 		if err != nil {
 			s.e.Log.Warn("delivery not possible", zap.String("delivery", n.DeliveryID), zap.Error(err))
@@ -257,8 +258,8 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 }
 
 // people are the users a notification of the session's project may reach, read once.
-func (s *session) people() ([]herald.User, error) {
-	s.peopleOnce.Do(func() { s.peopleList, s.peopleErr = s.e.store.UsersOf(context.Background(), s.project, 10000) })
+func (s *session) people(ctx context.Context) ([]herald.User, error) {
+	s.peopleOnce.Do(func() { s.peopleList, s.peopleErr = s.e.store.UsersOf(ctx, s.project, 10000) })
 	return s.peopleList, s.peopleErr
 }
 
