@@ -206,13 +206,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/metrics" && s.cfg.Metrics != nil:
 		s.cfg.Metrics.ServeHTTP(rec, r)
 		return
+	case p+"/" == MonitoringPath && s.cfg.Monitoring != nil:
+		http.Redirect(rec, r, MonitoringPath, http.StatusMovedPermanently)
+		return
 	case strings.HasPrefix(p, MonitoringPath) && s.cfg.Monitoring != nil:
 		route = MonitoringPath
 		var ok bool
 		if who, ok = s.authenticate(rec, r); !ok {
 			return
 		}
-		if !who.Can(herald.ReadGlobal, herald.Scope{}) {
+		// Any global role looks; changing queues (when the console is writable at all) takes a
+		// global owner or monitoring administrator.
+		need := herald.ReadGlobal
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			need = herald.MonitorGlobal
+		}
+		if !who.Can(need, herald.Scope{}) {
 			s.writeError(rec, r, herald.Unauthorized())
 			return
 		}
@@ -222,13 +231,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(rec, r, herald.Errorf(herald.KindNotFound, herald.CodeResourceNotFound, []any{r.URL.Path}, "There is no resource at %s.", r.URL.Path))
 		return
 	}
+	if _, pattern := s.mux.Handler(r); pattern != "" && pattern != "/" {
+		route = pattern // before authenticating, so that refused requests count by route too
+	}
 	var ok bool
 	who, ok = s.authenticate(rec, r)
 	if !ok {
 		return
-	}
-	if _, pattern := s.mux.Handler(r); pattern != "" {
-		route = pattern
 	}
 	s.mux.ServeHTTP(rec, r.WithContext(withPrincipal(r.Context(), who)))
 }

@@ -135,16 +135,21 @@ func measure(ctx context.Context, sz sizes, profileDir string) (*report, error) 
 	if rep.Setup, err = b.setup(ctx); err != nil {
 		return nil, err
 	}
-	log.Printf("raw asynq: %d no-op tasks, concurrency %d", sz.Tasks, sz.Concurrency)
-	if b.asynqRate, err = asynqCeiling(ctx, rs.Client, sz.Tasks, sz.Concurrency); err != nil {
-		return nil, fmt.Errorf("raw asynq rate: %w", err)
-	}
-	rep.add(figure{Name: "raw asynq no-op tasks/s (the ceiling)", Value: fmt.Sprintf("%.0f /s (%d tasks)", b.asynqRate, sz.Tasks)})
-	for _, s := range []scenario{
+	scenarios := []scenario{
 		{"1. alerts opened", "opened", b.opened},
 		{"2. first notices due", "due", b.due},
 		{"3. open alerts waiting", "waiting", b.waiting},
-	} {
+	}
+	if *scaleOnly {
+		scenarios = []scenario{{"workers: two against one", "workers", b.workers}}
+	} else {
+		log.Printf("raw asynq: %d no-op tasks, concurrency %d", sz.Tasks, sz.Concurrency)
+		if b.asynqRate, err = asynqCeiling(ctx, rs.Client, sz.Tasks, sz.Concurrency); err != nil {
+			return nil, fmt.Errorf("raw asynq rate: %w", err)
+		}
+		rep.add(figure{Name: "raw asynq no-op tasks/s (the ceiling)", Value: fmt.Sprintf("%.0f /s (%d tasks)", b.asynqRate, sz.Tasks)})
+	}
+	for _, s := range scenarios {
 		figs, err := b.runScenario(ctx, s)
 		if ctx.Err() != nil {
 			return nil, errors.Join(ctx.Err(), err)

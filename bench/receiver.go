@@ -10,11 +10,13 @@ import (
 	"time"
 )
 
-// receiver is the webhook target of a scenario: it answers 200 at once and keeps, per
-// Idempotency-Key, when the delivery first arrived. A key that comes again is a duplicate.
+// receiver is the webhook target of a scenario: it answers 200 after its latency (none: at
+// once) and keeps, per Idempotency-Key, when the delivery first arrived. A key that comes again
+// is a duplicate.
 type receiver struct {
-	URL  string
-	stop func()
+	URL     string
+	stop    func()
+	latency time.Duration
 
 	mu         sync.Mutex
 	seen       map[string]bool
@@ -28,8 +30,8 @@ type arrival struct {
 	At  time.Time
 }
 
-func startReceiver() (*receiver, error) {
-	r := &receiver{seen: map[string]bool{}}
+func startReceiver(latency time.Duration) (*receiver, error) {
+	r := &receiver{seen: map[string]bool{}, latency: latency}
 	base, stop, err := serveLoopback(http.HandlerFunc(r.receive))
 	if err != nil {
 		return nil, err
@@ -43,13 +45,14 @@ func (r *receiver) receive(w http.ResponseWriter, req *http.Request) {
 	_, _ = io.Copy(io.Discard, req.Body)
 	key := req.Header.Get("Idempotency-Key")
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.seen[key] {
 		r.duplicates++
-		return
+	} else {
+		r.seen[key] = true
+		r.arrivals = append(r.arrivals, arrival{Key: key, At: at})
 	}
-	r.seen[key] = true
-	r.arrivals = append(r.arrivals, arrival{Key: key, At: at})
+	r.mu.Unlock()
+	time.Sleep(r.latency)
 }
 
 // results are the distinct deliveries so far, in arrival order, and the duplicates.

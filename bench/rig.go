@@ -62,7 +62,7 @@ func startRig(ctx context.Context, rdb *redis.Client, minute time.Duration, conc
 	if err := r.worker.Start(); err != nil {
 		return nil, err
 	}
-	recv, err := startReceiver()
+	recv, err := startReceiver(0)
 	if err != nil {
 		return nil, err
 	}
@@ -97,24 +97,32 @@ func (r *rig) startAPI(ctx context.Context) error {
 // setUpProject creates the rig's project, disables the default configurations a project
 // starts with, and adds the HOST_DOWN configuration with notification n.
 func (r *rig) setUpProject(ctx context.Context, n webhookNotification) error {
-	var org, project struct{ ID string }
+	var org struct{ ID string }
 	if err := r.api.call(ctx, "POST", "/orgs", map[string]any{"name": "bench"}, http.StatusCreated, &org); err != nil {
 		return err
 	}
-	if err := r.api.call(ctx, "POST", "/groups", map[string]any{"name": "bench", "orgId": org.ID}, http.StatusCreated, &project); err != nil {
-		return err
+	var err error
+	r.project, err = r.addProject(ctx, org.ID, "bench", n)
+	return err
+}
+
+// addProject creates a project of organization orgID whose only enabled configuration is
+// HOST_DOWN with notification n, and returns its id.
+func (r *rig) addProject(ctx context.Context, orgID, name string, n webhookNotification) (string, error) {
+	var project struct{ ID string }
+	if err := r.api.call(ctx, "POST", "/groups", map[string]any{"name": name, "orgId": orgID}, http.StatusCreated, &project); err != nil {
+		return "", err
 	}
-	r.project = project.ID
 	var defaults struct{ Results []struct{ ID string } }
-	if err := r.api.call(ctx, "GET", "/groups/"+r.project+"/alertConfigs?itemsPerPage=500", nil, http.StatusOK, &defaults); err != nil {
-		return err
+	if err := r.api.call(ctx, "GET", "/groups/"+project.ID+"/alertConfigs?itemsPerPage=500", nil, http.StatusOK, &defaults); err != nil {
+		return "", err
 	}
 	for _, c := range defaults.Results {
-		if err := r.api.call(ctx, "PATCH", "/groups/"+r.project+"/alertConfigs/"+c.ID, map[string]any{"enabled": false}, http.StatusOK, nil); err != nil {
-			return err
+		if err := r.api.call(ctx, "PATCH", "/groups/"+project.ID+"/alertConfigs/"+c.ID, map[string]any{"enabled": false}, http.StatusOK, nil); err != nil {
+			return "", err
 		}
 	}
-	return r.api.call(ctx, "POST", "/groups/"+r.project+"/alertConfigs", map[string]any{
+	return project.ID, r.api.call(ctx, "POST", "/groups/"+project.ID+"/alertConfigs", map[string]any{
 		"eventTypeName": "HOST_DOWN", "enabled": true,
 		"notifications": []any{map[string]any{"typeName": "WEBHOOK", "webhookUrl": r.recv.URL,
 			"delayMin": n.DelayMin, "intervalMin": n.IntervalMin}},

@@ -163,6 +163,7 @@ func (e *Engine) record(n notice, r recipient, start time.Time, err error) store
 	default:
 		a.Outcome, a.Reason = store.OutcomeRetrying, "unclassified failure"
 	}
+	e.Observer.Delivery(r.kind, a.Outcome, end.Sub(start))
 	return a
 }
 

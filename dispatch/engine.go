@@ -47,8 +47,10 @@ type EngineConfig struct {
 	DeliveryRetries int
 	// Mailer emails a project's owners when a service refuses a credential (nil: logged only).
 	Mailer Mailer
-	Clock  herald.Clock
-	Log    *zap.Logger
+	// Observer is told of every delivery attempt and due step, for metrics (nil: nobody).
+	Observer Observer
+	Clock    herald.Clock
+	Log      *zap.Logger
 }
 
 // Settings of the engine's batching.
@@ -79,6 +81,9 @@ func NewEngine(st *store.Store, d *Dispatcher, cfg EngineConfig) *Engine {
 	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
 	}
 	return &Engine{EngineConfig: cfg, store: st, dispatcher: d, token: hex.EncodeToString(b), stopping: make(chan struct{})}
 }

@@ -171,6 +171,7 @@ func (s *session) due(ctx context.Context) (bool, error) {
 		ids := make([]string, len(claimed))
 		for i, d := range claimed {
 			ids[i] = d.AlertID
+			s.e.Observer.Lateness(now.Sub(d.At))
 		}
 		if err := s.advance(ctx, sc, ids, now, func(t store.Tracked, rule herald.AlertRule, ok bool) herald.Step {
 			// A configuration that is gone, disabled or edited (its notifications no longer

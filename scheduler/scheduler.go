@@ -35,6 +35,8 @@ type Config struct {
 	Parallel          int           // projects worked on at once (default 8)
 	Clock             herald.Clock
 	Log               *zap.Logger
+	// ObserveLateness, when set, is told how late each run started (Run.Lateness), for metrics.
+	ObserveLateness func(job string, late time.Duration)
 }
 
 // Defaults of Config.
@@ -196,6 +198,9 @@ func (s *Scheduler) record(ctx context.Context, name string, run func(context.Co
 	s.mu.Lock()
 	s.last[name] = r
 	s.mu.Unlock()
+	if s.cfg.ObserveLateness != nil {
+		s.cfg.ObserveLateness(name, r.Lateness)
+	}
 
 	// Every run is logged with its counts: at info when it repaired, deleted or failed
 	// something (and every retention run, hourly), at debug when it found all well.

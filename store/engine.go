@@ -340,9 +340,12 @@ var ErrConflict = errors.New("store: alerts kept changing under the engine")
 // what decide sees. decide may return changes for new alerts (PrevStatus ""), which must not
 // be active for their configuration and target already (the caller holds the project lock).
 func (s *Store) Transact(ctx context.Context, sc Scope, ids []string, decide func([]Tracked) ([]Change, error)) ([]Change, error) {
-	// Only the documents are watched: the API changes them (acknowledgements); schedules and
-	// the rest are the engine's alone, and the caller holds the project's lease.
-	docKeys := make([]string, 0, len(ids))
+	// The documents are watched because the API changes them (acknowledgements); schedules and
+	// the rest are the engine's alone, and the caller holds the project's lease. The scope's due
+	// set is watched too, so that there is always a key to watch (Redis Cluster routes a WATCH
+	// by its keys) and an acknowledgement's new wake time is not overwritten.
+	docKeys := make([]string, 0, len(ids)+1)
+	docKeys = append(docKeys, sc.due())
 	for _, id := range ids {
 		docKeys = append(docKeys, sc.alerts().doc(id))
 	}

@@ -23,7 +23,8 @@ const adminUsage = `herald admin: set up a deployment from the command line, on 
   herald admin create-project --org ORG_ID --name NAME [--tags a,b]
       a project with the default alert configurations; prints its id
 
-Each needs HERALD_REDIS_URL. 'herald admin COMMAND --help' lists a command's settings.
+Each needs the deployment's Redis: HERALD_REDIS_URL, HERALD_REDIS_SENTINELS with
+HERALD_REDIS_MASTER, or HERALD_REDIS_CLUSTER. 'herald admin COMMAND --help' lists a command's settings.
 `
 
 // adminActor is who the audit events of herald admin name.
@@ -46,17 +47,17 @@ func runAdmin(ctx context.Context, args []string, out, errOut io.Writer) error {
 
 // adminStore parses a command's settings (bind adds its own) and opens the deployment's store.
 func adminStore(ctx context.Context, name, summary string, args []string, errOut io.Writer, bind func(settings)) (*store.Store, func(), error) {
-	var redisURL string
+	var r redisSettings
 	s := newSettings("admin "+name, summary, errOut)
-	s.string(&redisURL, "redis-url", "HERALD_REDIS_URL", "", "Redis the deployment keeps its state in")
+	r.bind(s)
 	bind(s)
 	if err := s.fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
-	if redisURL == "" {
-		return nil, nil, errors.New("herald admin needs HERALD_REDIS_URL")
+	if !r.configured() {
+		return nil, nil, errors.New("herald admin needs a Redis: HERALD_REDIS_URL, HERALD_REDIS_SENTINELS with HERALD_REDIS_MASTER, or HERALD_REDIS_CLUSTER")
 	}
-	return openStore(ctx, redisURL)
+	return openStore(ctx, r)
 }
 
 func adminCreateKey(ctx context.Context, args []string, out, errOut io.Writer) error {

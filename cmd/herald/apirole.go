@@ -18,15 +18,15 @@ func runAPI(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if c.RedisURL == "" {
-		return errors.New("herald api needs HERALD_REDIS_URL (herald dev runs without one)")
+	if !c.configured() {
+		return errors.New("herald api needs a Redis: HERALD_REDIS_URL, HERALD_REDIS_SENTINELS with HERALD_REDIS_MASTER, or HERALD_REDIS_CLUSTER (herald dev runs without one)")
 	}
 	log, err := newLogger(c.LogLevel, false, errOut)
 	if err != nil {
 		return err
 	}
 	defer log.Sync()
-	st, closeStore, err := openStore(ctx, c.RedisURL)
+	st, closeStore, err := openStore(ctx, c.redisSettings)
 	if err != nil {
 		return err
 	}

@@ -60,19 +60,23 @@ func (s settings) bool(p *bool, name, env string, def bool, help string) {
 
 // common are the settings every role that serves or stores has.
 type common struct {
-	RedisURL     string
+	redisSettings
 	Listen       string
 	ExternalURL  string
 	Minute       time.Duration
 	LogLevel     string
 	AllowPrivate bool
 	Concurrency  int
-	Lease        time.Duration
+	// QueuePriorities is HERALD_QUEUE_PRIORITIES, parsed by queuePriorities when the worker
+	// starts.
+	QueuePriorities string
+	Lease           time.Duration
 	services
+	monitoringSettings // bound by the roles that serve the API
 }
 
 func (c *common) bind(s settings, listenDefault string) {
-	s.string(&c.RedisURL, "redis-url", "HERALD_REDIS_URL", "", "Redis to keep state and queues in, e.g. redis://localhost:6379/0")
+	c.redisSettings.bind(s)
 	s.string(&c.Listen, "listen", "HERALD_LISTEN", listenDefault, "address the API listens on")
 	s.string(&c.ExternalURL, "external-url", "HERALD_EXTERNAL_URL", "", "scheme and host that links in responses use (default: the request's own)")
 	s.duration(&c.Minute, "minute", "HERALD_MINUTE", time.Minute, "length of one minute of delayMin and intervalMin (demos and tests shorten it)")
@@ -83,6 +87,8 @@ func (c *common) bind(s settings, listenDefault string) {
 func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 	s.bool(&c.AllowPrivate, "allow-private-targets", "HERALD_ALLOW_PRIVATE_TARGETS", allowPrivateDefault, "let webhooks and chat reach loopback, link-local and private addresses")
 	s.int(&c.Concurrency, "concurrency", "HERALD_WORKER_CONCURRENCY", 20, "tasks a worker runs at once")
+	s.string(&c.QueuePriorities, "queue-priorities", "HERALD_QUEUE_PRIORITIES", "",
+		"queue=priority pairs changing the default priorities, e.g. engine=12,deliveries-paging=6; 0 leaves a queue to other workers")
 	c.services.bind(s)
 	s.duration(&c.Lease, "lease", "HERALD_ENGINE_LEASE", 30*time.Second, "how long a worker's claim on a project's work lasts unrenewed: after a worker dies, its work resumes after this")
 }
@@ -108,6 +114,7 @@ func parseServing(role, summary, listenDefault string, args []string, errOut io.
 	var c serving
 	s := newSettings(role, summary, errOut)
 	c.common.bind(s, listenDefault)
+	c.monitoringSettings.bind(s)
 	if role == "dev" {
 		c.bindWorker(s, true)
 		c.periodic.bind(s)

@@ -48,7 +48,7 @@ func startWorkerProcess(t *testing.T, redisURL string, minute time.Duration) *ex
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "HERALD_TEST_ROLE=worker", "HERALD_REDIS_URL="+redisURL,
 		"HERALD_MINUTE="+minute.String(), "HERALD_ENGINE_LEASE=2s", "HERALD_ALLOW_PRIVATE_TARGETS=true",
-		"HERALD_LOG_LEVEL=warn")
+		"HERALD_LOG_LEVEL=warn", "HERALD_METRICS_LISTEN=")
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
 	}
 	defer log.Sync()
 
-	if c.RedisURL == "" {
+	if !c.configured() {
 		emb, err := store.StartEmbedded()
 		if err != nil {
 			return fmt.Errorf("embedded store: %w", err)
@@ -37,9 +37,9 @@ func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
 		c.RedisURL = emb.URL()
 		log.Warn("HERALD_REDIS_URL is not set: using the embedded in-memory store. All data lives in memory and is gone when herald dev stops.")
 	} else {
-		log.Info("using Redis from HERALD_REDIS_URL")
+		log.Info("using the Redis of the settings")
 	}
-	st, closeStore, err := openStore(ctx, c.RedisURL)
+	st, closeStore, err := openStore(ctx, c.redisSettings)
 	if err != nil {
 		return err
 	}

@@ -82,9 +82,13 @@ func senders(v services, allowPrivate bool) (map[string]channels.Notifier, dispa
 
 // startWorker starts the alert engine's worker on st.
 func startWorker(st *store.Store, d *dispatch.Dispatcher, c common, log *zap.Logger) (*dispatch.Worker, error) {
+	queues, err := queuePriorities(c.QueuePriorities)
+	if err != nil {
+		return nil, err
+	}
 	notifiers, mailer := senders(c.services, c.AllowPrivate)
 	engine := dispatch.NewEngine(st, d, dispatch.EngineConfig{Notifiers: notifiers, Mailer: mailer, Minute: c.Minute,
-		Lease: c.Lease, Clock: herald.SystemClock{}, Log: log.Named("engine")})
-	w := dispatch.NewWorker(engine, dispatch.WorkerConfig{Concurrency: c.Concurrency})
+		Lease: c.Lease, Observer: processMetrics(), Clock: herald.SystemClock{}, Log: log.Named("engine")})
+	w := dispatch.NewWorker(engine, dispatch.WorkerConfig{Concurrency: c.Concurrency, Queues: queues})
 	return w, w.Start()
 }

@@ -41,7 +41,7 @@ func (p periodic) validate() error {
 // startScheduler starts the periodic jobs on st.
 func startScheduler(st *store.Store, d *dispatch.Dispatcher, p periodic, log *zap.Logger) (*scheduler.Scheduler, error) {
 	sch := scheduler.New(st, d, scheduler.Config{ReconcileInterval: p.ReconcileInterval, Retention: p.Retention,
-		Clock: herald.SystemClock{}, Log: log.Named("scheduler")})
+		ObserveLateness: processMetrics().JobLateness, Clock: herald.SystemClock{}, Log: log.Named("scheduler")})
 	return sch, sch.Start()
 }
 
@@ -50,9 +50,11 @@ func startScheduler(st *store.Store, d *dispatch.Dispatcher, p periodic, log *za
 func runScheduler(ctx context.Context, args []string, out, errOut io.Writer) error {
 	var c common
 	var p periodic
+	var metricsListen string
 	s := newSettings("scheduler", "periodic work: repairs the alert engine's schedule, deletes old data", errOut)
 	c.bind(s, "")
 	p.bind(s)
+	bindMetricsListen(s, &metricsListen)
 	if err := s.fs.Parse(args); err != nil {
 		return err
 	}
@@ -62,21 +64,26 @@ func runScheduler(ctx context.Context, args []string, out, errOut io.Writer) err
 	if err := p.validate(); err != nil {
 		return err
 	}
-	if c.RedisURL == "" {
-		return errors.New("herald scheduler needs HERALD_REDIS_URL")
+	if !c.configured() {
+		return errors.New("herald scheduler needs a Redis: HERALD_REDIS_URL, HERALD_REDIS_SENTINELS with HERALD_REDIS_MASTER, or HERALD_REDIS_CLUSTER")
 	}
 	log, err := newLogger(c.LogLevel, false, errOut)
 	if err != nil {
 		return err
 	}
 	defer log.Sync()
-	st, closeStore, err := openStore(ctx, c.RedisURL)
+	st, closeStore, err := openStore(ctx, c.redisSettings)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
 	defer d.Close()
+	health := newHealthServer(metricsListen, st, processMetrics().Handler(clusterMetrics(st, log)), log)
+	if err := health.Start(); err != nil {
+		return err
+	}
+	defer health.Shutdown()
 	sch, err := startScheduler(st, d, p, log)
 	if err != nil {
 		return err

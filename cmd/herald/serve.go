@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -33,27 +32,11 @@ func newLogger(level string, console bool, w io.Writer) (*zap.Logger, error) {
 	return zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), lvl)), nil
 }
 
-// openStore connects to the Redis at url and checks it answers.
-func openStore(ctx context.Context, url string) (*store.Store, func(), error) {
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, nil, fmt.Errorf("HERALD_REDIS_URL: %w", err)
-	}
-	rdb := redis.NewClient(opt)
-	st := store.New(rdb)
-	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := st.Ping(pingCtx); err != nil {
-		_ = rdb.Close()
-		return nil, nil, fmt.Errorf("redis at %s does not answer: %w", opt.Addr, err)
-	}
-	return st, func() { _ = rdb.Close() }, nil
-}
-
 // serveAPI serves the API on ln until ctx ends, then drains requests in flight.
 func serveAPI(ctx context.Context, ln net.Listener, st *store.Store, engine api.Engine, log *zap.Logger, c common) error {
 	handler, err := api.New(ctx, st, engine, log, api.Config{ExternalURL: c.ExternalURL, GitHash: buildGitHash(), Version: buildVersion(),
-		Ready: st.Ping})
+		Ready: st.Ping, Monitoring: c.monitoringSettings.handler(st),
+		Metrics: processMetrics().Handler(clusterMetrics(st, log)), Observe: processMetrics().ObserveRequest})
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 
 	"go.uber.org/zap"
 
@@ -15,37 +20,87 @@ import (
 // unfinished tasks back to the queue.
 func runWorker(ctx context.Context, args []string, out, errOut io.Writer) error {
 	var c common
+	var metricsListen string
 	s := newSettings("worker", "the alert engine and the senders, as many as the load needs", errOut)
 	c.bind(s, "")
 	c.bindWorker(s, false)
+	bindMetricsListen(s, &metricsListen)
 	if err := s.fs.Parse(args); err != nil {
 		return err
 	}
 	if err := c.validate(); err != nil {
 		return err
 	}
-	if c.RedisURL == "" {
-		return errors.New("herald worker needs HERALD_REDIS_URL")
+	if !c.configured() {
+		return errors.New("herald worker needs a Redis: HERALD_REDIS_URL, HERALD_REDIS_SENTINELS with HERALD_REDIS_MASTER, or HERALD_REDIS_CLUSTER")
 	}
 	log, err := newLogger(c.LogLevel, false, errOut)
 	if err != nil {
 		return err
 	}
 	defer log.Sync()
-	st, closeStore, err := openStore(ctx, c.RedisURL)
+	st, closeStore, err := openStore(ctx, c.redisSettings)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
 	defer d.Close()
+	// A worker's metrics are its own (deliveries, lateness): the installation's gauges come
+	// from the API and the schedulers, not from every one of many workers.
+	health := newHealthServer(metricsListen, st, processMetrics().Handler(), log)
+	if err := health.Start(); err != nil {
+		return err
+	}
+	defer health.Shutdown()
 	w, err := startWorker(st, d, c, log)
 	if err != nil {
 		return err
 	}
-	log.Info("worker started", zap.Int("concurrency", c.Concurrency), zap.Duration("minute", c.Minute))
+	log.Info("worker started", zap.Int("concurrency", c.Concurrency), zap.Duration("minute", c.Minute),
+		zap.String("queuePriorities", c.QueuePriorities))
 	<-ctx.Done()
 	log.Info("shutting down: finishing tasks under way")
 	w.Shutdown()
 	return nil
+}
+
+// queuePriorities reads HERALD_QUEUE_PRIORITIES, queue=priority pairs separated by commas, into
+// the worker's queues: each pair replaces that queue's priority in dispatch.DefaultQueues(),
+// the others keep theirs, and a priority of 0 leaves the queue to other workers (a pool that
+// only pages, say). Empty: the defaults.
+func queuePriorities(spec string) (map[string]int, error) {
+	defaults := dispatch.DefaultQueues()
+	if strings.TrimSpace(spec) == "" {
+		return defaults, nil
+	}
+	queues := maps.Clone(defaults)
+	seen := map[string]bool{}
+	for pair := range strings.SplitSeq(spec, ",") {
+		name, value, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok {
+			return nil, fmt.Errorf("HERALD_QUEUE_PRIORITIES: %q is not queue=priority", pair)
+		}
+		if _, known := defaults[name]; !known {
+			return nil, fmt.Errorf("HERALD_QUEUE_PRIORITIES: no queue %q; the queues are %s", name,
+				strings.Join(slices.Sorted(maps.Keys(defaults)), ", "))
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("HERALD_QUEUE_PRIORITIES: queue %q given twice", name)
+		}
+		seen[name] = true
+		p, err := strconv.Atoi(value)
+		if err != nil || p < 0 {
+			return nil, fmt.Errorf("HERALD_QUEUE_PRIORITIES: the priority of %s must be a whole number, 0 or more, not %q", name, value)
+		}
+		if p == 0 {
+			delete(queues, name)
+		} else {
+			queues[name] = p
+		}
+	}
+	if len(queues) == 0 { // asynq would serve its own "default" queue instead: nothing of Herald's
+		return nil, errors.New("HERALD_QUEUE_PRIORITIES leaves this worker no queue")
+	}
+	return queues, nil
 }

@@ -1,0 +1,21 @@
+package dispatch
+
+import "time"
+
+// Observer is told what the engine does, for metrics (package metrics implements it; this
+// package knows no metrics library). Its methods are called from many goroutines and must
+// not block.
+type Observer interface {
+	// Delivery: one attempt at delivering a notice of kind (a notification typeName), its
+	// outcome (a store.Attempt outcome: DELIVERED, RETRYING, REJECTED or FAILED) and how long
+	// it took.
+	Delivery(kind, outcome string, d time.Duration)
+	// Lateness: how long after its due time a session claimed an alert's step.
+	Lateness(d time.Duration)
+}
+
+// nopObserver is the Observer of an engine configured without one.
+type nopObserver struct{}
+
+func (nopObserver) Delivery(string, string, time.Duration) {}
+func (nopObserver) Lateness(time.Duration)                 {}

@@ -1,0 +1,36 @@
+// Package metrics is what Herald tells Prometheus: its own registry (with the Go runtime's and
+// the process's collectors), served in the exposition format at /metrics — by the API on its
+// own port, and by workers and schedulers on HERALD_METRICS_LISTEN.
+//
+// A process's own instruments (Metrics), observed as things happen:
+//
+//	herald_api_requests_total{route, method, code}    counter: API requests answered
+//	herald_api_request_duration_seconds{route, method} histogram
+//	herald_deliveries_total{kind, outcome}            counter: delivery attempts
+//	herald_delivery_duration_seconds{kind}            histogram: one attempt
+//	herald_schedule_lateness_seconds{task}            histogram: due time to start
+//
+// route is the API's route pattern ("/api/public/v1.0/groups/{groupId}/alerts"), never the
+// requested path, so ids never become label values; requests that matched no route count as
+// route="unmatched" (a request refused by authentication counts under the route it asked for). kind is the notification typeName (WEBHOOK, PAGING, ...); outcome is the
+// attempt's outcome in lower case (delivered, retrying, rejected, failed: an attempt that ends
+// a retry task's last try is counted as retrying, and the dead letter it leaves shows in
+// herald_queue_size{state="archived"}). task is "alert" for an alert's step (when a session
+// claimed it, after its due time) or the scheduler job (reconcile, retention).
+//
+// The installation's gauges (Cluster), read from Redis at each scrape:
+//
+//	herald_open_alerts{scope, status}  project or global; tracking or open
+//	herald_queue_size{queue, state}    pending, active, scheduled, retry, archived
+//
+// They are the same from every process that serves them (the API and the schedulers; the
+// workers, which scale out, do not), so aggregate them with max(). A scrape reads two ZCARDs
+// per project, 500 projects a round trip, and one asynq summary per queue: its cost grows with
+// the number of projects and queues, never with the number of alerts or tasks.
+//
+// No label takes user input or a secret: routes, kinds, outcomes, queues and states are
+// Herald's own fixed sets.
+//
+// It owns the metric names and labels. It must not be imported by the engine (package
+// dispatch reports through its Observer interface) nor decide anything.
+package metrics

@@ -1,0 +1,120 @@
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are one process's instruments, on a registry of Herald's own with the Go runtime's
+// and the process's collectors. Safe for concurrent use.
+type Metrics struct {
+	registry         *prometheus.Registry
+	requests         *prometheus.CounterVec
+	requestDuration  *prometheus.HistogramVec
+	deliveries       *prometheus.CounterVec
+	deliveryDuration *prometheus.HistogramVec
+	lateness         *prometheus.HistogramVec
+}
+
+// The task label of herald_schedule_lateness_seconds for the engine's due alerts; the
+// scheduler's jobs use their names (reconcile, retention).
+const TaskAlert = "alert"
+
+// New makes a process's instruments.
+func New() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_api_requests_total",
+			Help: "API requests answered, by route pattern, method and status code.",
+		}, []string{"route", "method", "code"}),
+		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herald_api_request_duration_seconds",
+			Help:    "Time to answer an API request, by route pattern and method.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"route", "method"}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_deliveries_total",
+			Help: "Delivery attempts, by notification kind and outcome (delivered, retrying, rejected, failed).",
+		}, []string{"kind", "outcome"}),
+		deliveryDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "herald_delivery_duration_seconds",
+			Help: "Time one delivery attempt took, by notification kind.",
+			// Services answer in tens of milliseconds; a sender gives up after 10 s.
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"kind"}),
+		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "herald_schedule_lateness_seconds",
+			Help: "How long after its due time scheduled work started: an alert's step (task=\"alert\") or a scheduler job.",
+			// Due steps start within a second when workers keep up; a backlog shows as seconds
+			// to minutes.
+			Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+		}, []string{"task"}),
+	}
+	m.registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.requests, m.requestDuration, m.deliveries, m.deliveryDuration, m.lateness,
+	)
+	return m
+}
+
+// Handler serves the process's metrics in the Prometheus exposition formats, with cluster
+// (the store's and the queues' gauges, read at each scrape) when given. A collector that fails
+// leaves its metrics out of the scrape rather than failing it.
+func (m *Metrics) Handler(cluster ...prometheus.Collector) http.Handler {
+	gatherers := prometheus.Gatherers{m.registry}
+	if len(cluster) > 0 {
+		r := prometheus.NewRegistry()
+		r.MustRegister(cluster...)
+		gatherers = append(gatherers, r)
+	}
+	return promhttp.HandlerFor(gatherers, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// ObserveRequest counts an API request (api.Config.Observe). route is the mux pattern the
+// request matched, "METHOD /path/{param}", or one of the fixed paths; anything else (a path
+// no route matched, or a request refused before routing) counts as "unmatched", so that ids
+// and typos in paths never become label values.
+func (m *Metrics) ObserveRequest(route string, status int, d time.Duration) {
+	method, path := routeLabels(route)
+	if status == 0 { // nothing written: net/http answered 200
+		status = http.StatusOK
+	}
+	m.requests.WithLabelValues(path, method, strconv.Itoa(status)).Inc()
+	m.requestDuration.WithLabelValues(path, method).Observe(d.Seconds())
+}
+
+// fixedPaths are the paths the API serves outside its mux, reported as they are.
+var fixedPaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true, "/monitoring/": true}
+
+func routeLabels(route string) (method, path string) {
+	if method, path, ok := strings.Cut(route, " "); ok {
+		return method, path
+	}
+	if fixedPaths[route] {
+		return "", route
+	}
+	return "", "unmatched"
+}
+
+// Delivery counts one delivery attempt of kind (a notification typeName) and its duration;
+// outcome is a store.Attempt outcome (DELIVERED, ...), reported in lower case.
+func (m *Metrics) Delivery(kind, outcome string, d time.Duration) {
+	m.deliveries.WithLabelValues(kind, strings.ToLower(outcome)).Inc()
+	m.deliveryDuration.WithLabelValues(kind).Observe(d.Seconds())
+}
+
+// Lateness records how long after its due time an alert's step started.
+func (m *Metrics) Lateness(d time.Duration) { m.JobLateness(TaskAlert, d) }
+
+// JobLateness records how long after its due time a run of scheduled work started.
+func (m *Metrics) JobLateness(task string, d time.Duration) {
+	m.lateness.WithLabelValues(task).Observe(max(d, 0).Seconds())
+}
