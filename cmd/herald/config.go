@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -60,6 +61,9 @@ func (s settings) bool(p *bool, name, env string, def bool, help string) {
 
 // common are the settings every role that serves or stores has.
 type common struct {
+	// TLSCert and TLSKey, both set, make the API serve HTTPS itself (the document's base URL is
+	// https); unset, it serves plain HTTP for a terminating proxy in front.
+	TLSCert, TLSKey string
 	redisSettings
 	Listen       string
 	ExternalURL  string
@@ -114,6 +118,8 @@ func parseServing(role, summary, listenDefault string, args []string, errOut io.
 	var c serving
 	s := newSettings(role, summary, errOut)
 	c.common.bind(s, listenDefault)
+	s.string(&c.TLSCert, "tls-cert", "HERALD_TLS_CERT", "", "certificate (PEM, chain first) to serve HTTPS with; unset: plain HTTP behind a proxy")
+	s.string(&c.TLSKey, "tls-key", "HERALD_TLS_KEY", "", "private key (PEM) of the certificate")
 	c.monitoringSettings.bind(s)
 	if role == "dev" {
 		c.bindWorker(s, true)
@@ -125,6 +131,9 @@ func parseServing(role, summary, listenDefault string, args []string, errOut io.
 	}
 	if err := c.common.validate(); err != nil {
 		return c, err
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return c, errors.New("HERALD_TLS_CERT and HERALD_TLS_KEY go together")
 	}
 	if role == "dev" {
 		return c, c.periodic.validate()

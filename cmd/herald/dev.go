@@ -50,6 +50,9 @@ func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
 		return err
 	}
 	base := "http://" + ln.Addr().String()
+	if c.TLSCert != "" {
+		base = "https://" + ln.Addr().String()
+	}
 	if c.ExternalURL != "" {
 		base = c.ExternalURL
 	}

@@ -49,7 +49,13 @@ func serveAPI(ctx context.Context, ln net.Listener, st *store.Store, engine api.
 		ErrorLog:          zap.NewStdLog(log),
 	}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() {
+		if c.TLSCert != "" {
+			done <- srv.ServeTLS(ln, c.TLSCert, c.TLSKey)
+			return
+		}
+		done <- srv.Serve(ln)
+	}()
 	select {
 	case err := <-done:
 		return err
