@@ -18,14 +18,15 @@ const usage = `herald: a notification dispatcher for monitoring platforms.
 
 Usage:
   herald dev        everything in one process; embedded store unless HERALD_REDIS_URL is set
-  herald api        the HTTP API (needs HERALD_REDIS_URL)
+  herald api        the HTTP API
   herald worker     the alert engine and senders; run as many as the load needs
-  herald scheduler  periodic work: schedule repair, retention (needs HERALD_REDIS_URL)
+  herald scheduler  periodic work: schedule repair, retention; run two, one leads
   herald admin ...  create organizations, projects and API keys on a deployment
   herald version    print the build's version
 
-Run 'herald ROLE --help' for the settings of a role. Every flag can also be set by the
-HERALD_* environment variable named in its help.
+Every role but dev needs a Redis: HERALD_REDIS_URL, HERALD_REDIS_SENTINELS with
+HERALD_REDIS_MASTER, or HERALD_REDIS_CLUSTER. Run 'herald ROLE --help' for the settings of a
+role. Every flag can also be set by the HERALD_* environment variable named in its help.
 `
 
 func main() {
