@@ -9,30 +9,97 @@ import (
 
 // The short texts every sender writes about an alert, one way.
 
-// Title is one line naming status, event type and target: "OPEN HOST_DOWN: db1.example.com:27017".
+// Title is one line naming status, event type and what the alert is about (the project when
+// it names nothing else): "OPEN HOST_DOWN: db1.example.com:27017".
 func Title(a herald.Alert) string {
-	status, ev := a.Status, a.EventTypeName
-	if status == "" {
-		status = "UNKNOWN"
+	subject := Subject(a)
+	if subject == "" {
+		subject = Or(OneLine(a.GroupID), "unknown")
+		if a.GroupID != "" {
+			subject = "project " + subject
+		}
 	}
-	if ev == "" {
-		ev = "(no event type)"
-	}
-	return OneLine(status + " " + ev + ": " + Subject(a))
+	return OneLine(Or(a.Status, "UNKNOWN") + " " + EventType(a) + ": " + subject)
 }
 
-// Subject is what the alert is about: the host, else the replica set, else the cluster, else
-// the project.
+// Subject is the short name of what the alert is about, for one line: its host, else its
+// replica set, else its cluster; "" when it names none of them.
 func Subject(a herald.Alert) string {
 	for _, s := range []string{a.HostnameAndPort, a.HostID, a.ReplicaSetName, a.ClusterName, a.ClusterID} {
-		if s != "" {
+		if s = OneLine(s); s != "" {
 			return s
 		}
 	}
-	if a.GroupID != "" {
-		return "project " + a.GroupID
+	return ""
+}
+
+// Target is what the alert is about with its context, for a message people read: its host (and
+// replica set), else its replica set, else its cluster (and shard), else its project.
+func Target(a herald.Alert) string {
+	host, cluster := Or(a.HostnameAndPort, a.HostID), Or(a.ClusterName, a.ClusterID)
+	var s string
+	switch {
+	case host != "" && a.ReplicaSetName != "":
+		s = host + " (replica set " + a.ReplicaSetName + ")"
+	case host != "":
+		s = host
+	case a.ReplicaSetName != "":
+		s = "replica set " + a.ReplicaSetName
+	case cluster != "" && a.ShardName != "":
+		s = "cluster " + cluster + ", shard " + a.ShardName
+	case cluster != "":
+		s = "cluster " + cluster
+	case a.GroupID != "":
+		s = "project " + a.GroupID
+	default:
+		s = "(unknown target)"
 	}
-	return "unknown target"
+	return OneLine(s)
+}
+
+// headlines are what a chat message says happened, by event.
+var headlines = map[Event]string{
+	EventOpen:        "Alert opened",
+	EventUpdate:      "Alert still open",
+	EventClose:       "Alert resolved",
+	EventAcknowledge: "Alert acknowledged",
+	EventCancel:      "Alert cancelled",
+}
+
+// Headline says in a few words what happened ("Alert resolved"); ok is false for an event
+// Herald does not send.
+func Headline(ev Event) (string, bool) {
+	h, ok := headlines[ev]
+	return h, ok
+}
+
+// EventType is the alert's event type for a text, "(no event type)" when it has none.
+func EventType(a herald.Alert) string { return Or(OneLine(a.EventTypeName), "(no event type)") }
+
+// Status names what a delivery tells: ACKNOWLEDGED for an acknowledgement, else the alert's
+// status, else what the event says.
+func Status(d Delivery) string {
+	if d.Event == EventAcknowledge {
+		return "ACKNOWLEDGED"
+	}
+	if s := OneLine(d.Alert.Status); s != "" {
+		return s
+	}
+	switch d.Event {
+	case EventClose:
+		return herald.StatusClosed
+	case EventCancel:
+		return herald.StatusCancelled
+	}
+	return herald.StatusOpen
+}
+
+// Or is s, or def when s is empty.
+func Or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // OneLine folds every run of white space (newlines included) into one space: text that goes

@@ -43,7 +43,7 @@ type createAlert struct {
 	Priority    string            `json:"priority"`
 	Source      string            `json:"source"`
 	Tags        []string          `json:"tags"`
-	Entity      string            `json:"entity"`
+	Entity      string            `json:"entity,omitempty"`
 	Details     map[string]string `json:"details"`
 }
 

@@ -41,27 +41,21 @@ type message struct {
 	From          string `json:"from"`
 }
 
+// colors are the room notification colours, by event.
+var colors = map[channels.Event]string{channels.EventOpen: "red", channels.EventUpdate: "red", channels.EventClose: "green",
+	channels.EventAcknowledge: "yellow", channels.EventCancel: "gray"}
+
 // Notify sends d. See Notifier.
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	token, room, f := target(d)
 	if f != nil {
 		return f
 	}
-	color, headline := "", ""
-	switch d.Event {
-	case channels.EventOpen:
-		color, headline = "red", "Alert opened"
-	case channels.EventUpdate:
-		color, headline = "red", "Alert still open"
-	case channels.EventClose:
-		color, headline = "green", "Alert resolved"
-	case channels.EventAcknowledge:
-		color, headline = "yellow", "Alert acknowledged"
-	case channels.EventCancel:
-		color, headline = "gray", "Alert cancelled"
-	default:
+	headline, ok := channels.Headline(d.Event)
+	if !ok {
 		return &channels.Failure{Reason: "delivery has no known event"}
 	}
+	color := colors[d.Event]
 	body, err := json.Marshal(message{
 		Message:       channels.Truncate(headline+"\n"+channels.Summary(d.Alert), maxMessage, "…"),
 		MessageFormat: "text",

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 )
 
@@ -63,23 +62,12 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	if f != nil {
 		return f
 	}
-	headline := ""
-	switch d.Event {
-	case channels.EventOpen:
-		headline = "Alert opened"
-	case channels.EventUpdate:
-		headline = "Alert still open"
-	case channels.EventClose:
-		headline = "Alert resolved"
-	case channels.EventAcknowledge:
-		headline = "Alert acknowledged"
-	case channels.EventCancel:
-		headline = "Alert cancelled"
-	default:
+	headline, ok := channels.Headline(d.Event)
+	if !ok {
 		return &channels.Failure{Reason: "delivery has no known event"}
 	}
 	a := d.Alert
-	status, event, subject := orDefault(a.Status, "UNKNOWN"), orDefault(a.EventTypeName, "(no event type)"), targetOf(a)
+	status, event, subject := channels.Or(a.Status, "UNKNOWN"), channels.EventType(a), channels.Target(a)
 	title := channels.OneLine(headline + ": " + event)
 	fields := []*textObj{
 		plain("Status: "+status, maxField),
@@ -214,38 +202,6 @@ func target(d channels.Delivery) (token, channel string, f *channels.Failure) {
 		return "", "", &channels.Failure{Reason: "no channel: neither the notification nor a CHAT_B integration sets a channelName"}
 	}
 	return token, channel, nil
-}
-
-// targetOf names what the alert is about: its host (and replica set), else its replica set,
-// else its cluster (and shard), else its project.
-func targetOf(a herald.Alert) string {
-	host := orDefault(a.HostnameAndPort, a.HostID)
-	cluster := orDefault(a.ClusterName, a.ClusterID)
-	var s string
-	switch {
-	case host != "" && a.ReplicaSetName != "":
-		s = host + " (replica set " + a.ReplicaSetName + ")"
-	case host != "":
-		s = host
-	case a.ReplicaSetName != "":
-		s = "replica set " + a.ReplicaSetName
-	case cluster != "" && a.ShardName != "":
-		s = "cluster " + cluster + ", shard " + a.ShardName
-	case cluster != "":
-		s = "cluster " + cluster
-	case a.GroupID != "":
-		s = "project " + a.GroupID
-	default:
-		s = "(unknown target)"
-	}
-	return channels.OneLine(s)
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // escape makes text literal in the service's markup: no mentions, links or channel names.

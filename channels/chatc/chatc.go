@@ -47,29 +47,23 @@ type fact struct {
 	Value string `json:"value"`
 }
 
+// themeColors are the card colours, by event.
+var themeColors = map[channels.Event]string{channels.EventOpen: "D7000C", channels.EventUpdate: "D7000C", channels.EventClose: "2DC72D",
+	channels.EventAcknowledge: "F2A900", channels.EventCancel: "808080"}
+
 // Notify sends d. See Notifier.
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	target, f := webhookURL(d)
 	if f != nil {
 		return f
 	}
-	color, headline := "", ""
-	switch d.Event {
-	case channels.EventOpen:
-		color, headline = "D7000C", "Alert opened"
-	case channels.EventUpdate:
-		color, headline = "D7000C", "Alert still open"
-	case channels.EventClose:
-		color, headline = "2DC72D", "Alert resolved"
-	case channels.EventAcknowledge:
-		color, headline = "F2A900", "Alert acknowledged"
-	case channels.EventCancel:
-		color, headline = "808080", "Alert cancelled"
-	default:
+	headline, ok := channels.Headline(d.Event)
+	if !ok {
 		return &channels.Failure{Reason: "delivery has no known event"}
 	}
+	color := themeColors[d.Event]
 	a := d.Alert
-	status, event, subject := orDefault(a.Status, "UNKNOWN"), orDefault(a.EventTypeName, "(no event type)"), targetOf(a)
+	status, event, subject := channels.Or(a.Status, "UNKNOWN"), channels.EventType(a), channels.Target(a)
 	title := channels.OneLine(headline + ": " + event)
 	var facts []fact
 	for _, f := range []fact{{"Status", status}, {"Event type", event}, {"Target", subject}, {"Project", a.GroupID}, {"Created", timeOf(a.Created)}} {
@@ -139,41 +133,9 @@ func webhookURL(d channels.Delivery) (string, *channels.Failure) {
 	return target, nil
 }
 
-// targetOf names what the alert is about: its host (and replica set), else its replica set,
-// else its cluster (and shard), else its project.
-func targetOf(a herald.Alert) string {
-	host := orDefault(a.HostnameAndPort, a.HostID)
-	cluster := orDefault(a.ClusterName, a.ClusterID)
-	var s string
-	switch {
-	case host != "" && a.ReplicaSetName != "":
-		s = host + " (replica set " + a.ReplicaSetName + ")"
-	case host != "":
-		s = host
-	case a.ReplicaSetName != "":
-		s = "replica set " + a.ReplicaSetName
-	case cluster != "" && a.ShardName != "":
-		s = "cluster " + cluster + ", shard " + a.ShardName
-	case cluster != "":
-		s = "cluster " + cluster
-	case a.GroupID != "":
-		s = "project " + a.GroupID
-	default:
-		s = "(unknown target)"
-	}
-	return channels.OneLine(s)
-}
-
 func timeOf(t herald.Time) string {
 	if t.IsZero() {
 		return ""
 	}
 	return t.String()
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

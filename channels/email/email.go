@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 )
 
@@ -77,39 +76,11 @@ func (n Notifier) Message(ctx context.Context, to, subject, body, messageID stri
 
 // Subject is the subject of a delivery's message: "[Herald] OPEN HOST_DOWN: db1.example.com:27017".
 func Subject(d channels.Delivery) string {
-	s := "[Herald] " + status(d) + " " + orDefault(channels.OneLine(d.Alert.EventTypeName), "(no event type)")
-	if t := target(d.Alert); t != "" {
+	s := "[Herald] " + channels.Status(d) + " " + channels.EventType(d.Alert)
+	if t := channels.Subject(d.Alert); t != "" {
 		s += ": " + channels.Truncate(t, maxSubjectTarget, "...")
 	}
 	return s
-}
-
-// status names what the message tells: the alert's status, or what the event says when the
-// alert carries none; ACKNOWLEDGED for an acknowledgement.
-func status(d channels.Delivery) string {
-	if d.Event == channels.EventAcknowledge {
-		return "ACKNOWLEDGED"
-	}
-	if s := channels.OneLine(d.Alert.Status); s != "" {
-		return s
-	}
-	switch d.Event {
-	case channels.EventClose:
-		return herald.StatusClosed
-	case channels.EventCancel:
-		return herald.StatusCancelled
-	}
-	return herald.StatusOpen
-}
-
-// target is what the alert is about, on one line: host, else cluster, else replica set.
-func target(a herald.Alert) string {
-	for _, t := range []string{a.HostnameAndPort, a.HostID, a.ClusterName, a.ClusterID, a.ReplicaSetName} {
-		if t = channels.OneLine(t); t != "" {
-			return t
-		}
-	}
-	return ""
 }
 
 // send has one SMTP conversation that delivers one message.
@@ -132,7 +103,7 @@ func (n Notifier) send(ctx context.Context, to, subject, body, messageID string)
 	if err != nil {
 		return &channels.Failure{Reason: "the recipient address " + err.Error()}
 	}
-	hello := orDefault(n.Hello, defaultHello)
+	hello := channels.Or(n.Hello, defaultHello)
 	if strings.ContainsAny(hello, "\r\n \t") {
 		return &channels.Failure{Reason: "the EHLO name is not a single word"}
 	}
@@ -357,11 +328,4 @@ func serverText(msg string) string {
 		return ""
 	}
 	return "(" + msg + ")"
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

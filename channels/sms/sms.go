@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 )
 
@@ -83,8 +82,8 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 // 5f0c...)", at most MaxBody characters.
 func Text(d channels.Delivery) string {
 	a := d.Alert
-	parts := []string{"Herald:", status(d), orDefault(channels.OneLine(a.EventTypeName), "(no event type)")}
-	if t := target(a); t != "" {
+	parts := []string{"Herald:", channels.Status(d), channels.EventType(a)}
+	if t := channels.Subject(a); t != "" {
 		parts = append(parts, t)
 	}
 	if m := channels.OneLine(a.MetricName); m != "" {
@@ -99,34 +98,6 @@ func Text(d channels.Delivery) string {
 	return channels.Truncate(strings.Join(parts, " "), MaxBody, "...")
 }
 
-// status names what the text tells: the alert's status, or what the event says when the alert
-// carries none; ACKNOWLEDGED for an acknowledgement.
-func status(d channels.Delivery) string {
-	if d.Event == channels.EventAcknowledge {
-		return "ACKNOWLEDGED"
-	}
-	if s := channels.OneLine(d.Alert.Status); s != "" {
-		return s
-	}
-	switch d.Event {
-	case channels.EventClose:
-		return herald.StatusClosed
-	case channels.EventCancel:
-		return herald.StatusCancelled
-	}
-	return herald.StatusOpen
-}
-
-// target is what the alert is about: host, else cluster, else replica set.
-func target(a herald.Alert) string {
-	for _, t := range []string{a.HostnameAndPort, a.HostID, a.ClusterName, a.ClusterID, a.ReplicaSetName} {
-		if t = channels.OneLine(t); t != "" {
-			return t
-		}
-	}
-	return ""
-}
-
 // normalize takes out what people write in phone numbers besides digits and a leading +.
 func normalize(s string) string {
 	return strings.Map(func(r rune) rune {
@@ -136,11 +107,4 @@ func normalize(s string) string {
 		}
 		return r
 	}, strings.TrimSpace(s))
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
