@@ -27,7 +27,6 @@ func (c collection) index(sub ...string) string {
 }
 
 // The collections.
-func projects() collection                   { return collection{globalTag, "group"} }
 func orgs() collection                       { return collection{globalTag, "org"} }
 func apiKeys() collection                    { return collection{keysTag, "apikey"} }
 func users() collection                      { return collection{usersTag, "user"} }

@@ -150,10 +150,10 @@ func (f *fixture) handle(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (f *fixture) last() (error, string) {
+func (f *fixture) last() (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.lastErr, f.lastUser
+	return f.lastUser, f.lastErr
 }
 
 type reply struct {
@@ -426,7 +426,7 @@ func TestRefused(t *testing.T) {
 			if ch := parseChallenge(t, r.header); ch["stale"] != "false" {
 				t.Errorf("stale=%s, want false", ch["stale"])
 			}
-			err, user := f.last()
+			user, err := f.last()
 			if user != "" {
 				t.Errorf("refused request reports user %q", user)
 			}
@@ -475,7 +475,7 @@ func TestStaleNonce(t *testing.T) {
 	f.clock.Add(testLifetime + time.Second)
 	r := f.get(t, testPath, validCreds(nonce).header())
 	expectResult(t, r, http.StatusUnauthorized, "stale")
-	if err, _ := f.last(); !errors.Is(err, ErrStale) || errors.Is(err, ErrInvalid) {
+	if _, err := f.last(); !errors.Is(err, ErrStale) || errors.Is(err, ErrInvalid) {
 		t.Errorf("error %v, want ErrStale", err)
 	}
 	fresh := parseChallenge(t, r.header)
@@ -491,7 +491,7 @@ func TestStaleNonce(t *testing.T) {
 	c.pass = "wrong"
 	r = f.get(t, testPath, c.header())
 	expectResult(t, r, http.StatusUnauthorized, "invalid")
-	if err, _ := f.last(); !errors.Is(err, ErrInvalid) {
+	if _, err := f.last(); !errors.Is(err, ErrInvalid) {
 		t.Errorf("error %v, want ErrInvalid", err)
 	}
 	if ch := parseChallenge(t, r.header); ch["stale"] != "false" {
@@ -742,7 +742,7 @@ func TestCurl(t *testing.T) {
 	if got := run(testPassword); got != "200" {
 		t.Fatalf("curl --digest with the right password: HTTP %s, want 200", got)
 	}
-	if _, user := f.last(); user != testUser {
+	if user, _ := f.last(); user != testUser {
 		t.Errorf("server saw user %q, want %q", user, testUser)
 	}
 	if got := run("wrong"); got != "401" {

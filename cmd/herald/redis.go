@@ -72,7 +72,7 @@ func (r redisSettings) connector() (redisConnector, error) {
 			name: "Redis Cluster " + strings.Join(addrs, ",")}, nil
 	}
 	if r.RedisSentinels == "" || r.RedisMaster == "" {
-		return redisConnector{}, errors.New("Redis Sentinel needs both HERALD_REDIS_SENTINELS and HERALD_REDIS_MASTER")
+		return redisConnector{}, errors.New("a Redis Sentinel setup needs both HERALD_REDIS_SENTINELS and HERALD_REDIS_MASTER")
 	}
 	addrs, err := hostPorts("HERALD_REDIS_SENTINELS", r.RedisSentinels)
 	if err != nil {
