@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -64,21 +63,12 @@ func runScheduler(ctx context.Context, args []string, out, errOut io.Writer) err
 	if err := p.validate(); err != nil {
 		return err
 	}
-	if !c.configured() {
-		return errors.New("herald scheduler needs a Redis: HERALD_REDIS_URL, HERALD_REDIS_SENTINELS with HERALD_REDIS_MASTER, or HERALD_REDIS_CLUSTER")
-	}
-	log, err := newLogger(c.LogLevel, false, errOut)
+	rt, err := startRuntime(ctx, "scheduler", c, errOut)
 	if err != nil {
 		return err
 	}
-	defer log.Sync()
-	st, closeStore, err := openStore(ctx, c.redisSettings)
-	if err != nil {
-		return err
-	}
-	defer closeStore()
-	d := dispatch.NewDispatcher(st, herald.SystemClock{})
-	defer d.Close()
+	defer rt.close()
+	log, st, d := rt.log, rt.store, rt.queue
 	health := newHealthServer(metricsListen, st, processMetrics().Handler(clusterMetrics(st, log)), log)
 	if err := health.Start(); err != nil {
 		return err

@@ -12,7 +12,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/dispatch"
 )
 
@@ -31,21 +30,12 @@ func runWorker(ctx context.Context, args []string, out, errOut io.Writer) error 
 	if err := c.validate(); err != nil {
 		return err
 	}
-	if !c.configured() {
-		return errors.New("herald worker needs a Redis: HERALD_REDIS_URL, HERALD_REDIS_SENTINELS with HERALD_REDIS_MASTER, or HERALD_REDIS_CLUSTER")
-	}
-	log, err := newLogger(c.LogLevel, false, errOut)
+	rt, err := startRuntime(ctx, "worker", c, errOut)
 	if err != nil {
 		return err
 	}
-	defer log.Sync()
-	st, closeStore, err := openStore(ctx, c.redisSettings)
-	if err != nil {
-		return err
-	}
-	defer closeStore()
-	d := dispatch.NewDispatcher(st, herald.SystemClock{})
-	defer d.Close()
+	defer rt.close()
+	log, st, d := rt.log, rt.store, rt.queue
 	// A worker's metrics are its own (deliveries, lateness): the installation's gauges come
 	// from the API and the schedulers, not from every one of many workers.
 	health := newHealthServer(metricsListen, st, processMetrics().Handler(), log)
