@@ -95,11 +95,17 @@ func (e *Engine) recipients(n notice, nc noticeContext) ([]recipient, error) {
 				continue
 			}
 			d := base
-			d.ID, d.To = fmt.Sprintf("%s-%s-%s", n.DeliveryID, u.ID, via.kind), via.to
+			d.ID, d.To = personalID(n.DeliveryID, u.ID, via.kind), via.to
 			out = append(out, recipient{kind: via.kind, via: via.kind, userID: u.ID, delivery: d})
 		}
 	}
 	return out, nil
+}
+
+// personalID is the id of one person's delivery of a notice that fans out: the same on every
+// retry, and what the retry task is named by.
+func personalID(noticeID, userID, via string) string {
+	return noticeID + "-" + userID + "-" + via
 }
 
 // attempt tries one delivery a few times at once and says how it went, with a record of each
@@ -304,7 +310,7 @@ func (s *session) kindOf(n notice) string {
 func (d *Dispatcher) retry(ctx context.Context, n notice, kind string, retries int, after time.Duration) error {
 	id := n.DeliveryID
 	if n.UserID != "" {
-		id = fmt.Sprintf("%s-%s-%s", id, n.UserID, n.Via)
+		id = personalID(id, n.UserID, n.Via)
 	}
 	_, err := d.client.EnqueueContext(ctx, newTask(TypeDelivery, n), asynq.Queue(DeliveryQueue(kind)),
 		asynq.TaskID("delivery:"+id), asynq.MaxRetry(retries), asynq.ProcessAt(notBefore(time.Now(), max(time.Second, after))))
