@@ -11,6 +11,11 @@ type Embedded struct{ srv *miniredis.Miniredis }
 // StartEmbedded starts an embedded server on a free loopback port.
 func StartEmbedded() (*Embedded, error) {
 	srv := miniredis.NewMiniRedis()
+	// miniredis's clock stands still unless told otherwise, so no key would ever expire:
+	// engine leases, nonce counters, every TTL. ClockTTL makes TTLs run down with the wall
+	// clock, as a real Redis's do (expired keys go on the next command, which is what a
+	// reader can observe).
+	srv.ClockTTL(true)
 	if err := srv.StartAddr("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
