@@ -46,12 +46,12 @@ func runAdmin(ctx context.Context, args []string, out, errOut io.Writer) error {
 }
 
 // adminStore parses a command's settings (bind adds its own) and opens the deployment's store.
-func adminStore(ctx context.Context, name, summary string, args []string, errOut io.Writer, bind func(settings)) (*store.Store, func(), error) {
+func adminStore(ctx context.Context, name, summary string, args []string, out, errOut io.Writer, bind func(settings)) (*store.Store, func(), error) {
 	var r redisSettings
-	s := newSettings("admin "+name, summary, errOut)
+	s := newSettings("admin "+name, summary, out, errOut)
 	r.bind(s)
 	bind(s)
-	if err := s.fs.Parse(args); err != nil {
+	if err := s.parse(args); err != nil {
 		return nil, nil, err
 	}
 	if !r.configured() {
@@ -62,28 +62,21 @@ func adminStore(ctx context.Context, name, summary string, args []string, errOut
 
 func adminCreateKey(ctx context.Context, args []string, out, errOut io.Writer) error {
 	var desc, roles, orgID string
-	st, closeStore, err := adminStore(ctx, "create-key", "create an API key", args, errOut, func(s settings) {
+	var rs []herald.Role
+	st, closeStore, err := adminStore(ctx, "create-key", "create an API key", args, out, errOut, func(s settings) {
 		s.string(&desc, "desc", "HERALD_KEY_DESC", "created by herald admin", "description of the key")
 		s.string(&roles, "role", "HERALD_KEY_ROLES", herald.GlobalOwner, "comma-separated roles: global ones, or organization ones with --org")
 		s.string(&orgID, "org", "HERALD_KEY_ORG", "", "organization the key belongs to (default: a global key)")
+		s.check(func() (err error) { rs, err = keyRoles(roles, orgID); return err })
 	})
 	if err != nil {
 		return err
 	}
 	defer closeStore()
-	valid := herald.ValidGlobalRole
 	if orgID != "" {
 		if _, err := st.Org(ctx, orgID); err != nil {
 			return err
 		}
-		valid = herald.ValidOrgRole
-	}
-	var rs []herald.Role
-	for _, r := range strings.Split(roles, ",") {
-		if r = strings.TrimSpace(r); !valid(r) {
-			return fmt.Errorf("%q is not a role a key of this kind can hold", r)
-		}
-		rs = append(rs, herald.Role{OrgID: orgID, RoleName: r})
 	}
 	k, priv := api.NewAPIKey(desc, orgID, rs, time.Now())
 	var ev *herald.Event
@@ -101,7 +94,7 @@ func adminCreateKey(ctx context.Context, args []string, out, errOut io.Writer) e
 
 func adminCreateOrg(ctx context.Context, args []string, out, errOut io.Writer) error {
 	var name string
-	st, closeStore, err := adminStore(ctx, "create-org", "create an organization", args, errOut, func(s settings) {
+	st, closeStore, err := adminStore(ctx, "create-org", "create an organization", args, out, errOut, func(s settings) {
 		s.string(&name, "name", "HERALD_ORG_NAME", "", "name of the organization")
 	})
 	if err != nil {
@@ -122,7 +115,7 @@ func adminCreateOrg(ctx context.Context, args []string, out, errOut io.Writer) e
 
 func adminCreateProject(ctx context.Context, args []string, out, errOut io.Writer) error {
 	var name, orgID, tags string
-	st, closeStore, err := adminStore(ctx, "create-project", "create a project with the default alert configurations", args, errOut, func(s settings) {
+	st, closeStore, err := adminStore(ctx, "create-project", "create a project with the default alert configurations", args, out, errOut, func(s settings) {
 		s.string(&name, "name", "HERALD_PROJECT_NAME", "", "name of the project")
 		s.string(&orgID, "org", "HERALD_PROJECT_ORG", "", "organization the project belongs to")
 		s.string(&tags, "tags", "HERALD_PROJECT_TAGS", "", "comma-separated tags (global alert configurations select projects by them)")
@@ -152,4 +145,23 @@ func adminCreateProject(ctx context.Context, args []string, out, errOut io.Write
 	}
 	fmt.Fprintln(out, p.ID)
 	return nil
+}
+
+// keyRoles reads create-key's --role for a key of organization orgID ("": a global key). An
+// organization role without --org is the usual slip: the message says to add it.
+func keyRoles(list, orgID string) ([]herald.Role, error) {
+	var rs []herald.Role
+	for _, r := range strings.Split(list, ",") {
+		r = strings.TrimSpace(r)
+		switch {
+		case orgID == "" && herald.ValidOrgRole(r):
+			return nil, fmt.Errorf("%s is an organization role: add --org ORG_ID to create a key of that organization (without --org the key is global and takes global roles such as %s)", r, herald.GlobalOwner)
+		case orgID != "" && herald.ValidGlobalRole(r):
+			return nil, fmt.Errorf("%s is a global role: an organization's key (--org) takes organization roles such as ORG_OWNER; leave out --org for a global key", r)
+		case orgID == "" && !herald.ValidGlobalRole(r), orgID != "" && !herald.ValidOrgRole(r):
+			return nil, fmt.Errorf("%q is not a role a key of this kind can hold", r)
+		}
+		rs = append(rs, herald.Role{OrgID: orgID, RoleName: r})
+	}
+	return rs, nil
 }

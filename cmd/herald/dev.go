@@ -18,7 +18,7 @@ import (
 // runDev runs every part of Herald in one process, on an embedded store unless
 // HERALD_REDIS_URL is set, and prints a working key and a curl line.
 func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
-	c, err := parseServing("dev", "everything in one process, for a first look and for demos", "127.0.0.1:8080", args, errOut)
+	c, err := parseServing("dev", "everything in one process, for a first look and for demos", "127.0.0.1:8080", args, out, errOut)
 	if err != nil {
 		return err
 	}
@@ -27,6 +27,7 @@ func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
 		return err
 	}
 	defer log.Sync()
+	useRedisLog(log)
 
 	if !c.configured() {
 		emb, err := store.StartEmbedded()
@@ -57,30 +58,41 @@ func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
 		base = c.ExternalURL
 	}
 
-	var publicKey, privateKey string
-	if c.BootstrapKey != "" {
+	var publicKey, privateKey, keyLine string
+	switch earlier, found, err := devKey(ctx, st); {
+	case err != nil:
+		return err
+	case c.BootstrapKey != "":
 		if publicKey, err = ensureBootstrapKey(ctx, st, c.BootstrapKey); err != nil {
 			return err
 		}
 		privateKey = "<your private key>"
-	} else {
-		k, priv := api.NewAPIKey("herald dev", "", []herald.Role{{RoleName: herald.GlobalOwner}}, time.Now())
+		keyLine = "The global owner API key of HERALD_BOOTSTRAP_KEY:  public " + publicKey
+	case found:
+		// A Redis of the settings keeps the key an earlier start made: making another at every
+		// start would pile up owner keys nobody holds.
+		publicKey, privateKey = earlier.PublicKey, "<its private key>"
+		keyLine = "The global owner API key made by an earlier herald dev on this Redis:  public " + publicKey +
+			"\n(its private key was shown once, then; set HERALD_BOOTSTRAP_KEY=public:private to choose a key)"
+	default:
+		k, priv := api.NewAPIKey(devKeyDesc, "", []herald.Role{{RoleName: herald.GlobalOwner}}, time.Now())
 		if err := st.CreateAPIKey(ctx, k, nil); err != nil {
 			return err
 		}
 		publicKey, privateKey = k.PublicKey, priv
+		keyLine = "A global owner API key (shown once):  public " + publicKey + "  private " + priv
 	}
 	// The key goes to standard output, for the person who started this, never into the log.
 	fmt.Fprintf(out, `
 Herald is running at %[1]s%[2]s
-A global owner API key (shown once):  public %[3]s  private %[4]s
+%[5]s
 
 Try it:
   curl --digest -u '%[3]s:%[4]s' '%[1]s%[2]s/globalAlerts?pretty=true'
   curl --digest -u '%[3]s:%[4]s' -H 'Content-Type: application/json' \
        -d '{"name":"My org"}' '%[1]s%[2]s/orgs?pretty=true'
 
-`, base, api.BasePath, publicKey, privateKey)
+`, base, api.BasePath, publicKey, privateKey, keyLine)
 
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
 	defer d.Close()
@@ -96,4 +108,27 @@ Try it:
 	defer sch.Shutdown()
 	log.Info("API listening", zap.String("address", ln.Addr().String()), zap.Duration("minute", c.Minute))
 	return serveAPI(ctx, ln, st, d, log, c.common)
+}
+
+// devKeyDesc is the description of the global owner key herald dev makes, by which a later
+// start on the same Redis finds it.
+const devKeyDesc = "herald dev"
+
+// devKey finds the global owner key an earlier herald dev made on st, if any.
+func devKey(ctx context.Context, st *store.Store) (herald.APIKey, bool, error) {
+	const page = 100
+	for offset := 0; ; offset += page {
+		keys, _, err := st.GlobalAPIKeys(ctx, store.Page{Offset: offset, Limit: page})
+		if err != nil {
+			return herald.APIKey{}, false, err
+		}
+		for _, k := range keys {
+			if k.Desc == devKeyDesc {
+				return k, true, nil
+			}
+		}
+		if len(keys) < page {
+			return herald.APIKey{}, false, nil
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"net/http"
 	"os"
 	"time"
@@ -48,6 +49,9 @@ func (v *services) bind(s settings) {
 	s.string(&v.SMSAccount, "sms-account", "HERALD_SMS_ACCOUNT", "", "SMS gateway account (the token: HERALD_SMS_TOKEN, environment only)")
 	s.string(&v.SMSFrom, "sms-from", "HERALD_SMS_FROM", "", "sender number of text messages")
 	v.smtpPassword, v.smsToken = os.Getenv("HERALD_SMTP_PASSWORD"), os.Getenv("HERALD_SMS_TOKEN")
+	s.check(func() error {
+		return errors.Join(checkNotPlaceholder("HERALD_SMTP_PASSWORD", v.smtpPassword), checkNotPlaceholder("HERALD_SMS_TOKEN", v.smsToken))
+	})
 }
 
 // senders are the notifiers of every kind Herald delivers, by notification typeName (CHATA is

@@ -32,20 +32,27 @@ role. Every flag can also be set by the HERALD_* environment variable named in i
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "herald:", err)
-		}
+	useRedisLog(nil)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp): // help asked for and given
+	case errors.Is(err, errNoRole): // the usage is printed
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "herald:", err)
 		os.Exit(2)
 	}
 }
+
+// errNoRole is herald run without a role: the usage is printed, and herald exits 2.
+var errNoRole = errors.New("no role given")
 
 // run dispatches to a role. out is where a role prints what a person must read (a new key);
 // logs go to errOut.
 func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(errOut, usage)
-		return flag.ErrHelp
+		return errNoRole
 	}
 	switch role, rest := args[0], args[1:]; role {
 	case "dev":

@@ -27,10 +27,17 @@ func clusterMetrics(st *store.Store, log *zap.Logger) *metrics.Cluster {
 	return metrics.NewCluster(st, slices.Collect(maps.Keys(dispatch.DefaultQueues())), log.Named("metrics"))
 }
 
+// The default addresses of a worker's and a scheduler's /metrics, /healthz and /readyz: apart,
+// so that one of each runs on a machine with the defaults (more workers need their own).
+const (
+	workerMetricsListen    = ":9090"
+	schedulerMetricsListen = ":9091"
+)
+
 // bindMetricsListen binds the address a role without the API serves /metrics, /healthz and
 // /readyz on.
-func bindMetricsListen(s settings, p *string) {
-	s.string(p, "metrics-listen", "HERALD_METRICS_LISTEN", ":9090", "address /metrics, /healthz and /readyz are served on (empty: not served)")
+func bindMetricsListen(s settings, p *string, def string) {
+	s.string(p, "metrics-listen", "HERALD_METRICS_LISTEN", def, "address /metrics, /healthz and /readyz are served on (empty: not served)")
 }
 
 // healthServer serves /metrics, /healthz and /readyz for the roles that have no API: Start,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -29,12 +30,25 @@ type redisSettings struct {
 }
 
 func (r *redisSettings) bind(s settings) {
-	s.string(&r.RedisURL, "redis-url", "HERALD_REDIS_URL", "", "one Redis server: redis://[:password@]host:port/db, rediss://... (TLS) or unix:///path")
+	s.url(&r.RedisURL, "redis-url", "HERALD_REDIS_URL", "one Redis server: "+redisURLForm+" (a password is best set in the environment)")
 	s.string(&r.RedisSentinels, "redis-sentinels", "HERALD_REDIS_SENTINELS", "", "Redis Sentinel addresses, host:port,host:port (with --redis-master; the password: HERALD_REDIS_PASSWORD, environment only)")
 	s.string(&r.RedisMaster, "redis-master", "HERALD_REDIS_MASTER", "", "the master name the sentinels watch")
 	s.string(&r.RedisCluster, "redis-cluster", "HERALD_REDIS_CLUSTER", "", "Redis Cluster node addresses, host:port,host:port (the password: HERALD_REDIS_PASSWORD, environment only)")
 	r.redisPassword = os.Getenv("HERALD_REDIS_PASSWORD")
+	s.check(func() error {
+		if !r.configured() { // herald dev: the embedded store
+			return nil
+		}
+		if err := checkNotPlaceholder("HERALD_REDIS_PASSWORD", r.redisPassword); err != nil {
+			return err
+		}
+		_, err := r.connector()
+		return err
+	})
 }
+
+// redisURLForm is what HERALD_REDIS_URL looks like.
+const redisURLForm = "redis://[:password@]host:port/db, rediss://... (TLS) or unix:///path"
 
 // configured reports whether any Redis is named.
 func (r redisSettings) configured() bool {
@@ -58,9 +72,9 @@ func (r redisSettings) connector() (redisConnector, error) {
 		if r.redisPassword != "" {
 			return redisConnector{}, errors.New("HERALD_REDIS_PASSWORD is for Sentinel and Cluster: put the password in HERALD_REDIS_URL")
 		}
-		o, err := redis.ParseURL(r.RedisURL)
+		o, err := parseRedisURL(r.RedisURL)
 		if err != nil {
-			return redisConnector{}, fmt.Errorf("HERALD_REDIS_URL: %w", err)
+			return redisConnector{}, err
 		}
 		return redisConnector{single: o, name: "Redis at " + o.Addr}, nil
 	case r.RedisCluster != "":
@@ -80,6 +94,30 @@ func (r redisSettings) connector() (redisConnector, error) {
 	}
 	return redisConnector{failover: &redis.FailoverOptions{MasterName: r.RedisMaster, SentinelAddrs: addrs, Password: r.redisPassword},
 		name: fmt.Sprintf("Redis Sentinel master %q (sentinels %s)", r.RedisMaster, strings.Join(addrs, ","))}, nil
+}
+
+// parseRedisURL reads HERALD_REDIS_URL. Its errors never carry the URL's password: go-redis's
+// can (url.Parse's repeat the whole URL), and they end up in a pod's log.
+func parseRedisURL(raw string) (*redis.Options, error) {
+	o, err := redis.ParseURL(raw)
+	if err == nil {
+		if err := checkNotPlaceholder("the password of HERALD_REDIS_URL", o.Password); err != nil {
+			return nil, err
+		}
+		return o, nil
+	}
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		err = urlErr.Err // without the URL it repeats
+	}
+	reason := strings.TrimPrefix(err.Error(), "redis: ")
+	if u, perr := url.Parse(raw); perr == nil {
+		if p, ok := u.User.Password(); ok && p != "" {
+			reason = strings.ReplaceAll(reason, p, "xxxxx")
+		}
+	}
+	return nil, fmt.Errorf("HERALD_REDIS_URL: %s is not a Redis URL (%s): use %s, e.g. HERALD_REDIS_URL=redis://:password@redis.example.com:6379/0",
+		redactURL(raw), reason, redisURLForm)
 }
 
 // hostPorts splits a comma-separated list of host:port.

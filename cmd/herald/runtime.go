@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/redis/go-redis/v9"
+
 	"go.uber.org/zap"
 
 	"github.com/heraldhq/herald"
@@ -30,6 +32,7 @@ func startRuntime(ctx context.Context, role string, c common, errOut io.Writer) 
 	if err != nil {
 		return nil, err
 	}
+	useRedisLog(log)
 	st, closeStore, err := openStore(ctx, c.redisSettings)
 	if err != nil {
 		_ = log.Sync()
@@ -41,4 +44,21 @@ func startRuntime(ctx context.Context, role string, c common, errOut io.Writer) 
 		closeStore()
 		_ = log.Sync()
 	}}, nil
+}
+
+// redisLog is where go-redis's own lines go (a pool's failed dials, a Sentinel's new master):
+// to the role's log at debug, named redis. At the default level they stay out of the way of
+// Herald's own message ("Redis at ... does not answer: ..."), which says the same once.
+type redisLog struct{ log *zap.Logger }
+
+func (l redisLog) Printf(_ context.Context, format string, v ...any) {
+	l.log.Debug(fmt.Sprintf(format, v...))
+}
+
+// useRedisLog sends go-redis's lines to log; nil drops them (before a role has a log).
+func useRedisLog(log *zap.Logger) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	redis.SetLogger(redisLog{log.Named("redis")})
 }

@@ -25,9 +25,10 @@ func (p *periodic) bind(s settings) {
 		"how often the scheduler repairs lost due times and makes sure waiting work gets a session")
 	s.duration(&p.Retention, "retention", "HERALD_RETENTION", scheduler.DefaultRetention,
 		"how long ended alerts, events and past maintenance windows are kept")
+	s.check(p.validate)
 }
 
-func (p periodic) validate() error {
+func (p *periodic) validate() error {
 	if p.ReconcileInterval <= 0 {
 		return fmt.Errorf("HERALD_RECONCILE_INTERVAL must be positive, not %s", p.ReconcileInterval)
 	}
@@ -50,17 +51,11 @@ func runScheduler(ctx context.Context, args []string, out, errOut io.Writer) err
 	var c common
 	var p periodic
 	var metricsListen string
-	s := newSettings("scheduler", "periodic work: repairs the alert engine's schedule, deletes old data", errOut)
-	c.bind(s, "")
+	s := newSettings("scheduler", "periodic work: repairs the alert engine's schedule, deletes old data", out, errOut)
+	c.bindBase(s)
 	p.bind(s)
-	bindMetricsListen(s, &metricsListen)
-	if err := s.fs.Parse(args); err != nil {
-		return err
-	}
-	if err := c.validate(); err != nil {
-		return err
-	}
-	if err := p.validate(); err != nil {
+	bindMetricsListen(s, &metricsListen, schedulerMetricsListen)
+	if err := s.parse(args); err != nil {
 		return err
 	}
 	rt, err := startRuntime(ctx, "scheduler", c, errOut)

@@ -20,14 +20,11 @@ import (
 func runWorker(ctx context.Context, args []string, out, errOut io.Writer) error {
 	var c common
 	var metricsListen string
-	s := newSettings("worker", "the alert engine and the senders, as many as the load needs", errOut)
-	c.bind(s, "")
+	s := newSettings("worker", "the alert engine and the senders, as many as the load needs", out, errOut)
+	c.bindBase(s)
 	c.bindWorker(s, false)
-	bindMetricsListen(s, &metricsListen)
-	if err := s.fs.Parse(args); err != nil {
-		return err
-	}
-	if err := c.validate(); err != nil {
+	bindMetricsListen(s, &metricsListen, workerMetricsListen)
+	if err := s.parse(args); err != nil {
 		return err
 	}
 	rt, err := startRuntime(ctx, "worker", c, errOut)
