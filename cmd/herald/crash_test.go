@@ -28,8 +28,14 @@ import (
 )
 
 // TestMain lets the test binary play a role in a child process, so that a test can kill a
-// real worker process (HERALD_TEST_ROLE=worker runs `herald worker`).
+// real worker process (HERALD_TEST_ROLE=worker runs `herald worker`), or be herald itself,
+// main and its exit code included (HERALD_TEST_ARGS="worker --help" runs `herald worker --help`).
 func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv("HERALD_TEST_ARGS"); ok { // herald itself: see runHerald
+		os.Args = append([]string{"herald"}, strings.Fields(args)...)
+		main()
+		os.Exit(0)
+	}
 	if role := os.Getenv("HERALD_TEST_ROLE"); role != "" {
 		ctx, stop := context.WithCancel(context.Background())
 		defer stop()

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/store/storetest"
+)
+
+// The one parser of each type of setting, as a table.
+func TestSettingParsers(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want bool
+		ok   bool
+	}{
+		{"true", true, true}, {"TRUE", true, true}, {"1", true, true}, {"yes", true, true}, {"on", true, true},
+		{"false", false, true}, {"0", false, true}, {"No", false, true}, {"off", false, true},
+		{"", false, false}, {"maybe", false, false}, {"2", false, false}, {"enabled", false, false},
+	} {
+		got, err := parseBool(c.in)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("parseBool(%q) = %v, %v; want %v, ok %v", c.in, got, err, c.want, c.ok)
+		}
+	}
+	day := 24 * time.Hour
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"1m", time.Minute, true}, {"90s", 90 * time.Second, true}, {"1h30m", 90 * time.Minute, true},
+		{"30d", 30 * day, true}, {"1d12h", 36 * time.Hour, true}, {"0", 0, true}, {"250ms", 250 * time.Millisecond, true},
+		{"1", 0, false}, {"1.5", 0, false}, {"30x", 0, false}, {"d", 0, false}, {"1.5d", 0, false},
+		{"-1d", 0, false}, {"1d-1h", 0, false}, {"", 0, false}, {"soon", 0, false},
+	} {
+		got, err := parseDuration(c.in)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("parseDuration(%q) = %v, %v; want %v, ok %v", c.in, got, err, c.want, c.ok)
+		}
+	}
+	if _, err := parseDuration("1"); err == nil || !strings.Contains(err.Error(), "no unit") {
+		t.Errorf("a bare number is refused for its missing unit: %v", err)
+	}
+	for _, c := range []struct {
+		in   string
+		want int
+		ok   bool
+	}{{"20", 20, true}, {" 7 ", 7, true}, {"-1", -1, true}, {"abc", 0, false}, {"2.5", 0, false}, {"", 0, false}} {
+		got, err := parseInt(c.in)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("parseInt(%q) = %v, %v; want %v, ok %v", c.in, got, err, c.want, c.ok)
+		}
+	}
+	for d, want := range map[time.Duration]string{time.Minute: "1m", 90 * day: "90d", 2 * time.Hour: "2h",
+		90 * time.Minute: "1h30m", 10 * time.Second: "10s", 36 * time.Hour: "36h", 0: "0s"} {
+		if got := formatDuration(d); got != want {
+			t.Errorf("formatDuration(%v) = %q, want %q", d, got, want)
+		}
+		if back, err := parseDuration(formatDuration(d)); err != nil || back != d {
+			t.Errorf("formatDuration(%v) does not read back: %v %v", d, back, err)
+		}
+	}
+}
+
+// A value that does not parse stops the role before it starts, and the message names the
+// setting, the form its values take and an example. Each role is given a working Redis, so
+// that one that ignored the value would start (and be reported as started).
+func TestBadSettingStopsTheRole(t *testing.T) {
+	redisURL := storetest.URL(storetest.Redis(t))
+	for _, c := range []struct {
+		role, env, value string
+		want             []string
+		args             []string
+	}{
+		// booleans
+		{role: "api", env: "HERALD_MONITORING", value: "maybe", want: []string{`HERALD_MONITORING: "maybe" is not a boolean`, "true or false", "on/off", "e.g. HERALD_MONITORING="}},
+		{role: "worker", env: "HERALD_ALLOW_PRIVATE_TARGETS", value: "sure", want: []string{`HERALD_ALLOW_PRIVATE_TARGETS: "sure" is not a boolean`, "yes/no"}},
+		{role: "dev", env: "HERALD_MONITORING_WRITE", value: "2", want: []string{`HERALD_MONITORING_WRITE: "2" is not a boolean`}},
+		// durations
+		{role: "worker", env: "HERALD_MINUTE", value: "1", want: []string{`HERALD_MINUTE: "1" has no unit`, "ms, s, m, h, or d for days", "e.g. HERALD_MINUTE=1m"}},
+		{role: "scheduler", env: "HERALD_RETENTION", value: "30x", want: []string{`HERALD_RETENTION: "30x" is not a duration`, "e.g. HERALD_RETENTION=90d"}},
+		{role: "dev", env: "HERALD_ENGINE_LEASE", value: "soon", want: []string{`HERALD_ENGINE_LEASE: "soon" is not a duration`, "e.g. HERALD_ENGINE_LEASE=30s"}},
+		{role: "scheduler", env: "HERALD_RECONCILE_INTERVAL", value: "0s", want: []string{"HERALD_RECONCILE_INTERVAL must be positive"}},
+		// whole numbers
+		{role: "worker", env: "HERALD_WORKER_CONCURRENCY", value: "abc", want: []string{`HERALD_WORKER_CONCURRENCY: "abc" is not a whole number`, "e.g. HERALD_WORKER_CONCURRENCY=20"}},
+		{role: "dev", env: "HERALD_WORKER_CONCURRENCY", value: "0", want: []string{"HERALD_WORKER_CONCURRENCY must be 1 or more"}},
+		// words and lists of a form of their own
+		{role: "api", env: "HERALD_LOG_LEVEL", value: "loud", want: []string{`HERALD_LOG_LEVEL: "loud" is not a log level`, "debug, info, warn or error"}},
+		{role: "worker", env: "HERALD_QUEUE_PRIORITIES", value: "engine", want: []string{`HERALD_QUEUE_PRIORITIES: "engine" is not queue=priority`}},
+		{role: "api", env: "HERALD_REDIS_URL", value: "http://127.0.0.1:6379", want: []string{"HERALD_REDIS_URL: http://127.0.0.1:6379 is not a Redis URL", "invalid URL scheme", "redis://[:password@]host:port/db", "e.g. HERALD_REDIS_URL=redis://"}},
+		{role: "worker", env: "HERALD_SMTP_PASSWORD", value: "CHANGE-ME", want: []string{"HERALD_SMTP_PASSWORD still holds the CHANGE-ME placeholder"}},
+		{role: "api", env: "HERALD_BOOTSTRAP_KEY", value: "CHANGE-ME", want: []string{"HERALD_BOOTSTRAP_KEY still holds the CHANGE-ME placeholder"}},
+		// flags, which win over the environment, are held to the same parsers
+		{role: "worker", args: []string{"--concurrency", "many"}, want: []string{`invalid value "many" for flag -concurrency`, "not a whole number", "e.g. --concurrency=20"}},
+		{role: "dev", args: []string{"--minute=5"}, want: []string{`"5" has no unit`, "e.g. --minute=1m"}},
+	} {
+		name := c.role + " " + c.env + "=" + c.value + strings.Join(c.args, " ")
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("HERALD_METRICS_LISTEN", "")
+			t.Setenv("HERALD_LISTEN", "127.0.0.1:0")
+			t.Setenv("HERALD_REDIS_URL", redisURL)
+			if c.role == "dev" {
+				t.Setenv("HERALD_REDIS_URL", "")
+			}
+			if c.env != "" {
+				t.Setenv(c.env, c.value)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			var out, logs lockedBuffer
+			err := run(ctx, append([]string{c.role}, c.args...), &out, &logs)
+			if err == nil || ctx.Err() != nil {
+				t.Fatalf("herald %s started (ended with %v):\n%s%s", c.role, err, out.String(), logs.String())
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("the error does not say %q:\n%v", w, err)
+				}
+			}
+			if logs.String() != "" {
+				t.Errorf("herald %s logged before refusing its settings:\n%s", c.role, logs.String())
+			}
+		})
+	}
+}
+
+// runHerald runs herald itself (this test binary playing main, see TestMain) with args and
+// env added to the test's environment, and returns what it wrote and its exit code.
+func runHerald(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), "HERALD_TEST_ARGS="+strings.Join(args, " ")), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	default:
+		t.Fatalf("herald %v: %v", args, err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("herald %v did not end within 30s:\n%s%s", args, o.String(), e.String())
+	}
+	return o.String(), e.String(), code
+}
+
+// The binary: a bad setting is refused with exit code 2 and its message on standard error;
+// --help is not an error; herald without a role is.
+func TestHeraldExitCodes(t *testing.T) {
+	_, stderr, code := runHerald(t, []string{"HERALD_MINUTE=1", "HERALD_REDIS_URL=redis://127.0.0.1:1/0"}, "worker")
+	if code != 2 || !strings.HasPrefix(stderr, `herald: HERALD_MINUTE: "1" has no unit`) {
+		t.Errorf("worker with HERALD_MINUTE=1: exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, role := range []string{"dev", "api", "worker", "scheduler", "admin create-key"} {
+		stdout, stderr, code := runHerald(t, nil, role, "--help")
+		if code != 0 || !strings.HasPrefix(stdout, "herald "+role+": ") || stderr != "" {
+			t.Errorf("herald %s --help: exit %d, stdout:\n%s\nstderr:\n%s", role, code, stdout, stderr)
+		}
+	}
+	if _, stderr, code := runHerald(t, nil); code != 2 || !strings.Contains(stderr, "Usage:") {
+		t.Errorf("herald alone: exit %d, stderr:\n%s", code, stderr)
+	}
+	_, stderr, code = runHerald(t, nil, "worker", "--listen", ":8080")
+	if code != 2 || !strings.Contains(stderr, "flag provided but not defined: -listen") || !strings.Contains(stderr, "'herald worker --help' lists the settings") {
+		t.Errorf("worker --listen: exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// Each role's --help lists the settings it uses and no other, and the worker's and the
+// scheduler's metrics do not default to the same port (one of each runs on a host as is).
+func TestRoleHelpListsItsOwnSettings(t *testing.T) {
+	help := func(role string) string {
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{role, "--help"}, &out, &bytes.Buffer{}); !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("herald %s --help: %v", role, err)
+		}
+		return out.String()
+	}
+	for role, c := range map[string]struct{ has, hasNot []string }{
+		"api": {has: []string{"--listen", "--external-url", "--tls-cert", "--monitoring", "--bootstrap-key", "--redis-url", "--log-level"},
+			hasNot: []string{"--concurrency", "--minute", "--metrics-listen", "--retention", "--smtp-addr", "--lease"}},
+		"worker": {has: []string{"--concurrency", "--minute", "--queue-priorities", "--smtp-addr", "--lease", "--metrics-listen", `(default "` + workerMetricsListen + `")`},
+			hasNot: []string{"--listen", "--external-url", "--tls-cert", "--monitoring", "--bootstrap-key", "--retention"}},
+		"scheduler": {has: []string{"--retention", "--reconcile-interval", "--metrics-listen", `(default "` + schedulerMetricsListen + `")`, "--redis-url"},
+			hasNot: []string{"--listen", "--external-url", "--minute", "--concurrency", "--smtp-addr", "--bootstrap-key", "--monitoring"}},
+		"dev": {has: []string{"--listen", "--minute", "--concurrency", "--retention", "--bootstrap-key"},
+			hasNot: []string{"--metrics-listen"}},
+	} {
+		h := help(role)
+		for _, s := range c.has {
+			if strings.HasPrefix(s, "--") {
+				s = "  " + s + " "
+			}
+			if !strings.Contains(h, s) {
+				t.Errorf("herald %s --help does not list %s:\n%s", role, s, h)
+			}
+		}
+		for _, s := range c.hasNot {
+			if strings.Contains(h, "  "+s+" ") {
+				t.Errorf("herald %s --help lists %s, which it does not use", role, s)
+			}
+		}
+	}
+	if workerMetricsListen == schedulerMetricsListen {
+		t.Error("the worker and the scheduler serve their metrics on the same port by default")
+	}
+}
+
+// The admin command says how to make an organization role's key.
+func TestCreateKeyHintsOrg(t *testing.T) {
+	t.Setenv("HERALD_REDIS_URL", "")
+	err := run(context.Background(), []string{"admin", "create-key", "--role", "ORG_OWNER"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "ORG_OWNER is an organization role: add --org ORG_ID") {
+		t.Errorf("create-key --role ORG_OWNER without --org: %v", err)
+	}
+}
