@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/storetest"
 )
 
 // lockedBuffer is an io.Writer the test can read while herald dev writes to it.
@@ -107,5 +111,55 @@ func TestDevBootstrapKeyNotEchoed(t *testing.T) {
 	}
 	if strings.Contains(out.String()+logs.String(), priv) {
 		t.Error("the bootstrap private key was echoed")
+	}
+}
+
+// herald dev on a Redis of the settings makes its global owner key once: a second start finds
+// it, says so, and adds none.
+func TestDevKeepsItsKeyOnAKeptRedis(t *testing.T) {
+	rdb := storetest.Redis(t)
+	t.Setenv("HERALD_REDIS_URL", storetest.URL(rdb))
+	t.Setenv("HERALD_BOOTSTRAP_KEY", "")
+	key := regexp.MustCompile(`public ([a-z]+)`)
+	start := func() string {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		var out, logs lockedBuffer
+		done := make(chan error, 1)
+		go func() { done <- run(ctx, []string{"dev", "--listen", "127.0.0.1:0"}, &out, &logs) }()
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("herald dev ended with %v", err)
+			}
+		}()
+		// Up once it serves: stopping it while it starts would be another test.
+		running := regexp.MustCompile(`Herald is running at (http://127\.0\.0\.1:\d+)/`)
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			if m := running.FindStringSubmatch(out.String()); m != nil {
+				if res, err := http.Get(m[1] + "/healthz"); err == nil {
+					_ = res.Body.Close()
+					if res.StatusCode == http.StatusOK {
+						return out.String()
+					}
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("herald dev is not up within 10s:\n%s\n%s", out.String(), logs.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	first, second := start(), start()
+	m1, m2 := key.FindStringSubmatch(first), key.FindStringSubmatch(second)
+	if m1 == nil || m2 == nil || m1[1] != m2[1] {
+		t.Fatalf("the second start names another key:\n%s\n---\n%s", first, second)
+	}
+	if !strings.Contains(second, "made by an earlier herald dev on this Redis") || !strings.Contains(second, "HERALD_BOOTSTRAP_KEY") {
+		t.Errorf("the second start does not say whose key it is:\n%s", second)
+	}
+	keys, n, err := store.New(rdb).GlobalAPIKeys(context.Background(), store.Page{Limit: 100})
+	if err != nil || n != 1 {
+		t.Errorf("%d global keys after two starts (%v): %+v", n, err, keys)
 	}
 }
