@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -276,6 +277,7 @@ func checkDeployments(t *testing.T, m manifests, known map[string]bool) map[stri
 			}
 		}
 		checkEnv(t, m, known, name, c)
+		checkMemLimit(t, name, c)
 		checkListen(t, name, r, c)
 	}
 	for _, r := range roles {
@@ -353,7 +355,7 @@ func checkSettings(t *testing.T, m manifests, known map[string]bool) {
 	if secret == nil {
 		t.Fatal("no Secret herald-secrets")
 	}
-	for _, key := range []string{"HERALD_REDIS_URL", "HERALD_BOOTSTRAP_KEY", "HERALD_SMTP_PASSWORD"} {
+	for _, key := range []string{"HERALD_REDIS_URL", "HERALD_BOOTSTRAP_KEY"} {
 		if !hasKey(secret, key) {
 			t.Errorf("Secret %s has no %s", secret.Name, key)
 		}
@@ -398,13 +400,44 @@ func checkEnv(t *testing.T, m manifests, known map[string]bool, name string, c c
 			continue
 		}
 		ref := e.ValueFrom.SecretKeyRef
-		if s := m.secrets[ref.Name]; s == nil || !hasKey(s, ref.Key) {
+		optional := ref.Optional != nil && *ref.Optional
+		if s := m.secrets[ref.Name]; s == nil || (!optional && !hasKey(s, ref.Key)) {
 			t.Errorf("Deployment %s: %s comes from key %s of Secret %s, which the manifests do not have", name, e.Name, ref.Key, ref.Name)
+		}
+		// Mail and SMS are optional features: a Secret without their keys must not keep pods
+		// from starting.
+		if (e.Name == "HERALD_SMTP_PASSWORD" || e.Name == "HERALD_SMS_TOKEN") && !optional {
+			t.Errorf("Deployment %s: %s must be an optional key of the Secret", name, e.Name)
 		}
 		redisFromSecret = redisFromSecret || e.Name == "HERALD_REDIS_URL"
 	}
 	if !redisFromSecret {
 		t.Errorf("Deployment %s: HERALD_REDIS_URL (it may hold a password) must come from the Secret", name)
+	}
+}
+
+// checkMemLimit checks that container c sets GOMEMLIMIT to 80-90 % of its memory limit: the Go
+// runtime collects harder near it, and the rest is headroom for memory outside the Go heap,
+// so that the container is not killed before the runtime has collected.
+func checkMemLimit(t *testing.T, name string, c corev1.Container) {
+	t.Helper()
+	i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "GOMEMLIMIT" })
+	if i < 0 {
+		t.Errorf("Deployment %s: no GOMEMLIMIT", name)
+		return
+	}
+	// Go's units: B, KiB, MiB, GiB (runtime/debug.SetMemoryLimit).
+	v := c.Env[i].Value
+	m := regexp.MustCompile(`^(\d+)(B|KiB|MiB|GiB)$`).FindStringSubmatch(v)
+	if m == nil {
+		t.Errorf("Deployment %s: GOMEMLIMIT %q is not a number of B, KiB, MiB or GiB", name, v)
+		return
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	gomem := n << map[string]int{"B": 0, "KiB": 10, "MiB": 20, "GiB": 30}[m[2]]
+	limit := c.Resources.Limits[corev1.ResourceMemory]
+	if share := float64(gomem) / float64(limit.Value()); share < 0.8 || share > 0.9 {
+		t.Errorf("Deployment %s: GOMEMLIMIT %s is %.0f %% of the memory limit %s; 80-90 %% leaves the runtime room", name, v, 100*share, limit.String())
 	}
 }
 
