@@ -7,6 +7,8 @@ import (
 	"flag"
 	"os"
 	"os/exec"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -225,5 +227,52 @@ func TestCreateKeyHintsOrg(t *testing.T) {
 	err := run(context.Background(), []string{"admin", "create-key", "--role", "ORG_OWNER"}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "ORG_OWNER is an organization role: add --org ORG_ID") {
 		t.Errorf("create-key --role ORG_OWNER without --org: %v", err)
+	}
+}
+
+// The README's Configuration table lists every setting and, for each, exactly the roles whose
+// --help lists it: the table is written by hand, the roles' settings are the code.
+func TestReadmeListsEachRolesSettings(t *testing.T) {
+	roles := []string{"dev", "api", "worker", "scheduler"}
+	name := regexp.MustCompile(`HERALD_[A-Z0-9_]+`)
+	code := map[string][]string{} // setting -> the roles whose help names it
+	for _, role := range roles {
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{role, "--help"}, &out, &bytes.Buffer{}); !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("herald %s --help: %v", role, err)
+		}
+		for _, v := range slices.Compact(slices.Sorted(slices.Values(name.FindAllString(out.String(), -1)))) {
+			code[v] = append(code[v], role)
+		}
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section, _, _ := strings.Cut(string(readme[bytes.Index(readme, []byte("## Configuration\n")):]), "\n## ")
+	doc := map[string][]string{}
+	for line := range strings.Lines(section) {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !name.MatchString(cells[1]) {
+			continue
+		}
+		in := roles
+		if r := strings.TrimSpace(cells[2]); r != "all" {
+			in = strings.Split(strings.ReplaceAll(r, " ", ""), ",")
+		}
+		for _, v := range name.FindAllString(cells[1], -1) {
+			doc[v] = slices.Sorted(slices.Values(in))
+		}
+	}
+	for v, rs := range code {
+		slices.Sort(rs)
+		if !slices.Equal(doc[v], rs) {
+			t.Errorf("%s: the README's Configuration table says roles %v, --help of %v lists it", v, doc[v], rs)
+		}
+	}
+	for v := range doc {
+		if code[v] == nil {
+			t.Errorf("the README's Configuration table lists %s, which no role reads", v)
+		}
 	}
 }
