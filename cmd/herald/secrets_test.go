@@ -112,7 +112,7 @@ func TestSecretsNeverEchoed(t *testing.T) {
 	}
 
 	// Roles that start, at debug: their whole output until they are up.
-	for role, up := range map[string]string{"dev": "API listening", "api": "API listening", "worker": "worker started", "scheduler": "this scheduler leads"} {
+	for role, up := range map[string]string{"dev": "API listening", "api": "API listening", "worker": "worker started", "scheduler": "scheduler started"} {
 		out := runUntil(t, env, up, role)
 		leaks(role+"'s log", out)
 	}
