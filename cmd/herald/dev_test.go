@@ -33,6 +33,22 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
+// startDev runs herald dev in the test's process on a free 127.0.0.1 port, until stop, which
+// reports an error it ended with.
+func startDev(t *testing.T) (out, logs *lockedBuffer, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out, logs = &lockedBuffer{}, &lockedBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"dev", "--listen", "127.0.0.1:0"}, out, logs) }()
+	return out, logs, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("herald dev ended with %v", err)
+		}
+	}
+}
+
 // herald dev, as a newcomer runs it: it prints a key and a curl line, and the curl line works
 // as pasted. The private key is printed, never logged.
 func TestDevPrintsAWorkingCurlLine(t *testing.T) {
@@ -41,16 +57,8 @@ func TestDevPrintsAWorkingCurlLine(t *testing.T) {
 		t.Skip("curl is not installed")
 	}
 	t.Setenv("HERALD_REDIS_URL", "")
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, logs lockedBuffer
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"dev", "--listen", "127.0.0.1:0"}, &out, &logs) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("herald dev ended with %v", err)
-		}
-	}()
+	out, logs, stop := startDev(t)
+	defer stop()
 
 	line := regexp.MustCompile(`curl --digest -u '([a-z]+):([0-9a-f-]+)' '(http://127\.0\.0\.1:\d+/api/public/v1\.0/globalAlerts\?pretty=true)'`)
 	var m []string
@@ -89,11 +97,8 @@ func TestDevBootstrapKeyNotEchoed(t *testing.T) {
 	const priv = "0f8b1c3e-5a7d-4e2b-9c6f-112233445566"
 	t.Setenv("HERALD_REDIS_URL", "")
 	t.Setenv("HERALD_BOOTSTRAP_KEY", "bootkey:"+priv)
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, logs lockedBuffer
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"dev", "--listen", "127.0.0.1:0"}, &out, &logs) }()
-	defer func() { cancel(); <-done }()
+	out, logs, stop := startDev(t)
+	defer stop()
 
 	url := regexp.MustCompile(`'(http://127\.0\.0\.1:\d+/api/public/v1\.0/globalAlerts\?pretty=true)'`)
 	var m []string
@@ -123,16 +128,8 @@ func TestDevKeepsItsKeyOnAKeptRedis(t *testing.T) {
 	key := regexp.MustCompile(`public ([a-z]+)`)
 	start := func() string {
 		t.Helper()
-		ctx, cancel := context.WithCancel(context.Background())
-		var out, logs lockedBuffer
-		done := make(chan error, 1)
-		go func() { done <- run(ctx, []string{"dev", "--listen", "127.0.0.1:0"}, &out, &logs) }()
-		defer func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("herald dev ended with %v", err)
-			}
-		}()
+		out, logs, stop := startDev(t)
+		defer stop()
 		// Up once it serves: stopping it while it starts would be another test.
 		running := regexp.MustCompile(`Herald is running at (http://127\.0\.0\.1:\d+)/`)
 		for deadline := time.Now().Add(10 * time.Second); ; {
