@@ -276,3 +276,44 @@ func TestReadmeListsEachRolesSettings(t *testing.T) {
 		}
 	}
 }
+
+// The settings the deploy files give (the Kubernetes ConfigMap, the systemd and compose
+// environment file) are read without complaint by every role: each gets as far as Redis.
+func TestDeploySettingsParse(t *testing.T) {
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	envFile := map[string]string{}
+	for line := range strings.Lines(read("../../deploy/herald.env.example")) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok && !strings.HasPrefix(k, "#") {
+			envFile[k] = v
+		}
+	}
+	configMap := map[string]string{}
+	doc, _, _ := strings.Cut(read("../../deploy/kubernetes/config.yaml"), "\n---")
+	for _, m := range regexp.MustCompile(`(?m)^  (HERALD_[A-Z0-9_]+): (.*)$`).FindAllStringSubmatch(doc, -1) {
+		configMap[m[1]] = strings.Trim(m[2], `"`)
+	}
+	unreachable := "redis://" + closedPort(t) + "/0?max_retries=-1" // fails at once
+	for file, given := range map[string]map[string]string{"herald.env.example": envFile, "config.yaml": configMap} {
+		if len(given) < 5 {
+			t.Fatalf("found only %v in %s", given, file)
+		}
+		for _, role := range []string{"dev", "api", "worker", "scheduler"} {
+			t.Run(file+" "+role, func(t *testing.T) {
+				for k, v := range given {
+					t.Setenv(k, v)
+				}
+				t.Setenv("HERALD_REDIS_URL", unreachable)
+				err := run(context.Background(), []string{role}, &bytes.Buffer{}, &bytes.Buffer{})
+				if err == nil || !strings.Contains(err.Error(), "does not answer") {
+					t.Errorf("herald %s with the settings of %s: %v", role, file, err)
+				}
+			})
+		}
+	}
+}
