@@ -46,9 +46,9 @@ func runAdmin(ctx context.Context, args []string, out, errOut io.Writer) error {
 }
 
 // adminStore parses a command's settings (bind adds its own) and opens the deployment's store.
-func adminStore(ctx context.Context, name, summary string, args []string, out, errOut io.Writer, bind func(settings)) (*store.Store, func(), error) {
+func adminStore(ctx context.Context, name, summary string, args []string, out io.Writer, bind func(settings)) (*store.Store, func(), error) {
 	var r redisSettings
-	s := newSettings("admin "+name, summary, out, errOut)
+	s := newSettings("admin "+name, summary, out)
 	r.bind(s)
 	bind(s)
 	if err := s.parse(args); err != nil {
@@ -63,7 +63,7 @@ func adminStore(ctx context.Context, name, summary string, args []string, out, e
 func adminCreateKey(ctx context.Context, args []string, out, errOut io.Writer) error {
 	var desc, roles, orgID string
 	var rs []herald.Role
-	st, closeStore, err := adminStore(ctx, "create-key", "create an API key", args, out, errOut, func(s settings) {
+	st, closeStore, err := adminStore(ctx, "create-key", "create an API key", args, out, func(s settings) {
 		s.string(&desc, "desc", "HERALD_KEY_DESC", "created by herald admin", "description of the key")
 		s.string(&roles, "role", "HERALD_KEY_ROLES", herald.GlobalOwner, "comma-separated roles: global ones, or organization ones with --org")
 		s.string(&orgID, "org", "HERALD_KEY_ORG", "", "organization the key belongs to (default: a global key)")
@@ -94,7 +94,7 @@ func adminCreateKey(ctx context.Context, args []string, out, errOut io.Writer) e
 
 func adminCreateOrg(ctx context.Context, args []string, out, errOut io.Writer) error {
 	var name string
-	st, closeStore, err := adminStore(ctx, "create-org", "create an organization", args, out, errOut, func(s settings) {
+	st, closeStore, err := adminStore(ctx, "create-org", "create an organization", args, out, func(s settings) {
 		s.string(&name, "name", "HERALD_ORG_NAME", "", "name of the organization")
 	})
 	if err != nil {
@@ -115,7 +115,7 @@ func adminCreateOrg(ctx context.Context, args []string, out, errOut io.Writer) e
 
 func adminCreateProject(ctx context.Context, args []string, out, errOut io.Writer) error {
 	var name, orgID, tags string
-	st, closeStore, err := adminStore(ctx, "create-project", "create a project with the default alert configurations", args, out, errOut, func(s settings) {
+	st, closeStore, err := adminStore(ctx, "create-project", "create a project with the default alert configurations", args, out, func(s settings) {
 		s.string(&name, "name", "HERALD_PROJECT_NAME", "", "name of the project")
 		s.string(&orgID, "org", "HERALD_PROJECT_ORG", "", "organization the project belongs to")
 		s.string(&tags, "tags", "HERALD_PROJECT_TAGS", "", "comma-separated tags (global alert configurations select projects by them)")

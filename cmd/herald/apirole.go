@@ -10,7 +10,7 @@ import (
 
 // runAPI serves the HTTP API on a real Redis.
 func runAPI(ctx context.Context, args []string, out, errOut io.Writer) error {
-	c, err := parseServing("api", "the HTTP API", ":8080", args, out, errOut)
+	c, err := parseServing("api", "the HTTP API", ":8080", args, out)
 	if err != nil {
 		return err
 	}

@@ -89,9 +89,9 @@ type serving struct {
 
 // parseServing reads the settings of a role that serves the API (and, for herald dev, runs
 // the engine and the scheduler too).
-func parseServing(role, summary, listenDefault string, args []string, out, errOut io.Writer) (serving, error) {
+func parseServing(role, summary, listenDefault string, args []string, out io.Writer) (serving, error) {
 	var c serving
-	s := newSettings(role, summary, out, errOut)
+	s := newSettings(role, summary, out)
 	c.common.bindBase(s)
 	c.common.bindAPI(s, listenDefault)
 	if role == "dev" {

@@ -18,7 +18,7 @@ import (
 // runDev runs every part of Herald in one process, on an embedded store unless
 // HERALD_REDIS_URL is set, and prints a working key and a curl line.
 func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
-	c, err := parseServing("dev", "everything in one process, for a first look and for demos", "127.0.0.1:8080", args, out, errOut)
+	c, err := parseServing("dev", "everything in one process, for a first look and for demos", "127.0.0.1:8080", args, out)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func TestMonitoringSettings(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			c, err := parseServing("api", "the HTTP API", ":8080", tc.args, io.Discard, io.Discard)
+			c, err := parseServing("api", "the HTTP API", ":8080", tc.args, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -51,7 +51,7 @@ func runScheduler(ctx context.Context, args []string, out, errOut io.Writer) err
 	var c common
 	var p periodic
 	var metricsListen string
-	s := newSettings("scheduler", "periodic work: repairs the alert engine's schedule, deletes old data", out, errOut)
+	s := newSettings("scheduler", "periodic work: repairs the alert engine's schedule, deletes old data", out)
 	c.bindBase(s)
 	p.bind(s)
 	bindMetricsListen(s, &metricsListen, schedulerMetricsListen)

@@ -25,19 +25,19 @@ type settings struct {
 // bound is what a role's settings collect while they are bound, for parse.
 type bound struct {
 	role, summary string
-	out, errOut   io.Writer
+	out           io.Writer  // where --help goes
 	list          []*setting // in the order bound: the order --help lists them
 	envErrs       []error    // environment values that did not parse
 	checks        []func() error
 }
 
-func newSettings(role, summary string, out, errOut io.Writer) settings {
+func newSettings(role, summary string, out io.Writer) settings {
 	fs := flag.NewFlagSet("herald "+role, flag.ContinueOnError)
 	// The flag package's own report of a bad flag (and its usage after it) is not printed: parse
 	// returns the error, which herald prints once, with where to look.
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	return settings{fs: fs, bound: &bound{role: role, summary: summary, out: out, errOut: errOut}}
+	return settings{fs: fs, bound: &bound{role: role, summary: summary, out: out}}
 }
 
 // check adds a rule over the parsed values (a range, settings that go together), run by

@@ -20,7 +20,7 @@ import (
 func runWorker(ctx context.Context, args []string, out, errOut io.Writer) error {
 	var c common
 	var metricsListen string
-	s := newSettings("worker", "the alert engine and the senders, as many as the load needs", out, errOut)
+	s := newSettings("worker", "the alert engine and the senders, as many as the load needs", out)
 	c.bindBase(s)
 	c.bindWorker(s, false)
 	bindMetricsListen(s, &metricsListen, workerMetricsListen)
