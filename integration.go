@@ -237,9 +237,6 @@ func ApplyIntegration(typ string, body map[string]any, existing *Integration) (I
 		}
 		*out.field(name) = s
 	}
-	if err := keepsTarget(typ, existing, out, body); err != nil {
-		return out, err
-	}
 	for _, f := range kind.required {
 		if *out.field(f.name) == "" {
 			return out, MissingAttribute(f.name)
@@ -259,7 +256,7 @@ func ApplyIntegration(typ string, body map[string]any, existing *Integration) (I
 	if err := out.check(); err != nil {
 		return out, err
 	}
-	return out, nil
+	return out, keepsTarget(typ, existing, out, body)
 }
 
 func (i *Integration) check() error {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/heraldhq/herald"
 )
 
 // settings binds flags to HERALD_* environment variables: a flag's default is the variable's
@@ -75,6 +77,9 @@ type common struct {
 	// starts.
 	QueuePriorities string
 	Lease           time.Duration
+	// AdminEmail is HERALD_ADMIN_EMAIL; Administrators its addresses, read by validate.
+	AdminEmail     string
+	Administrators []string
 	services
 	monitoringSettings // bound by the roles that serve the API
 }
@@ -93,6 +98,8 @@ func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 	s.int(&c.Concurrency, "concurrency", "HERALD_WORKER_CONCURRENCY", 20, "tasks a worker runs at once")
 	s.string(&c.QueuePriorities, "queue-priorities", "HERALD_QUEUE_PRIORITIES", "",
 		"queue=priority pairs changing the default priorities, e.g. engine=12,deliveries-paging=6; 0 leaves a queue to other workers")
+	s.string(&c.AdminEmail, "admin-email", "HERALD_ADMIN_EMAIL", "",
+		"the installation's administrators, comma-separated addresses, whom ADMIN notifications email (unset: the users holding GLOBAL_OWNER)")
 	c.services.bind(s)
 	s.duration(&c.Lease, "lease", "HERALD_ENGINE_LEASE", 30*time.Second, "how long a worker's claim on a project's work lasts unrenewed: after a worker dies, its work resumes after this")
 }
@@ -102,6 +109,11 @@ func (c *common) validate() error {
 	if c.Minute <= 0 {
 		return fmt.Errorf("HERALD_MINUTE must be positive, not %s", c.Minute)
 	}
+	admins, err := herald.ParseAdminEmails(c.AdminEmail)
+	if err != nil {
+		return fmt.Errorf("HERALD_ADMIN_EMAIL: %w", err)
+	}
+	c.Administrators = admins
 	return nil
 }
 
