@@ -274,7 +274,7 @@ func (in NotificationInput) Validate(path string, rules NotificationRules) (Noti
 			return n, MissingAttribute(path + "." + f.Name)
 		}
 	}
-	if err := checkNotificationValues(path, &n); err != nil {
+	if err := checkNotificationValues(path, kind, &n); err != nil {
 		return n, err
 	}
 
@@ -319,27 +319,49 @@ func (in NotificationInput) Validate(path string, rules NotificationRules) (Noti
 	return n, nil
 }
 
-func checkNotificationValues(path string, n *Notification) error {
-	if n.EmailAddress != "" {
-		if a, err := mail.ParseAddress(n.EmailAddress); err != nil || a.Address != n.EmailAddress {
-			return InvalidAttribute(path+".emailAddress", "%q is not an email address.", n.EmailAddress)
+// checkNotificationValues checks each field of n its kind declares a check for, after filling
+// in its default when it is empty.
+func checkNotificationValues(path string, kind Kind, n *Notification) error {
+	for _, f := range kind.Fields {
+		v := fieldNamed(f.Name).out(n)
+		if *v == "" {
+			*v = f.Default
+		}
+		if *v != "" && f.Check != nil {
+			if err := f.Check(path+"."+f.Name, *v); err != nil {
+				return err
+			}
 		}
 	}
-	if n.MobileNumber != "" && !phoneNumber.MatchString(n.MobileNumber) {
-		return InvalidAttribute(path+".mobileNumber", "%q is not a phone number.", n.MobileNumber)
+	return nil
+}
+
+func checkEmailAddress(param, v string) error {
+	if a, err := mail.ParseAddress(v); err != nil || a.Address != v {
+		return InvalidAttribute(param, "%q is not an email address.", v)
 	}
-	for _, u := range []struct{ name, v string }{{"chatCWebhookUrl", n.ChatCWebhookURL}, {"webhookUrl", n.WebhookURL}} {
-		if u.v != "" && !ValidHTTPURL(u.v) {
-			return InvalidAttribute(path+"."+u.name, "%s must be an absolute http or https URL.", u.name)
-		}
+	return nil
+}
+
+func checkPhoneNumber(param, v string) error {
+	if !phoneNumber.MatchString(v) {
+		return InvalidAttribute(param, "%q is not a phone number.", v)
 	}
-	if n.TypeName == "ALERTING_A" {
-		if n.AlertingARegion == "" {
-			n.AlertingARegion = "US"
-		}
-		if n.AlertingARegion != "US" && n.AlertingARegion != "EU" {
-			return Invalid(CodeInvalidEnumValue, path+".alertingARegion", "alertingARegion must be US or EU.")
-		}
+	return nil
+}
+
+func checkHTTPURL(param, v string) error {
+	if !ValidHTTPURL(v) {
+		_, name, _ := strings.Cut(param, ".")
+		return InvalidAttribute(param, "%s must be an absolute http or https URL.", name)
+	}
+	return nil
+}
+
+func checkRegion(param, v string) error {
+	if v != "US" && v != "EU" {
+		_, name, _ := strings.Cut(param, ".")
+		return Invalid(CodeInvalidEnumValue, param, "%s must be US or EU.", name)
 	}
 	return nil
 }

@@ -179,12 +179,6 @@ var (
 	// Global alert configuration: metricThreshold.operator and threshold.operator.
 	catalogThresholdOperators = catalogSet("GREATER_THAN", "LESS_THAN")
 
-	// Third-party integration configuration: the path values, SCRAPER_A
-	// (accepted in the body) and CHAT_C (the fields-per-type table gives it
-	// a row with its required field chatCWebhookUrl).
-	catalogIntegrationTypes = catalogSet("ALERTING_A", "ALERTING_B", "APM_A", "CHAT_A", "CHAT_B", "CHAT_C",
-		"METRICS_A", "PAGING", "SCRAPER_A", "WEBHOOK")
-
 	// Global API key: roleName values, plus GLOBAL_BILLING_ADMIN that a
 	// returned key can carry.
 	catalogGlobalRoles = catalogSet("GLOBAL_AUTOMATION_ADMIN", "GLOBAL_BACKUP_ADMIN", "GLOBAL_BILLING_ADMIN",
@@ -228,8 +222,10 @@ func ValidGlobalNotificationType(s string) bool {
 	return ok && k.Accepts(s, true)
 }
 
-// ValidIntegrationType reports whether s is a third-party integration type.
-func ValidIntegrationType(s string) bool { return catalogIntegrationTypes[s] }
+// ValidIntegrationType reports whether s is a third-party integration type: the path values,
+// SCRAPER_A (accepted in the body) and CHAT_C (the fields-per-type table gives it a row with
+// its required field chatCWebhookUrl), as integrationKinds declares them.
+func ValidIntegrationType(s string) bool { return KnownIntegrationType(s) }
 
 // ValidGlobalRole reports whether s is a global role name.
 func ValidGlobalRole(s string) bool { return catalogGlobalRoles[s] }

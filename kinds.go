@@ -51,6 +51,10 @@ type KindField struct {
 	Integration string
 	// Credential: what the service checks; one it refuses is removed where it was configured.
 	Credential bool
+	// Default is the value of the field when a notification leaves it empty; Check, when set,
+	// validates a value, param naming the field in the request (e.g. notifications[0].emailAddress).
+	Default string
+	Check   func(param, value string) error
 }
 
 // Reach is how a kind reaches people.
@@ -69,9 +73,9 @@ type Reach struct {
 
 var kindRegistry = []Kind{
 	{Name: "EMAIL", Project: true, Global: true, Queue: "deliveries-email", Priority: 3,
-		Fields: []KindField{{Name: "emailAddress", Required: true}}},
+		Fields: []KindField{{Name: "emailAddress", Required: true, Check: checkEmailAddress}}},
 	{Name: "SMS", Project: true, Global: true, Queue: "deliveries-sms", Priority: 5,
-		Fields: []KindField{{Name: "mobileNumber", Required: true}}},
+		Fields: []KindField{{Name: "mobileNumber", Required: true, Check: checkPhoneNumber}}},
 	{Name: "USER", Project: true, Global: true, Queue: "deliveries-people", Priority: 3,
 		Fields: []KindField{{Name: "username", Required: true}},
 		People: &Reach{Email: true, SMS: true, Reaches: reachesUser}},
@@ -86,7 +90,7 @@ var kindRegistry = []Kind{
 	{Name: "ALERTING_A", Project: true, Integration: "ALERTING_A", Queue: "deliveries-alerting_a", Priority: 6,
 		Fields: []KindField{
 			{Name: "alertingAApiKey", Required: true, Mask: MaskTail, Integration: "apiKey", Credential: true},
-			{Name: "alertingARegion", Integration: "region"},
+			{Name: "alertingARegion", Integration: "region", Default: "US", Check: checkRegion},
 		}},
 	{Name: "ALERTING_B", Project: true, Integration: "ALERTING_B", Queue: "deliveries-alerting_b", Priority: 6,
 		Fields: []KindField{
@@ -104,12 +108,12 @@ var kindRegistry = []Kind{
 			{Name: "channelName", Required: true, Integration: "channelName"},
 		}},
 	{Name: "CHAT_C", Project: true, Global: true, Integration: "CHAT_C", Queue: "deliveries-chat_c", Priority: 4,
-		Fields: []KindField{{Name: "chatCWebhookUrl", Required: true, Mask: MaskURL, Integration: "chatCWebhookUrl"}}},
+		Fields: []KindField{{Name: "chatCWebhookUrl", Required: true, Mask: MaskURL, Integration: "chatCWebhookUrl", Check: checkHTTPURL}}},
 	{Name: "METRICS_A", Project: true, Integration: "METRICS_A", Queue: "deliveries-metrics_a", Priority: 2,
 		Fields: []KindField{{Name: "metricsAApiKey", Required: true, Mask: MaskTail, Integration: "apiKey", Credential: true}}},
 	{Name: "WEBHOOK", Project: true, Global: true, Integration: "WEBHOOK", Queue: "deliveries-webhook", Priority: 4,
 		Fields: []KindField{
-			{Name: "webhookUrl", Required: true, Mask: MaskURL, Integration: "url"},
+			{Name: "webhookUrl", Required: true, Mask: MaskURL, Integration: "url", Check: checkHTTPURL},
 			{Name: "webhookSecret", Mask: MaskAll, Target: "webhookUrl", Integration: "secret"},
 		}},
 }
@@ -203,6 +207,9 @@ func ParseAdminEmails(s string) ([]string, error) {
 			return nil, fmt.Errorf("%q is not an email address", a)
 		}
 		out = append(out, a)
+	}
+	if len(out) == 0 {
+		return nil, nil
 	}
 	return dedupe(out), nil
 }
