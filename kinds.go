@@ -166,13 +166,6 @@ func fieldMask(name string) func(string) string {
 	return nil
 }
 
-// FansOut reports whether a notification of typeName reaches people (by email and/or SMS)
-// rather than one address or service.
-func FansOut(typeName string) bool {
-	k, ok := LookupKind(typeName)
-	return ok && k.People != nil
-}
-
 // SameHost reports whether two target URLs are on the same host (scheme, host and port), so
 // that a secret configured for one may be used for the other. Two empty targets are the same
 // (the integration's); anything that does not parse is a host of its own.
