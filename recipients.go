@@ -1,7 +1,7 @@
 package herald
 
-// Who a GROUP, ORG, USER or ADMIN notification reaches, and which field of a notification or
-// integration holds the credential a service may refuse.
+// Who a GROUP, ORG, USER or ADMIN notification reaches (each kind's Reaches in kinds.go), and
+// which field of a notification or integration holds the credential a service may refuse.
 //
 // Herald has no step in which an invited user accepts an invitation, so a user invited to a
 // project or organization with a role is notified as a holder of that role. Invitations give
@@ -9,13 +9,6 @@ package herald
 
 // Memberships are every role a user holds or was invited to.
 func (u User) Memberships() []Role { return append(append([]Role(nil), u.Roles...), u.Invitations...) }
-
-// Notified reports whether notification n (of a configuration of project p, or a global one)
-// reaches user u: as its kind's Reach says.
-func (n Notification) Notified(u User, p Project) bool {
-	k, ok := LookupKind(n.TypeName)
-	return ok && k.People != nil && k.People.Reaches(n, u, p)
-}
 
 // wantsRole reports whether a notification narrowed to roles (none: every role) wants role.
 func (n Notification) wantsRole(role string) bool {

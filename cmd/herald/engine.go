@@ -51,50 +51,50 @@ func (v *services) bind(s settings) {
 }
 
 // sender is how one kind's notifier is made: from the settings it names (the HERALD_*
-// variables of services; the kinds test checks each is in deploy/herald.env.example), with a
-// client of its own. A nil notifier: the operator has not configured the kind (mail, SMS).
+// variables of services; the kinds test checks each is in deploy/herald.env.example) and an
+// HTTP client of its own. A nil notifier: the operator has not configured the kind (mail, SMS).
 type sender struct {
 	settings []string
-	make     func(v services, client func(time.Duration) *http.Client) channels.Notifier
+	make     func(v services, client *http.Client) channels.Notifier
 }
 
 // wiring is the sender of every kind of the registry (herald.Kinds) that has a target of its
 // own, by kind name; the kinds that reach people go through EMAIL and SMS. The kinds test
 // fails for a kind missing here.
 var wiring = map[string]sender{
-	"WEBHOOK": {make: func(v services, client func(time.Duration) *http.Client) channels.Notifier {
-		return webhook.Notifier{Client: client(10 * time.Second)}
+	"WEBHOOK": {make: func(v services, client *http.Client) channels.Notifier {
+		return webhook.Notifier{Client: client}
 	}},
-	"PAGING": {settings: []string{"HERALD_PAGING_URL"}, make: func(v services, client func(time.Duration) *http.Client) channels.Notifier {
-		return paging.Notifier{Client: client(10 * time.Second), BaseURL: v.PagingURL}
+	"PAGING": {settings: []string{"HERALD_PAGING_URL"}, make: func(v services, client *http.Client) channels.Notifier {
+		return paging.Notifier{Client: client, BaseURL: v.PagingURL}
 	}},
-	"ALERTING_A": {settings: []string{"HERALD_ALERTING_A_URL", "HERALD_ALERTING_A_EU_URL"}, make: func(v services, client func(time.Duration) *http.Client) channels.Notifier {
-		return alertinga.Notifier{Client: client(10 * time.Second), BaseURL: v.AlertingAURL, EUBaseURL: v.AlertingAEUURL}
+	"ALERTING_A": {settings: []string{"HERALD_ALERTING_A_URL", "HERALD_ALERTING_A_EU_URL"}, make: func(v services, client *http.Client) channels.Notifier {
+		return alertinga.Notifier{Client: client, BaseURL: v.AlertingAURL, EUBaseURL: v.AlertingAEUURL}
 	}},
-	"ALERTING_B": {settings: []string{"HERALD_ALERTING_B_URL"}, make: func(v services, client func(time.Duration) *http.Client) channels.Notifier {
-		return alertingb.Notifier{Client: client(10 * time.Second), BaseURL: v.AlertingBURL}
+	"ALERTING_B": {settings: []string{"HERALD_ALERTING_B_URL"}, make: func(v services, client *http.Client) channels.Notifier {
+		return alertingb.Notifier{Client: client, BaseURL: v.AlertingBURL}
 	}},
-	"CHAT_A": {settings: []string{"HERALD_CHAT_A_URL"}, make: func(v services, client func(time.Duration) *http.Client) channels.Notifier {
-		return chata.Notifier{Client: client(10 * time.Second), BaseURL: v.ChatAURL}
+	"CHAT_A": {settings: []string{"HERALD_CHAT_A_URL"}, make: func(v services, client *http.Client) channels.Notifier {
+		return chata.Notifier{Client: client, BaseURL: v.ChatAURL}
 	}},
-	"CHAT_B": {settings: []string{"HERALD_CHAT_B_URL"}, make: func(v services, client func(time.Duration) *http.Client) channels.Notifier {
-		return chatb.Notifier{Client: client(10 * time.Second), BaseURL: v.ChatBURL}
+	"CHAT_B": {settings: []string{"HERALD_CHAT_B_URL"}, make: func(v services, client *http.Client) channels.Notifier {
+		return chatb.Notifier{Client: client, BaseURL: v.ChatBURL}
 	}},
-	"CHAT_C": {make: func(v services, client func(time.Duration) *http.Client) channels.Notifier {
-		return chatc.Notifier{Client: client(10 * time.Second)}
+	"CHAT_C": {make: func(v services, client *http.Client) channels.Notifier {
+		return chatc.Notifier{Client: client}
 	}},
-	"METRICS_A": {settings: []string{"HERALD_METRICS_A_URL"}, make: func(v services, client func(time.Duration) *http.Client) channels.Notifier {
-		return metricsa.Notifier{Client: client(10 * time.Second), BaseURL: v.MetricsAURL}
+	"METRICS_A": {settings: []string{"HERALD_METRICS_A_URL"}, make: func(v services, client *http.Client) channels.Notifier {
+		return metricsa.Notifier{Client: client, BaseURL: v.MetricsAURL}
 	}},
 	"SMS": {settings: []string{"HERALD_SMS_URL", "HERALD_SMS_ACCOUNT", "HERALD_SMS_FROM", "HERALD_SMS_TOKEN"},
-		make: func(v services, client func(time.Duration) *http.Client) channels.Notifier {
+		make: func(v services, client *http.Client) channels.Notifier {
 			if v.SMSAccount == "" {
 				return nil
 			}
-			return sms.Notifier{Client: client(10 * time.Second), BaseURL: v.SMSURL, AccountSID: v.SMSAccount, AuthToken: v.smsToken, From: v.SMSFrom}
+			return sms.Notifier{Client: client, BaseURL: v.SMSURL, AccountSID: v.SMSAccount, AuthToken: v.smsToken, From: v.SMSFrom}
 		}},
 	"EMAIL": {settings: []string{"HERALD_SMTP_ADDR", "HERALD_SMTP_FROM", "HERALD_SMTP_USERNAME", "HERALD_SMTP_PASSWORD"},
-		make: func(v services, _ func(time.Duration) *http.Client) channels.Notifier {
+		make: func(v services, _ *http.Client) channels.Notifier {
 			if v.SMTPAddr == "" {
 				return nil
 			}
@@ -108,10 +108,9 @@ var wiring = map[string]sender{
 // (webhooks, CHAT_C URLs) and every service address refuse private addresses unless
 // allowPrivate.
 func senders(v services, allowPrivate bool) (map[string]channels.Notifier, dispatch.Mailer) {
-	client := func(timeout time.Duration) *http.Client { return channels.NewHTTPClient(allowPrivate, timeout) }
 	out := map[string]channels.Notifier{}
 	for kind, s := range wiring {
-		if n := s.make(v, client); n != nil {
+		if n := s.make(v, channels.NewHTTPClient(allowPrivate, 10*time.Second)); n != nil {
 			out[kind] = n
 		}
 	}
