@@ -73,6 +73,9 @@ func TestEveryKindIsWired(t *testing.T) {
 			t.Errorf("HERALD_QUEUE_PRIORITIES refuses %s's queue: %v", k.Name, err)
 		}
 	}
+	if _, err := queuePriorities("deliveries-chata=1"); err == nil {
+		t.Error("HERALD_QUEUE_PRIORITIES accepts deliveries-chata, a queue of no kind")
+	}
 	for _, kind := range senderKinds() {
 		if q := dispatch.DeliveryQueue(kind); served[q] == 0 {
 			t.Errorf("retries of a person's %s go to %s, which a worker does not serve by default", kind, q)
