@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"net/mail"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -129,6 +130,26 @@ func LookupKind(typeName string) (Kind, bool) {
 		}
 	}
 	return Kind{}, false
+}
+
+// Senders are the names of the senders the kinds need, sorted: every kind with a target of its
+// own, and the means (EMAIL, SMS) by which the kinds that reach people tell them.
+func Senders() []string {
+	var out []string
+	for _, k := range kindRegistry {
+		switch {
+		case k.People == nil:
+			out = append(out, k.Name)
+		case k.People.Email && k.People.SMS:
+			out = append(out, "EMAIL", "SMS")
+		case k.People.Email:
+			out = append(out, "EMAIL")
+		case k.People.SMS:
+			out = append(out, "SMS")
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // TypeName is how a configuration spells the kind: in global ones its GlobalName if it has one.

@@ -14,27 +14,6 @@ import (
 	"github.com/heraldhq/herald/dispatch"
 )
 
-// senderKinds are the sender keys the registry needs: every kind with a target of its own, and
-// the means (EMAIL, SMS) of the kinds that reach people.
-func senderKinds() []string {
-	var out []string
-	for _, k := range herald.Kinds() {
-		switch {
-		case k.People == nil:
-			out = append(out, k.Name)
-		default:
-			if k.People.Email {
-				out = append(out, "EMAIL")
-			}
-			if k.People.SMS {
-				out = append(out, "SMS")
-			}
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
 // Every kind of the registry is wired: a sender in cmd/herald (once mail and SMS are
 // configured), a queue the worker serves by default for both spellings of its typeName and for
 // its people's means, a row in README.md's table with its queue and priority, and each of its
@@ -42,13 +21,13 @@ func senderKinds() []string {
 // in any of these fails here.
 func TestEveryKindIsWired(t *testing.T) {
 	notifiers, mailer := senders(services{SMTPAddr: "127.0.0.1:25", SMSAccount: "AC1"}, false)
-	for _, kind := range senderKinds() {
+	for _, kind := range herald.Senders() {
 		if notifiers[kind] == nil {
 			t.Errorf("no sender for %s in cmd/herald's wiring", kind)
 		}
 	}
 	for kind := range wiring {
-		if !slices.Contains(senderKinds(), kind) {
+		if !slices.Contains(herald.Senders(), kind) {
 			t.Errorf("wiring has a sender for %s, which the registry of kinds does not deliver to", kind)
 		}
 	}
@@ -76,7 +55,7 @@ func TestEveryKindIsWired(t *testing.T) {
 	if _, err := queuePriorities("deliveries-chata=1"); err == nil {
 		t.Error("HERALD_QUEUE_PRIORITIES accepts deliveries-chata, a queue of no kind")
 	}
-	for _, kind := range senderKinds() {
+	for _, kind := range herald.Senders() {
 		if q := dispatch.DeliveryQueue(kind); served[q] == 0 {
 			t.Errorf("retries of a person's %s go to %s, which a worker does not serve by default", kind, q)
 		}
