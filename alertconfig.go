@@ -38,9 +38,9 @@ type Notification struct {
 // Masked is the notification as a read shows it.
 func (n Notification) Masked() Notification {
 	for _, f := range notificationFields {
-		if f.mask != nil {
+		if mask := fieldMask(f.name); mask != nil {
 			v := f.out(&n)
-			*v = f.mask(*v)
+			*v = mask(*v)
 		}
 	}
 	return n
@@ -193,61 +193,42 @@ type NotificationRules struct {
 	Current []Notification
 }
 
-// notificationField is one typed field of a notification: its request name, where it is in
-// an input, where it goes in the result, and for a secret how a read masks it.
+// notificationField is where one typed field of a notification is: its request name, where it
+// is in an input, where it goes in the result. Which kinds take it, and whether it is a secret,
+// the registry of kinds says.
 type notificationField struct {
 	name string
 	in   func(*NotificationInput) *string
 	out  func(*Notification) *string
-	mask func(string) string
 }
 
 var notificationFields = []notificationField{
-	{"emailAddress", func(i *NotificationInput) *string { return i.EmailAddress }, func(n *Notification) *string { return &n.EmailAddress }, nil},
-	{"mobileNumber", func(i *NotificationInput) *string { return i.MobileNumber }, func(n *Notification) *string { return &n.MobileNumber }, nil},
-	{"username", func(i *NotificationInput) *string { return i.Username }, func(n *Notification) *string { return &n.Username }, nil},
-	{"apiToken", func(i *NotificationInput) *string { return i.APIToken }, func(n *Notification) *string { return &n.APIToken }, MaskTail},
-	{"channelName", func(i *NotificationInput) *string { return i.ChannelName }, func(n *Notification) *string { return &n.ChannelName }, nil},
-	{"notificationToken", func(i *NotificationInput) *string { return i.NotificationToken }, func(n *Notification) *string { return &n.NotificationToken }, MaskTail},
-	{"roomName", func(i *NotificationInput) *string { return i.RoomName }, func(n *Notification) *string { return &n.RoomName }, nil},
-	{"metricsAApiKey", func(i *NotificationInput) *string { return i.MetricsAAPIKey }, func(n *Notification) *string { return &n.MetricsAAPIKey }, MaskTail},
-	{"serviceKey", func(i *NotificationInput) *string { return i.ServiceKey }, func(n *Notification) *string { return &n.ServiceKey }, MaskTail},
-	{"alertingAApiKey", func(i *NotificationInput) *string { return i.AlertingAAPIKey }, func(n *Notification) *string { return &n.AlertingAAPIKey }, MaskTail},
-	{"alertingARegion", func(i *NotificationInput) *string { return i.AlertingARegion }, func(n *Notification) *string { return &n.AlertingARegion }, nil},
-	{"alertingBApiKey", func(i *NotificationInput) *string { return i.AlertingBAPIKey }, func(n *Notification) *string { return &n.AlertingBAPIKey }, MaskTail},
-	{"alertingBRoutingKey", func(i *NotificationInput) *string { return i.AlertingBRoutingKey }, func(n *Notification) *string { return &n.AlertingBRoutingKey }, nil},
-	{"chatCWebhookUrl", func(i *NotificationInput) *string { return i.ChatCWebhookURL }, func(n *Notification) *string { return &n.ChatCWebhookURL }, MaskURL},
-	{"webhookUrl", func(i *NotificationInput) *string { return i.WebhookURL }, func(n *Notification) *string { return &n.WebhookURL }, MaskURL},
-	{"webhookSecret", func(i *NotificationInput) *string { return i.WebhookSecret }, func(n *Notification) *string { return &n.WebhookSecret }, MaskAll},
+	{"emailAddress", func(i *NotificationInput) *string { return i.EmailAddress }, func(n *Notification) *string { return &n.EmailAddress }},
+	{"mobileNumber", func(i *NotificationInput) *string { return i.MobileNumber }, func(n *Notification) *string { return &n.MobileNumber }},
+	{"username", func(i *NotificationInput) *string { return i.Username }, func(n *Notification) *string { return &n.Username }},
+	{"apiToken", func(i *NotificationInput) *string { return i.APIToken }, func(n *Notification) *string { return &n.APIToken }},
+	{"channelName", func(i *NotificationInput) *string { return i.ChannelName }, func(n *Notification) *string { return &n.ChannelName }},
+	{"notificationToken", func(i *NotificationInput) *string { return i.NotificationToken }, func(n *Notification) *string { return &n.NotificationToken }},
+	{"roomName", func(i *NotificationInput) *string { return i.RoomName }, func(n *Notification) *string { return &n.RoomName }},
+	{"metricsAApiKey", func(i *NotificationInput) *string { return i.MetricsAAPIKey }, func(n *Notification) *string { return &n.MetricsAAPIKey }},
+	{"serviceKey", func(i *NotificationInput) *string { return i.ServiceKey }, func(n *Notification) *string { return &n.ServiceKey }},
+	{"alertingAApiKey", func(i *NotificationInput) *string { return i.AlertingAAPIKey }, func(n *Notification) *string { return &n.AlertingAAPIKey }},
+	{"alertingARegion", func(i *NotificationInput) *string { return i.AlertingARegion }, func(n *Notification) *string { return &n.AlertingARegion }},
+	{"alertingBApiKey", func(i *NotificationInput) *string { return i.AlertingBAPIKey }, func(n *Notification) *string { return &n.AlertingBAPIKey }},
+	{"alertingBRoutingKey", func(i *NotificationInput) *string { return i.AlertingBRoutingKey }, func(n *Notification) *string { return &n.AlertingBRoutingKey }},
+	{"chatCWebhookUrl", func(i *NotificationInput) *string { return i.ChatCWebhookURL }, func(n *Notification) *string { return &n.ChatCWebhookURL }},
+	{"webhookUrl", func(i *NotificationInput) *string { return i.WebhookURL }, func(n *Notification) *string { return &n.WebhookURL }},
+	{"webhookSecret", func(i *NotificationInput) *string { return i.WebhookSecret }, func(n *Notification) *string { return &n.WebhookSecret }},
 }
 
-// notificationKind says, per typeName, which typed fields a notification takes: required ones
-// (which an integration of integrationType may supply instead) and optional ones, and whether
-// it fans out to people (emailEnabled/smsEnabled, roles).
-type notificationKind struct {
-	required        []string
-	optional        []string
-	integrationType string
-	people          bool
-	roles           func(string) bool
-}
-
-var notificationKinds = map[string]notificationKind{
-	"EMAIL":      {required: []string{"emailAddress"}},
-	"SMS":        {required: []string{"mobileNumber"}},
-	"USER":       {required: []string{"username"}, people: true},
-	"GROUP":      {people: true, roles: ValidProjectRole},
-	"ORG":        {people: true, roles: ValidOrgRole},
-	"ADMIN":      {},
-	"CHAT_A":     {required: []string{"notificationToken", "roomName"}, integrationType: "CHAT_A"},
-	"CHATA":      {required: []string{"notificationToken", "roomName"}, integrationType: "CHAT_A"},
-	"CHAT_B":     {required: []string{"apiToken", "channelName"}, integrationType: "CHAT_B"},
-	"CHAT_C":     {required: []string{"chatCWebhookUrl"}},
-	"PAGING":     {required: []string{"serviceKey"}, integrationType: "PAGING"},
-	"METRICS_A":  {required: []string{"metricsAApiKey"}, integrationType: "METRICS_A"},
-	"ALERTING_A": {required: []string{"alertingAApiKey"}, optional: []string{"alertingARegion"}, integrationType: "ALERTING_A"},
-	"ALERTING_B": {required: []string{"alertingBApiKey", "alertingBRoutingKey"}, integrationType: "ALERTING_B"},
-	"WEBHOOK":    {required: []string{"webhookUrl"}, optional: []string{"webhookSecret"}, integrationType: "WEBHOOK"},
+// fieldNamed is the typed field named name; every name a kind declares is one (a test checks).
+func fieldNamed(name string) notificationField {
+	for _, f := range notificationFields {
+		if f.name == name {
+			return f
+		}
+	}
+	panic("herald: no notification field " + name)
 }
 
 // Validate checks a notification at path (e.g. "notifications[0]") and returns what is stored.
@@ -257,12 +238,8 @@ func (in NotificationInput) Validate(path string, rules NotificationRules) (Noti
 		return n, MissingAttribute(path + ".typeName")
 	}
 	n.TypeName = *in.TypeName
-	valid := ValidProjectNotificationType
-	if rules.Global {
-		valid = ValidGlobalNotificationType
-	}
-	kind, known := notificationKinds[n.TypeName]
-	if !known || !valid(n.TypeName) {
+	kind, known := LookupKind(n.TypeName)
+	if !known || !kind.Accepts(n.TypeName, rules.Global) {
 		return n, Invalid(CodeInvalidEnumValue, path+".typeName", "Notification type %s is not allowed here.", n.TypeName)
 	}
 
@@ -281,43 +258,37 @@ func (in NotificationInput) Validate(path string, rules NotificationRules) (Noti
 		n.IntervalMin = *in.IntervalMin
 	}
 
-	takes := map[string]bool{}
-	for _, f := range kind.required {
-		takes[f] = true
-	}
-	for _, f := range kind.optional {
-		takes[f] = true
-	}
-	hasIntegration := kind.integrationType != "" && rules.Integrations != nil && rules.Integrations(kind.integrationType)
+	hasIntegration := kind.Integration != "" && rules.Integrations != nil && rules.Integrations(kind.Integration)
 	for _, f := range notificationFields {
 		v := f.in(&in)
 		if v == nil {
 			continue
 		}
-		if !takes[f.name] {
+		if _, takes := kind.field(f.name); !takes {
 			return n, InvalidAttribute(path+"."+f.name, "%s does not apply to %s notifications.", f.name, n.TypeName)
 		}
 		*f.out(&n) = strings.TrimSpace(*v)
 	}
-	for _, f := range notificationFields {
-		if !takes[f.name] || *f.out(&n) != "" {
-			continue
-		}
-		for _, r := range kind.required {
-			if r == f.name && !hasIntegration {
-				return n, MissingAttribute(path + "." + f.name)
-			}
+	for _, f := range kind.Fields {
+		if f.Required && *fieldNamed(f.Name).out(&n) == "" && !(hasIntegration && f.Integration != "") {
+			return n, MissingAttribute(path + "." + f.Name)
 		}
 	}
-	if err := checkNotificationValues(path, &n); err != nil {
+	if err := checkNotificationValues(path, kind, &n); err != nil {
 		return n, err
 	}
 
-	if kind.people {
+	if reach := kind.People; reach != nil {
 		// Neither given: by email, as on the platform; one given: the other is off. Both are
 		// stored, so a read shows how people are told.
 		email := isTrue(in.EmailEnabled) || (in.EmailEnabled == nil && in.SMSEnabled == nil)
 		sms := isTrue(in.SMSEnabled)
+		if sms && !reach.SMS {
+			return n, InvalidAttribute(path+".smsEnabled", "%s notifications are not sent by SMS.", n.TypeName)
+		}
+		if email && !reach.Email {
+			return n, InvalidAttribute(path+".emailEnabled", "%s notifications are not sent by email.", n.TypeName)
+		}
 		if !email && !sms {
 			return n, InvalidAttribute(path+".emailEnabled", "At least one of emailEnabled and smsEnabled must be true.")
 		}
@@ -335,11 +306,11 @@ func (in NotificationInput) Validate(path string, rules NotificationRules) (Noti
 		roles = append([]string{*in.Role}, roles...)
 	}
 	if len(roles) > 0 {
-		if kind.roles == nil || rules.Global {
+		if kind.People == nil || kind.People.Roles == nil || rules.Global {
 			return n, InvalidAttribute(path+".role", "role does not apply to %s notifications.", n.TypeName)
 		}
 		for _, r := range roles {
-			if !kind.roles(r) {
+			if !kind.People.Roles(r) {
 				return n, Invalid(CodeInvalidEnumValue, path+".role", "Role %s is not a role of a %s notification.", r, n.TypeName)
 			}
 		}
@@ -348,27 +319,49 @@ func (in NotificationInput) Validate(path string, rules NotificationRules) (Noti
 	return n, nil
 }
 
-func checkNotificationValues(path string, n *Notification) error {
-	if n.EmailAddress != "" {
-		if a, err := mail.ParseAddress(n.EmailAddress); err != nil || a.Address != n.EmailAddress {
-			return InvalidAttribute(path+".emailAddress", "%q is not an email address.", n.EmailAddress)
+// checkNotificationValues checks each field of n its kind declares a check for, after filling
+// in its default when it is empty.
+func checkNotificationValues(path string, kind Kind, n *Notification) error {
+	for _, f := range kind.Fields {
+		v := fieldNamed(f.Name).out(n)
+		if *v == "" {
+			*v = f.Default
+		}
+		if *v != "" && f.Check != nil {
+			if err := f.Check(path+"."+f.Name, *v); err != nil {
+				return err
+			}
 		}
 	}
-	if n.MobileNumber != "" && !phoneNumber.MatchString(n.MobileNumber) {
-		return InvalidAttribute(path+".mobileNumber", "%q is not a phone number.", n.MobileNumber)
+	return nil
+}
+
+func checkEmailAddress(param, v string) error {
+	if a, err := mail.ParseAddress(v); err != nil || a.Address != v {
+		return InvalidAttribute(param, "%q is not an email address.", v)
 	}
-	for _, u := range []struct{ name, v string }{{"chatCWebhookUrl", n.ChatCWebhookURL}, {"webhookUrl", n.WebhookURL}} {
-		if u.v != "" && !ValidHTTPURL(u.v) {
-			return InvalidAttribute(path+"."+u.name, "%s must be an absolute http or https URL.", u.name)
-		}
+	return nil
+}
+
+func checkPhoneNumber(param, v string) error {
+	if !phoneNumber.MatchString(v) {
+		return InvalidAttribute(param, "%q is not a phone number.", v)
 	}
-	if n.TypeName == "ALERTING_A" {
-		if n.AlertingARegion == "" {
-			n.AlertingARegion = "US"
-		}
-		if n.AlertingARegion != "US" && n.AlertingARegion != "EU" {
-			return Invalid(CodeInvalidEnumValue, path+".alertingARegion", "alertingARegion must be US or EU.")
-		}
+	return nil
+}
+
+func checkHTTPURL(param, v string) error {
+	if !ValidHTTPURL(v) {
+		_, name, _ := strings.Cut(param, ".")
+		return InvalidAttribute(param, "%s must be an absolute http or https URL.", name)
+	}
+	return nil
+}
+
+func checkRegion(param, v string) error {
+	if v != "US" && v != "EU" {
+		_, name, _ := strings.Cut(param, ".")
+		return Invalid(CodeInvalidEnumValue, param, "%s must be US or EU.", name)
 	}
 	return nil
 }
@@ -499,26 +492,40 @@ func (in AlertRuleInput) Validate(rules NotificationRules) (AlertRule, error) {
 // (the configuration written back in its order), else of the first current notification of
 // n's type whose secret masks to the given value (one removed or inserted before it). A mask
 // that stands for no stored secret is refused rather than stored: a notification whose key is
-// a row of asterisks would fail at every delivery.
+// a row of asterisks would fail at every delivery. A secret tied to a target (a webhook's) is
+// kept only while the target stays on the host it was configured for: a moved target needs
+// its secret given again, so that a new host never receives what the secret signs.
 func (n *Notification) keepSecrets(path string, i int, current []Notification) error {
+	kind, _ := LookupKind(n.TypeName)
 	candidates := current
 	if i < len(current) {
 		candidates = append([]Notification{current[i]}, current...)
 	}
-	for _, f := range notificationFields {
-		given := f.out(n)
-		if f.mask == nil || *given == "" {
+	keptFrom := map[string]Notification{}
+	for _, f := range kind.Fields {
+		given := fieldNamed(f.Name).out(n)
+		if f.Mask == nil || *given == "" {
 			continue
 		}
 		kept := false
 		for _, c := range candidates {
-			if stored := *f.out(&c); c.TypeName == n.TypeName && stored != "" && f.mask(stored) == *given {
-				*given, kept = stored, true
+			if stored := *fieldNamed(f.Name).out(&c); c.TypeName == n.TypeName && stored != "" && f.Mask(stored) == *given {
+				*given, kept, keptFrom[f.Name] = stored, true, c
 				break
 			}
 		}
 		if !kept && IsMask(*given) {
-			return InvalidAttribute(path+"."+f.name, "%s is masked: give the secret itself.", f.name)
+			return InvalidAttribute(path+"."+f.Name, "%s is masked: give the secret itself.", f.Name)
+		}
+	}
+	for _, f := range kind.Fields {
+		c, kept := keptFrom[f.Name]
+		if !kept || f.Target == "" {
+			continue
+		}
+		target := fieldNamed(f.Target)
+		if !SameHost(*target.out(&c), *target.out(n)) {
+			return InvalidAttribute(path+"."+f.Name, "%s moved to another host: give %s again.", f.Target, f.Name)
 		}
 	}
 	return nil

@@ -138,8 +138,12 @@ func TestNotificationValidate(t *testing.T) {
 		{name: "typeName in lower case", typeName: "email", fields: fields{"emailAddress": "a@example.com"}, code: CodeInvalidEnumValue, param: "n.typeName"},
 		{name: "CHATA is the global spelling", typeName: "CHATA", fields: fields{"notificationToken": "t", "roomName": "r"}, code: CodeInvalidEnumValue, param: "n.typeName"},
 		{name: "ADMIN is global only", typeName: "ADMIN", code: CodeInvalidEnumValue, param: "n.typeName"},
-		{name: "global ADMIN", typeName: "ADMIN", rules: NotificationRules{Global: true},
-			want: &Notification{TypeName: "ADMIN", IntervalMin: 60}},
+		{name: "global ADMIN: by email", typeName: "ADMIN", rules: NotificationRules{Global: true},
+			want: &Notification{TypeName: "ADMIN", IntervalMin: 60, EmailEnabled: &yes, SMSEnabled: &no}},
+		{name: "global ADMIN by SMS", typeName: "ADMIN", fields: fields{"smsEnabled": true}, rules: NotificationRules{Global: true},
+			code: CodeInvalidAttribute, param: "n.smsEnabled"},
+		{name: "global ADMIN reaching nobody", typeName: "ADMIN", fields: fields{"emailEnabled": false}, rules: NotificationRules{Global: true},
+			code: CodeInvalidAttribute, param: "n.emailEnabled"},
 		{name: "global CHATA", typeName: "CHATA", fields: fields{"notificationToken": "tok", "roomName": "ops"}, rules: NotificationRules{Global: true},
 			want: &Notification{TypeName: "CHATA", IntervalMin: 60, NotificationToken: "tok", RoomName: "ops"}},
 		{name: "global CHAT_A", typeName: "CHAT_A", fields: fields{"notificationToken": "t", "roomName": "r"}, rules: NotificationRules{Global: true}, code: CodeInvalidEnumValue, param: "n.typeName"},
@@ -380,6 +384,24 @@ func TestAlertRuleKeepsMaskedSecrets(t *testing.T) {
 			t.Errorf("serviceKey %q, want paging-key-bbbb", got)
 		}
 	})
+	t.Run("a webhook moved on its host keeps its secret", func(t *testing.T) {
+		r, err := validate(`{"eventTypeName":"HOST_DOWN","notifications":[{"typeName":"WEBHOOK","webhookUrl":"https://HOOKS.example.com/T1/other","webhookSecret":"******"}]}`, current)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Notifications[0]; got.WebhookSecret != "hmac-key" || got.WebhookURL != "https://HOOKS.example.com/T1/other" {
+			t.Errorf("got %+v", got)
+		}
+	})
+	t.Run("a webhook moved to another host with a new secret", func(t *testing.T) {
+		r, err := validate(`{"eventTypeName":"HOST_DOWN","notifications":[{"typeName":"WEBHOOK","webhookUrl":"https://new.example.com/h","webhookSecret":"new-hmac-key"}]}`, current)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Notifications[0]; got.WebhookSecret != "new-hmac-key" {
+			t.Errorf("got %+v", got)
+		}
+	})
 	t.Run("a new secret replaces the stored one", func(t *testing.T) {
 		r, err := validate(`{"eventTypeName":"HOST_DOWN","notifications":[{"typeName":"PAGING","serviceKey":"paging-key-new1"}]}`, current)
 		if err != nil {
@@ -398,6 +420,10 @@ func TestAlertRuleKeepsMaskedSecrets(t *testing.T) {
 		{"a mask of another secret", `{"eventTypeName":"HOST_DOWN","notifications":[{"typeName":"PAGING","serviceKey":"*******zzzz"}]}`, current, "notifications[0].serviceKey"},
 		{"a mask of another type's secret", `{"eventTypeName":"HOST_DOWN","notifications":[{"typeName":"METRICS_A","metricsAApiKey":"` + MaskTail("paging-key-aaaa") + `"}]}`, current, "notifications[0].metricsAApiKey"},
 		{"a masked webhook URL of another host", `{"eventTypeName":"HOST_DOWN","notifications":[{"typeName":"WEBHOOK","webhookUrl":"https://evil.example.com/*********"}]}`, current, "notifications[0].webhookUrl"},
+		{"a masked webhook secret with its URL moved to another host", `{"eventTypeName":"HOST_DOWN","notifications":[{"typeName":"WEBHOOK","webhookUrl":"https://evil.example.com/T0/secret","webhookSecret":"******"}]}`,
+			current, "notifications[0].webhookSecret"},
+		{"a masked webhook secret with its URL moved to another port", `{"eventTypeName":"HOST_DOWN","notifications":[{"typeName":"WEBHOOK","webhookUrl":"https://hooks.example.com:8443/T0/secret","webhookSecret":"******"}]}`,
+			current, "notifications[0].webhookSecret"},
 		{"a masked webhook secret where none is stored", `{"eventTypeName":"HOST_DOWN","notifications":[{"typeName":"WEBHOOK","webhookUrl":"https://hooks.example.com/x","webhookSecret":"******"}]}`,
 			[]Notification{{TypeName: "WEBHOOK", WebhookURL: "https://hooks.example.com/x"}}, "notifications[0].webhookSecret"},
 	} {

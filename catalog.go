@@ -179,21 +179,6 @@ var (
 	// Global alert configuration: metricThreshold.operator and threshold.operator.
 	catalogThresholdOperators = catalogSet("GREATER_THAN", "LESS_THAN")
 
-	// Notification object (project): typeName values seen.
-	catalogProjectNotificationTypes = catalogSet("ALERTING_A", "ALERTING_B", "CHAT_A", "CHAT_B", "CHAT_C", "EMAIL",
-		"GROUP", "METRICS_A", "ORG", "PAGING", "SMS", "USER", "WEBHOOK")
-
-	// Global notification object: typeName values, plus CHAT_C and WEBHOOK
-	// whose fields the same paragraph describes. Note CHATA, not CHAT_A.
-	catalogGlobalNotificationTypes = catalogSet("ADMIN", "CHATA", "CHAT_B", "CHAT_C", "EMAIL", "GROUP", "PAGING",
-		"SMS", "USER", "WEBHOOK")
-
-	// Third-party integration configuration: the path values, SCRAPER_A
-	// (accepted in the body) and CHAT_C (the fields-per-type table gives it
-	// a row with its required field chatCWebhookUrl).
-	catalogIntegrationTypes = catalogSet("ALERTING_A", "ALERTING_B", "APM_A", "CHAT_A", "CHAT_B", "CHAT_C",
-		"METRICS_A", "PAGING", "SCRAPER_A", "WEBHOOK")
-
 	// Global API key: roleName values, plus GLOBAL_BILLING_ADMIN that a
 	// returned key can carry.
 	catalogGlobalRoles = catalogSet("GLOBAL_AUTOMATION_ADMIN", "GLOBAL_BACKUP_ADMIN", "GLOBAL_BILLING_ADMIN",
@@ -222,15 +207,25 @@ func ValidTypeNameValue(s string) bool { return catalogTypeNameValues[s] }
 func ValidThresholdOperator(s string) bool { return catalogThresholdOperators[s] }
 
 // ValidProjectNotificationType reports whether s is a typeName of a project
-// alert configuration's notification.
-func ValidProjectNotificationType(s string) bool { return catalogProjectNotificationTypes[s] }
+// alert configuration's notification (the registry of kinds, kinds.go).
+func ValidProjectNotificationType(s string) bool {
+	k, ok := LookupKind(s)
+	return ok && k.Accepts(s, false)
+}
 
 // ValidGlobalNotificationType reports whether s is a typeName of a global
-// alert configuration's notification.
-func ValidGlobalNotificationType(s string) bool { return catalogGlobalNotificationTypes[s] }
+// alert configuration's notification: the spec's global typeName values, plus
+// CHAT_C and WEBHOOK whose fields the same paragraph describes. Note CHATA,
+// not CHAT_A.
+func ValidGlobalNotificationType(s string) bool {
+	k, ok := LookupKind(s)
+	return ok && k.Accepts(s, true)
+}
 
-// ValidIntegrationType reports whether s is a third-party integration type.
-func ValidIntegrationType(s string) bool { return catalogIntegrationTypes[s] }
+// ValidIntegrationType reports whether s is a third-party integration type: the path values,
+// SCRAPER_A (accepted in the body) and CHAT_C (the fields-per-type table gives it a row with
+// its required field chatCWebhookUrl), as integrationKinds declares them.
+func ValidIntegrationType(s string) bool { return KnownIntegrationType(s) }
 
 // ValidGlobalRole reports whether s is a global role name.
 func ValidGlobalRole(s string) bool { return catalogGlobalRoles[s] }

@@ -76,6 +76,59 @@ var integrationKinds = map[string]integrationKind{
 	},
 }
 
+func (k integrationKind) lookup(name string) (integrationField, bool) {
+	for _, f := range append(append([]integrationField{}, k.required...), k.optional...) {
+		if f.name == name {
+			return f, true
+		}
+	}
+	return integrationField{}, false
+}
+
+// mask is how a read shows a field revealed so, or nil for one shown as it is or never.
+func (r reveal) mask() func(string) string {
+	switch r {
+	case tail:
+		return MaskTail
+	case urlOnly:
+		return MaskURL
+	case hidden:
+		return MaskAll
+	}
+	return nil
+}
+
+// keepsTarget refuses a stored secret tied to a target (the registry's KindField.Target: a
+// webhook's secret to its url) that a change would carry to another host: unless the request
+// gives a new secret, the moved target needs it again.
+func keepsTarget(typ string, existing *Integration, next Integration, body map[string]any) error {
+	if existing == nil {
+		return nil
+	}
+	for _, k := range kindRegistry {
+		if k.Integration != typ {
+			continue
+		}
+		for _, f := range k.Fields {
+			target, bound := k.field(f.Target)
+			if f.Target == "" || !bound || f.Integration == "" || target.Integration == "" {
+				continue
+			}
+			secret := *existing.field(f.Integration)
+			if secret == "" || *next.field(f.Integration) != secret {
+				continue // none stored, or a new one given
+			}
+			if given, _ := body[f.Integration].(string); given == secret {
+				continue // given again in the clear
+			}
+			if !SameHost(*existing.field(target.Integration), *next.field(target.Integration)) {
+				return InvalidAttribute(f.Integration, "%s moved to another host: give %s again.", target.Integration, f.Integration)
+			}
+		}
+	}
+	return nil
+}
+
 // IntegrationTypes lists the types an integration can have, sorted.
 func IntegrationTypes() []string {
 	out := make([]string, 0, len(integrationKinds))
@@ -175,6 +228,13 @@ func ApplyIntegration(typ string, body map[string]any, existing *Integration) (I
 		if !ok {
 			return out, InvalidAttribute(name, "%s must be a string.", name)
 		}
+		f, _ := kind.lookup(name)
+		if existing != nil && f.reveal.mask() != nil && s != "" && s == f.reveal.mask()(*existing.field(name)) {
+			continue // the mask a read showed: the stored secret stays
+		}
+		if f.reveal.mask() != nil && IsMask(s) {
+			return out, InvalidAttribute(name, "%s is masked: give the secret itself.", name)
+		}
 		*out.field(name) = s
 	}
 	for _, f := range kind.required {
@@ -196,7 +256,7 @@ func ApplyIntegration(typ string, body map[string]any, existing *Integration) (I
 	if err := out.check(); err != nil {
 		return out, err
 	}
-	return out, nil
+	return out, keepsTarget(typ, existing, out, body)
 }
 
 func (i *Integration) check() error {

@@ -16,6 +16,7 @@ func TestApplyIntegration(t *testing.T) {
 	yes := true
 	chatB := &Integration{Type: "CHAT_B", APIToken: "chat-b-token-old1", TeamName: "ops"}
 	webhook := &Integration{Type: "WEBHOOK", URL: "https://hooks.example.com/in/abc", Secret: "old-secret"}
+	chatC := &Integration{Type: "CHAT_C", ChatCWebhookURL: "https://chat-c.example.com/hook/T0/secret-path"}
 	scraperStored := &Integration{Type: "SCRAPER_A", Username: "prom", Password: "scrape-pass-1234", ListenAddress: "10.0.0.1:9216",
 		ServiceDiscovery: "file", Scheme: "http", Enabled: &yes}
 
@@ -68,6 +69,21 @@ func TestApplyIntegration(t *testing.T) {
 			want: Integration{Type: "CHAT_B", APIToken: "chat-b-token-old1", TeamName: "sre", ChannelName: "alerts"}},
 		{name: "update keeps the fields not given", typ: "WEBHOOK", body: map[string]any{"type": "WEBHOOK", "secret": "new-secret"}, existing: webhook,
 			want: Integration{Type: "WEBHOOK", URL: "https://hooks.example.com/in/abc", Secret: "new-secret"}},
+		{name: "read back as shown keeps the secrets", typ: "WEBHOOK", body: webhook.View(), existing: webhook, want: *webhook},
+		{name: "a masked CHAT_C URL read back keeps the URL", typ: "CHAT_C", body: chatC.View(), existing: chatC, want: *chatC},
+		{name: "a masked CHAT_C URL of another host", typ: "CHAT_C", body: map[string]any{"type": "CHAT_C", "chatCWebhookUrl": "https://evil.example.com/*************"},
+			existing: chatC, code: CodeInvalidAttribute, param: "chatCWebhookUrl"},
+		{name: "a mask where no secret is stored", typ: "PAGING", body: map[string]any{"type": "PAGING", "serviceKey": "********1234"}, code: CodeInvalidAttribute, param: "serviceKey"},
+		{name: "the url moved on its host keeps the secret", typ: "WEBHOOK", body: map[string]any{"type": "WEBHOOK", "url": "https://hooks.example.com/in/def"}, existing: webhook,
+			want: Integration{Type: "WEBHOOK", URL: "https://hooks.example.com/in/def", Secret: "old-secret"}},
+		{name: "the url moved to another host needs the secret", typ: "WEBHOOK", body: map[string]any{"type": "WEBHOOK", "url": "https://evil.example.com/in/abc"}, existing: webhook,
+			code: CodeInvalidAttribute, param: "secret"},
+		{name: "the url moved to another host with the masked secret", typ: "WEBHOOK", body: map[string]any{"type": "WEBHOOK", "url": "https://evil.example.com/in/abc", "secret": "******"},
+			existing: webhook, code: CodeInvalidAttribute, param: "secret"},
+		{name: "the url moved to another host with a new secret", typ: "WEBHOOK", body: map[string]any{"type": "WEBHOOK", "url": "https://new.example.com/in", "secret": "new-secret"},
+			existing: webhook, want: Integration{Type: "WEBHOOK", URL: "https://new.example.com/in", Secret: "new-secret"}},
+		{name: "the url moved to another host without a secret stored", typ: "WEBHOOK", body: map[string]any{"type": "WEBHOOK", "url": "https://new.example.com/in"},
+			existing: &Integration{Type: "WEBHOOK", URL: "https://hooks.example.com/in/abc"}, want: Integration{Type: "WEBHOOK", URL: "https://new.example.com/in"}},
 		{name: "update clears an optional field", typ: "WEBHOOK", body: map[string]any{"type": "WEBHOOK", "secret": ""}, existing: webhook,
 			want: Integration{Type: "WEBHOOK", URL: "https://hooks.example.com/in/abc"}},
 	}

@@ -1,7 +1,7 @@
 package herald
 
-// Who a GROUP, ORG, USER or ADMIN notification reaches, and which field of a notification or
-// integration holds the credential a service may refuse.
+// Who a GROUP, ORG, USER or ADMIN notification reaches (each kind's Reaches in kinds.go), and
+// which field of a notification or integration holds the credential a service may refuse.
 //
 // Herald has no step in which an invited user accepts an invitation, so a user invited to a
 // project or organization with a role is notified as a holder of that role. Invitations give
@@ -10,46 +10,38 @@ package herald
 // Memberships are every role a user holds or was invited to.
 func (u User) Memberships() []Role { return append(append([]Role(nil), u.Roles...), u.Invitations...) }
 
-// Notified reports whether notification n (of a configuration of project p, or a global one)
-// reaches user u.
-func (n Notification) Notified(u User, p Project) bool {
-	wants := func(role string) bool {
-		if len(n.Roles) == 0 {
+// wantsRole reports whether a notification narrowed to roles (none: every role) wants role.
+func (n Notification) wantsRole(role string) bool {
+	return len(n.Roles) == 0 || contains(n.Roles, role)
+}
+
+func reachesUser(n Notification, u User, _ Project) bool { return u.Username == n.Username }
+
+func reachesProjectMember(n Notification, u User, p Project) bool {
+	for _, r := range u.Memberships() {
+		if r.GroupID == p.ID && n.wantsRole(r.RoleName) {
 			return true
-		}
-		return contains(n.Roles, role)
-	}
-	switch n.TypeName {
-	case "USER":
-		return u.Username == n.Username
-	case "ADMIN":
-		for _, r := range u.Roles {
-			if r.GroupID == "" && r.OrgID == "" && (r.RoleName == GlobalOwner || r.RoleName == GlobalMonitoringAdmin) {
-				return true
-			}
-		}
-	case "GROUP":
-		for _, r := range u.Memberships() {
-			if r.GroupID == p.ID && wants(r.RoleName) {
-				return true
-			}
-		}
-	case "ORG":
-		for _, r := range u.Memberships() {
-			if r.OrgID == p.OrgID && r.GroupID == "" && wants(r.RoleName) {
-				return true
-			}
 		}
 	}
 	return false
 }
 
-// FansOut reports whether a notification of typeName reaches people (by email and/or SMS)
-// rather than one address or service.
-func FansOut(typeName string) bool {
-	switch typeName {
-	case "GROUP", "ORG", "USER", "ADMIN":
-		return true
+func reachesOrgMember(n Notification, u User, p Project) bool {
+	for _, r := range u.Memberships() {
+		if r.OrgID == p.OrgID && r.GroupID == "" && n.wantsRole(r.RoleName) {
+			return true
+		}
+	}
+	return false
+}
+
+// reachesGlobalOwner: the installation's administrators, when the operator named none, are the
+// users holding GLOBAL_OWNER (held, not invited: global roles have no invitations).
+func reachesGlobalOwner(_ Notification, u User, _ Project) bool {
+	for _, r := range u.Roles {
+		if r.GroupID == "" && r.OrgID == "" && r.RoleName == GlobalOwner {
+			return true
+		}
 	}
 	return false
 }
@@ -66,32 +58,28 @@ func (u User) OwnsProject(p Project) bool {
 	return false
 }
 
-// credentialFields names, per notification kind, the notification field and the integration
-// field that hold the credential the service checks.
-var credentialFields = map[string][2]string{
-	"CHAT_A":     {"notificationToken", "notificationToken"},
-	"CHATA":      {"notificationToken", "notificationToken"},
-	"CHAT_B":     {"apiToken", "apiToken"},
-	"PAGING":     {"serviceKey", "serviceKey"},
-	"METRICS_A":  {"metricsAApiKey", "apiKey"},
-	"ALERTING_A": {"alertingAApiKey", "apiKey"},
-	"ALERTING_B": {"alertingBApiKey", "apiKey"},
+// credential is the field of a notification of typeName that holds the credential its service
+// checks, as the registry declares it.
+func credential(typeName string) (KindField, bool) {
+	k, _ := LookupKind(typeName)
+	for _, f := range k.Fields {
+		if f.Credential {
+			return f, true
+		}
+	}
+	return KindField{}, false
 }
 
 // RemoveCredential removes the credential of its kind from n; it reports the field, or ""
 // when n holds none (the integration supplied it).
 func (n *Notification) RemoveCredential() string {
-	f, ok := credentialFields[n.TypeName]
+	f, ok := credential(n.TypeName)
 	if !ok {
 		return ""
 	}
-	for _, nf := range notificationFields {
-		if nf.name == f[0] {
-			if p := nf.out(n); *p != "" {
-				*p = ""
-				return f[0]
-			}
-		}
+	if p := fieldNamed(f.Name).out(n); *p != "" {
+		*p = ""
+		return f.Name
 	}
 	return ""
 }
@@ -99,13 +87,13 @@ func (n *Notification) RemoveCredential() string {
 // RemoveCredential removes from i the credential a notification of typeName uses; it reports
 // the field, or "" when there was none.
 func (i *Integration) RemoveCredential(typeName string) string {
-	f, ok := credentialFields[typeName]
-	if !ok {
+	f, ok := credential(typeName)
+	if !ok || f.Integration == "" {
 		return ""
 	}
-	if p := i.field(f[1]); p != nil && *p != "" {
+	if p := i.field(f.Integration); p != nil && *p != "" {
 		*p = ""
-		return f[1]
+		return f.Integration
 	}
 	return ""
 }

@@ -653,6 +653,32 @@ func TestReplaceAlertConfigKeepsSecrets(t *testing.T) {
 	wantNoSecret(t, "the log", e.Logs(), append(configSecrets, "a-new-webhook-secret")...)
 }
 
+// TestMovedWebhookNeedsItsSecret: the masked webhookSecret written back with a webhookUrl on
+// another host is refused, naming the secret, and changes nothing; with the secret given again
+// the move is stored.
+func TestMovedWebhookNeedsItsSecret(t *testing.T) {
+	e := newEnv(t)
+	p := e.project(e.org("acme"), "prod")
+	id := e.Owner.do("POST", "/groups/"+p+"/alertConfigs", map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{
+		map[string]any{"typeName": "WEBHOOK", "webhookUrl": "https://hooks.example.com/in/T0", "webhookSecret": "hmac-key-for-hooks"}}}).wantStatus(201).str("id")
+	path := "/groups/" + p + "/alertConfigs/" + id
+	before := storedConfig(t, e, p, id)
+
+	read := e.Owner.do("GET", path, nil).wantStatus(200)
+	webhook := read.Body["notifications"].([]any)[0].(map[string]any)
+	webhook["webhookUrl"] = "https://attacker.example.net/collect"
+	wantErrorParameter(e.Owner.do("PUT", path, read.Body).wantError(400, herald.CodeInvalidAttribute), "notifications[0].webhookSecret")
+	if after := storedConfig(t, e, p, id); !reflect.DeepEqual(after, before) {
+		t.Errorf("a refused PUT changed the configuration: %+v", after)
+	}
+
+	webhook["webhookSecret"] = "hmac-key-for-the-new-host"
+	e.Owner.do("PUT", path, read.Body).wantStatus(200)
+	if n := storedConfig(t, e, p, id).Notifications[0]; n.WebhookURL != "https://attacker.example.net/collect" || n.WebhookSecret != "hmac-key-for-the-new-host" {
+		t.Errorf("stored after the move: %+v", n)
+	}
+}
+
 func TestPatchAlertConfig(t *testing.T) {
 	e := newEnv(t)
 	org := e.org("acme")

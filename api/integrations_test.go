@@ -189,7 +189,19 @@ func TestIntegrationPutMergesFields(t *testing.T) {
 	if in := stored(); in.URL != url1 || in.Secret != secret2 {
 		t.Fatalf("after changing the secret: %+v", in)
 	}
-	put(map[string]any{"type": "WEBHOOK", "url": url2}, 200)
+	// The secret stays with its host: a url on the same host keeps it (given as the mask a read
+	// shows, or left out); a url on another host needs it again, or it would sign for the new host.
+	put(map[string]any{"type": "WEBHOOK", "url": url1 + "-v2", "secret": "******"}, 200)
+	if in := stored(); in.URL != url1+"-v2" || in.Secret != secret2 {
+		t.Fatalf("after moving the url on its host: %+v", in)
+	}
+	for _, body := range []map[string]any{{"type": "WEBHOOK", "url": url2}, {"type": "WEBHOOK", "url": url2, "secret": "******"}} {
+		wantErrorParameter(e.Owner.do("PUT", path, body).wantError(400, "INVALID_ATTRIBUTE"), "secret")
+	}
+	if in := stored(); in.URL != url1+"-v2" || in.Secret != secret2 {
+		t.Fatalf("a refused move changed the integration: %+v", in)
+	}
+	put(map[string]any{"type": "WEBHOOK", "url": url2, "secret": secret2}, 200)
 	if in := stored(); in.URL != url2 || in.Secret != secret2 {
 		t.Fatalf("after changing the url: %+v", in)
 	}
@@ -201,8 +213,8 @@ func TestIntegrationPutMergesFields(t *testing.T) {
 	if in := stored(); in.URL != url2 || in.Secret != secret2 {
 		t.Fatalf("a refused request changed the integration: %+v", in)
 	}
-	if n := len(auditEvents(t, e, store.EventScope{GroupID: p}, herald.EventIntegrationConfigured)); n != 3 {
-		t.Fatalf("%d events, want 3", n)
+	if n := len(auditEvents(t, e, store.EventScope{GroupID: p}, herald.EventIntegrationConfigured)); n != 4 {
+		t.Fatalf("%d events, want 4", n)
 	}
 	secrets := []string{url1, secret1, url2, secret2}
 	wantSecretsHidden(t, "a response", strings.Join(answers, "\n"), secrets...)

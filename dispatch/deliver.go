@@ -66,32 +66,45 @@ type noticeContext struct {
 	people  func() ([]herald.User, error) // the project's users, read when a notice fans out
 }
 
-// recipients are the deliveries of notice n. A retry of one person's delivery (n.UserID set)
-// has that one only.
+// recipients are the deliveries of notice n, as the registry says its kind reaches: its one
+// target, or each of its people by the means the notification names. A retry of one person's
+// delivery (n.UserID set) has that one only.
 func (e *Engine) recipients(n notice, nc noticeContext) ([]recipient, error) {
 	if n.Notification >= len(nc.rule.Notifications) {
 		return nil, fmt.Errorf("the configuration no longer has notification %d", n.Notification)
 	}
 	nt := nc.rule.Notifications[n.Notification]
-	base := channels.Delivery{ID: n.DeliveryID, Event: channels.Event(n.Event), Alert: nc.alert,
-		Notification: nt, Integration: nc.integ[integrationKind(nt.TypeName)]}
-	if !herald.FansOut(nt.TypeName) {
-		return []recipient{{kind: nt.TypeName, delivery: base}}, nil
+	kind, ok := herald.LookupKind(nt.TypeName)
+	if !ok {
+		return nil, fmt.Errorf("no kind of delivery is called %s", nt.TypeName)
 	}
-	people, err := nc.people()
+	base := channels.Delivery{ID: n.DeliveryID, Event: channels.Event(n.Event), Alert: nc.alert,
+		Notification: nt, Integration: nc.integ[kind.Integration]}
+	if kind.People == nil {
+		return []recipient{{kind: kind.Name, delivery: base}}, nil
+	}
+	reaches := func(u herald.User) bool { return kind.People.Reaches(nt, u, nc.project) }
+	people := nc.people
+	if kind.People.Administrators && len(e.Administrators) > 0 {
+		admins := herald.Administrators(e.Administrators)
+		people = func() ([]herald.User, error) { return admins, nil }
+		reaches = func(herald.User) bool { return true }
+	}
+	candidates, err := people()
 	if err != nil {
 		return nil, err
 	}
+	email, sms := nt.Means()
 	var out []recipient
-	for _, u := range people {
-		if (n.UserID != "" && u.ID != n.UserID) || !nt.Notified(u, nc.project) {
+	for _, u := range candidates {
+		if (n.UserID != "" && u.ID != n.UserID) || !reaches(u) {
 			continue
 		}
 		for _, via := range []struct {
 			kind, to string
-			on       *bool
-		}{{"EMAIL", u.EmailAddress, nt.EmailEnabled}, {"SMS", u.MobileNumber, nt.SMSEnabled}} {
-			if via.on == nil || !*via.on || via.to == "" || (n.Via != "" && n.Via != via.kind) {
+			on       bool
+		}{{"EMAIL", u.EmailAddress, email && kind.People.Email}, {"SMS", u.MobileNumber, sms && kind.People.SMS}} {
+			if !via.on || via.to == "" || (n.Via != "" && n.Via != via.kind) {
 				continue
 			}
 			d := base

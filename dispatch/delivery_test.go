@@ -173,3 +173,36 @@ func TestGroupNotificationEmailsOwners(t *testing.T) {
 		t.Errorf("mail %s", body)
 	}
 }
+
+// An ADMIN notification of a global configuration, with no administrators' addresses
+// configured, reaches the users holding GLOBAL_OWNER by email, and no one else.
+func TestAdminNotificationEmailsGlobalOwners(t *testing.T) {
+	mail := channelstest.NewSMTPServer(t)
+	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) {
+		c.Notifiers["EMAIL"] = email.Notifier{Config: email.Config{Addr: mail.Addr, From: "herald@example.com"}}
+	})
+	for _, u := range []struct {
+		name string
+		role map[string]any
+	}{
+		{"root@example.com", map[string]any{"roleName": "GLOBAL_OWNER"}},
+		{"monitor@example.com", map[string]any{"roleName": "GLOBAL_MONITORING_ADMIN"}},
+		{"owner@example.com", map[string]any{"groupId": r.project, "roleName": "GROUP_OWNER"}},
+	} {
+		r.do("POST", "/users", map[string]any{"username": u.name, "password": "s3cret-pass", "emailAddress": u.name,
+			"firstName": "A", "lastName": "B", "roles": []any{u.role}}, 201)
+	}
+	cfg := r.do("POST", "/globalAlertConfigs", map[string]any{"eventTypeName": "HOST_DOWN", "enabled": true, "groupIds": []string{r.project},
+		"notifications": []any{map[string]any{"typeName": "ADMIN", "delayMin": 0, "intervalMin": 60}}}, 201)
+	if n := cfg["notifications"].([]any)[0].(map[string]any); n["emailEnabled"] != true || n["smsEnabled"] != false {
+		t.Errorf("an ADMIN notification reads %v: by email, not SMS", n)
+	}
+	r.observe(hostDown("h1", true))
+	if !eventually(10*time.Second, func() bool { return len(mail.Mails()) >= 1 }) {
+		t.Fatalf("no mail: %s", r.failedTasks())
+	}
+	time.Sleep(300 * time.Millisecond) // a second recipient would show up by now
+	if ms := mail.Mails(); len(ms) != 1 || len(ms[0].To) != 1 || ms[0].To[0] != "root@example.com" {
+		t.Fatalf("mails %v, want one to the global owner", ms)
+	}
+}

@@ -33,7 +33,8 @@ func (e *Engine) stop() { e.stopOnce.Do(func() { close(e.stopping) }) }
 
 // EngineConfig is what an engine runs with.
 type EngineConfig struct {
-	// Notifiers maps a notification typeName to its sender; kinds without one are skipped
+	// Notifiers maps a kind's name (herald.Kind.Name: CHAT_A for CHATA too; EMAIL and SMS for
+	// the people of GROUP, ORG, USER and ADMIN) to its sender; kinds without one are skipped
 	// (and logged).
 	Notifiers map[string]channels.Notifier
 	// Minute is the length of a minute of delayMin and intervalMin.
@@ -45,6 +46,9 @@ type EngineConfig struct {
 	// DeliveryRetries is how often a failed delivery is retried by a task before it is archived
 	// as a dead letter (default 12: about an hour and a half of backoff).
 	DeliveryRetries int
+	// Administrators are the installation's administrators' addresses (HERALD_ADMIN_EMAIL),
+	// whom ADMIN notifications reach; none: the users holding GLOBAL_OWNER.
+	Administrators []string
 	// Mailer emails a project's owners when a service refuses a credential (nil: logged only).
 	Mailer Mailer
 	// Observer is told of every delivery attempt and due step, for metrics (nil: nobody).

@@ -56,10 +56,8 @@ func stepNotices(sc store.Scope, st herald.Step) [][]byte {
 
 // integrationKind is the integration type that supplies defaults to a notification kind.
 func integrationKind(typeName string) string {
-	if typeName == "CHATA" {
-		return "CHAT_A"
-	}
-	return typeName
+	k, _ := herald.LookupKind(typeName)
+	return k.Integration
 }
 
 // recoverOutbox hands the notices of engines that died before sending them to retry tasks.

@@ -3,10 +3,11 @@ package dispatch
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
+
+	"github.com/heraldhq/herald"
 )
 
 // Task types and the queues they run on.
@@ -19,26 +20,27 @@ const (
 	QueueEngine = "engine"
 )
 
-// DeliveryQueue is the queue retries of a kind of delivery wait in: one per kind, so that a
-// slow or failing service cannot hold up the others.
-func DeliveryQueue(kind string) string { return "deliveries-" + strings.ToLower(kind) }
-
-// DefaultQueues are the worker's queues and their priorities: the engine first, then paging
-// and alert routing before chat, webhooks and mail.
-func DefaultQueues() map[string]int {
-	return map[string]int{
-		QueueEngine:                 12,
-		DeliveryQueue("PAGING"):     6,
-		DeliveryQueue("ALERTING_A"): 6,
-		DeliveryQueue("ALERTING_B"): 6,
-		DeliveryQueue("SMS"):        5,
-		DeliveryQueue("CHAT_A"):     4,
-		DeliveryQueue("CHAT_B"):     4,
-		DeliveryQueue("CHAT_C"):     4,
-		DeliveryQueue("WEBHOOK"):    4,
-		DeliveryQueue("EMAIL"):      3,
-		DeliveryQueue("METRICS_A"):  2,
+// DeliveryQueue is the queue retries of a notification typeName (or EMAIL/SMS, a person's
+// means) wait in, as the registry of kinds declares it: one per kind, so that a slow or
+// failing service cannot hold up the others. A notice of no known kind (its configuration
+// gone) is dropped when tried; the WEBHOOK queue, which every worker serves by default, takes it.
+func DeliveryQueue(typeName string) string {
+	k, ok := herald.LookupKind(typeName)
+	if !ok {
+		k, _ = herald.LookupKind("WEBHOOK")
 	}
+	return k.Queue
+}
+
+// DefaultQueues are the worker's queues and their priorities: the engine first, then each
+// kind's queue with its priority from the registry (paging and alert routing before chat,
+// webhooks and mail).
+func DefaultQueues() map[string]int {
+	queues := map[string]int{QueueEngine: 12}
+	for _, k := range herald.Kinds() {
+		queues[k.Queue] = k.Priority
+	}
+	return queues
 }
 
 // projectTask is the payload of the engine's tasks: ids only, never secrets (Redis and

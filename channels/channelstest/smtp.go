@@ -21,6 +21,17 @@ type SMTPServer struct {
 	Addr string
 	mu   sync.Mutex
 	got  []Mail
+	// refuse, when set, answers a message's end of DATA instead of keeping it, when it returns
+	// an error (a *smtp.SMTPError: 451 to defer it, say).
+	refuse func(Mail) error
+}
+
+// RefuseWith makes the server answer each message with refuse's error, when it returns one,
+// instead of keeping it.
+func (s *SMTPServer) RefuseWith(refuse func(Mail) error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuse = refuse
 }
 
 // NewSMTPServer starts an SMTP server for t.
@@ -64,6 +75,15 @@ func (ss *smtpSession) Data(r io.Reader) error {
 		return err
 	}
 	ss.cur.Data = b
+	ss.srv.mu.Lock()
+	refuse := ss.srv.refuse
+	ss.srv.mu.Unlock()
+	if refuse != nil {
+		if err := refuse(ss.cur); err != nil {
+			ss.cur = Mail{}
+			return err
+		}
+	}
 	ss.srv.mu.Lock()
 	ss.srv.got = append(ss.srv.got, ss.cur)
 	ss.srv.mu.Unlock()

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+
+	"github.com/heraldhq/herald"
 )
 
 // common are the settings of the roles that serve or run the engine. Each role binds only the
@@ -26,6 +28,9 @@ type common struct {
 	// starts (and checked when the settings are read).
 	QueuePriorities string
 	Lease           time.Duration
+	// AdminEmail is HERALD_ADMIN_EMAIL; Administrators its addresses, read by validate.
+	AdminEmail     string
+	Administrators []string
 	services
 	monitoringSettings // bound by the roles that serve the API
 }
@@ -64,6 +69,8 @@ func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 	s.int(&c.Concurrency, "concurrency", "HERALD_WORKER_CONCURRENCY", 20, "tasks a worker runs at once")
 	s.string(&c.QueuePriorities, "queue-priorities", "HERALD_QUEUE_PRIORITIES", "",
 		"queue=priority pairs changing the default priorities, e.g. engine=12,deliveries-paging=6; 0 leaves a queue to other workers")
+	s.string(&c.AdminEmail, "admin-email", "HERALD_ADMIN_EMAIL", "",
+		"the installation's administrators, comma-separated addresses, whom ADMIN notifications email (unset: the users holding GLOBAL_OWNER)")
 	c.services.bind(s)
 	s.duration(&c.Lease, "lease", "HERALD_ENGINE_LEASE", 30*time.Second, "how long a worker's claim on a project's work lasts unrenewed: after a worker dies, its work resumes after this")
 	s.check(func() error {
@@ -75,7 +82,12 @@ func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 		case c.Lease <= 0:
 			return fmt.Errorf("HERALD_ENGINE_LEASE must be positive, not %s", c.Lease)
 		}
-		_, err := queuePriorities(c.QueuePriorities)
+		admins, err := herald.ParseAdminEmails(c.AdminEmail)
+		if err != nil {
+			return fmt.Errorf("HERALD_ADMIN_EMAIL: %w", err)
+		}
+		c.Administrators = admins
+		_, err = queuePriorities(c.QueuePriorities)
 		return err
 	})
 }

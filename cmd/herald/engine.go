@@ -54,33 +54,75 @@ func (v *services) bind(s settings) {
 	})
 }
 
-// senders are the notifiers of every kind Herald delivers, by notification typeName (CHATA is
-// the global configurations' spelling of CHAT_A). Each kind has its own HTTP client, so one
-// slow service cannot use up another's connections; targets that are user input (webhooks,
-// CHAT_C URLs) and every service address refuse private addresses unless allowPrivate.
+// sender is how one kind's notifier is made: from the settings it names (the HERALD_*
+// variables of services; the kinds test checks each is in deploy/herald.env.example) and an
+// HTTP client of its own. A nil notifier: the operator has not configured the kind (mail, SMS).
+type sender struct {
+	settings []string
+	make     func(v services, client *http.Client) channels.Notifier
+}
+
+// wiring is the sender of every kind of the registry (herald.Kinds) that has a target of its
+// own, by kind name; the kinds that reach people go through EMAIL and SMS. The kinds test
+// fails for a kind missing here.
+var wiring = map[string]sender{
+	"WEBHOOK": {make: func(v services, client *http.Client) channels.Notifier {
+		return webhook.Notifier{Client: client}
+	}},
+	"PAGING": {settings: []string{"HERALD_PAGING_URL"}, make: func(v services, client *http.Client) channels.Notifier {
+		return paging.Notifier{Client: client, BaseURL: v.PagingURL}
+	}},
+	"ALERTING_A": {settings: []string{"HERALD_ALERTING_A_URL", "HERALD_ALERTING_A_EU_URL"}, make: func(v services, client *http.Client) channels.Notifier {
+		return alertinga.Notifier{Client: client, BaseURL: v.AlertingAURL, EUBaseURL: v.AlertingAEUURL}
+	}},
+	"ALERTING_B": {settings: []string{"HERALD_ALERTING_B_URL"}, make: func(v services, client *http.Client) channels.Notifier {
+		return alertingb.Notifier{Client: client, BaseURL: v.AlertingBURL}
+	}},
+	"CHAT_A": {settings: []string{"HERALD_CHAT_A_URL"}, make: func(v services, client *http.Client) channels.Notifier {
+		return chata.Notifier{Client: client, BaseURL: v.ChatAURL}
+	}},
+	"CHAT_B": {settings: []string{"HERALD_CHAT_B_URL"}, make: func(v services, client *http.Client) channels.Notifier {
+		return chatb.Notifier{Client: client, BaseURL: v.ChatBURL}
+	}},
+	"CHAT_C": {make: func(v services, client *http.Client) channels.Notifier {
+		return chatc.Notifier{Client: client}
+	}},
+	"METRICS_A": {settings: []string{"HERALD_METRICS_A_URL"}, make: func(v services, client *http.Client) channels.Notifier {
+		return metricsa.Notifier{Client: client, BaseURL: v.MetricsAURL}
+	}},
+	"SMS": {settings: []string{"HERALD_SMS_URL", "HERALD_SMS_ACCOUNT", "HERALD_SMS_FROM", "HERALD_SMS_TOKEN"},
+		make: func(v services, client *http.Client) channels.Notifier {
+			if v.SMSAccount == "" {
+				return nil
+			}
+			return sms.Notifier{Client: client, BaseURL: v.SMSURL, AccountSID: v.SMSAccount, AuthToken: v.smsToken, From: v.SMSFrom}
+		}},
+	"EMAIL": {settings: []string{"HERALD_SMTP_ADDR", "HERALD_SMTP_FROM", "HERALD_SMTP_USERNAME", "HERALD_SMTP_PASSWORD"},
+		make: func(v services, _ *http.Client) channels.Notifier {
+			if v.SMTPAddr == "" {
+				return nil
+			}
+			return email.Notifier{Config: email.Config{Addr: v.SMTPAddr, From: v.SMTPFrom, Username: v.SMTPUsername, Password: v.smtpPassword}}
+		}},
+}
+
+// senders are the notifiers of every kind Herald delivers, by kind name (herald.Kind.Name),
+// and the mailer of the owners' notices (the EMAIL sender). Each kind has its own HTTP client,
+// so one slow service cannot use up another's connections; targets that are user input
+// (webhooks, CHAT_C URLs) and every service address refuse private addresses unless
+// allowPrivate.
 func senders(v services, allowPrivate bool) (map[string]channels.Notifier, dispatch.Mailer) {
-	client := func(timeout time.Duration) *http.Client { return channels.NewHTTPClient(allowPrivate, timeout) }
-	chatA := chata.Notifier{Client: client(10 * time.Second), BaseURL: v.ChatAURL}
-	out := map[string]channels.Notifier{
-		"WEBHOOK":    webhook.Notifier{Client: client(10 * time.Second)},
-		"PAGING":     paging.Notifier{Client: client(10 * time.Second), BaseURL: v.PagingURL},
-		"ALERTING_A": alertinga.Notifier{Client: client(10 * time.Second), BaseURL: v.AlertingAURL, EUBaseURL: v.AlertingAEUURL},
-		"ALERTING_B": alertingb.Notifier{Client: client(10 * time.Second), BaseURL: v.AlertingBURL},
-		"CHAT_A":     chatA,
-		"CHATA":      chatA,
-		"CHAT_B":     chatb.Notifier{Client: client(10 * time.Second), BaseURL: v.ChatBURL},
-		"CHAT_C":     chatc.Notifier{Client: client(10 * time.Second)},
-		"METRICS_A":  metricsa.Notifier{Client: client(10 * time.Second), BaseURL: v.MetricsAURL},
+	out := map[string]channels.Notifier{}
+	for _, kind := range herald.Senders() {
+		s, ok := wiring[kind]
+		if !ok {
+			continue // none wired: TestEveryKindIsWired names the kind
+		}
+		if n := s.make(v, channels.NewHTTPClient(allowPrivate, 10*time.Second)); n != nil {
+			out[kind] = n
+		}
 	}
-	if v.SMSAccount != "" {
-		out["SMS"] = sms.Notifier{Client: client(10 * time.Second), BaseURL: v.SMSURL, AccountSID: v.SMSAccount,
-			AuthToken: v.smsToken, From: v.SMSFrom}
-	}
-	var mailer dispatch.Mailer
-	if v.SMTPAddr != "" {
-		mail := email.Notifier{Config: email.Config{Addr: v.SMTPAddr, From: v.SMTPFrom, Username: v.SMTPUsername, Password: v.smtpPassword}}
-		out["EMAIL"], mailer = mail, mail
-	}
+	mailer, _ := out["EMAIL"].(dispatch.Mailer)
 	return out, mailer
 }
 
@@ -91,7 +133,7 @@ func startWorker(st *store.Store, d *dispatch.Dispatcher, c common, log *zap.Log
 		return nil, err
 	}
 	notifiers, mailer := senders(c.services, c.AllowPrivate)
-	engine := dispatch.NewEngine(st, d, dispatch.EngineConfig{Notifiers: notifiers, Mailer: mailer, Minute: c.Minute,
+	engine := dispatch.NewEngine(st, d, dispatch.EngineConfig{Notifiers: notifiers, Mailer: mailer, Administrators: c.Administrators, Minute: c.Minute,
 		Lease: c.Lease, Observer: processMetrics(), Clock: herald.SystemClock{}, Log: log.Named("engine")})
 	w := dispatch.NewWorker(engine, dispatch.WorkerConfig{Concurrency: c.Concurrency, Queues: queues})
 	return w, w.Start()

@@ -38,16 +38,3 @@ func TestWebhookPrivateTargets(t *testing.T) {
 		t.Errorf("the receiver got %d requests, want 1", n)
 	}
 }
-
-// Every kind of the document has a sender, once the operator configured mail and SMS.
-func TestEveryKindHasASender(t *testing.T) {
-	notifiers, mailer := senders(services{SMTPAddr: "127.0.0.1:25", SMSAccount: "AC1"}, false)
-	for _, kind := range []string{"EMAIL", "SMS", "CHAT_A", "CHATA", "CHAT_B", "CHAT_C", "PAGING", "METRICS_A", "ALERTING_A", "ALERTING_B", "WEBHOOK"} {
-		if notifiers[kind] == nil {
-			t.Errorf("no sender for %s", kind)
-		}
-	}
-	if mailer == nil {
-		t.Error("no mailer for the owners' notices")
-	}
-}

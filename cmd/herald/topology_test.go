@@ -43,7 +43,10 @@ type topologyRig struct {
 	slotErrs *storetest.SlotErrors
 }
 
-func newTopologyRig(t *testing.T, r redisSettings) *topologyRig {
+func newTopologyRig(t *testing.T, r redisSettings) *topologyRig { return newTopologyRigWith(t, r, nil) }
+
+// newTopologyRigWith is newTopologyRig with the roles' settings adjusted by adjust.
+func newTopologyRigWith(t *testing.T, r redisSettings, adjust func(*common)) *topologyRig {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	st, closeStore, err := openStore(ctx, r)
@@ -53,6 +56,9 @@ func newTopologyRig(t *testing.T, r redisSettings) *topologyRig {
 	slotErrs := storetest.WatchSlotErrors(st.Redis())
 	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
 	c := common{Minute: 200 * time.Millisecond, Lease: 2 * time.Second, AllowPrivate: true, Concurrency: 10}
+	if adjust != nil {
+		adjust(&c)
+	}
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
 	w, err := startWorker(st, d, c, log)
 	if err != nil {
