@@ -3,6 +3,7 @@ package herald
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrorKind classifies an Error; the HTTP layer maps it to a status code.
@@ -24,6 +25,8 @@ type Error struct {
 	Code       string
 	Detail     string
 	Parameters []any
+	// RetryAfter, when set, is how long the client should wait before trying again (a 429 or 503).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Detail }

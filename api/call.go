@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -236,18 +236,14 @@ func (c *call) page() (pageParams, error) {
 		name string
 		dst  *int
 		max  int
-	}{{"pageNum", &p.Num, 0}, {"itemsPerPage", &p.Size, maxItemsPerPage}} {
+	}{{"pageNum", &p.Num, maxPageNum}, {"itemsPerPage", &p.Size, maxItemsPerPage}} {
 		v := q.Get(f.name)
 		if v == "" {
 			continue
 		}
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || (f.max > 0 && n > f.max) {
-			limit := ""
-			if f.max > 0 {
-				limit = fmt.Sprintf(" and at most %d", f.max)
-			}
-			return p, herald.Invalid(herald.CodeInvalidQueryParameter, f.name, "Query parameter %s must be a whole number of at least 1%s.", f.name, limit)
+		if err != nil || n < 1 || n > f.max {
+			return p, herald.Invalid(herald.CodeInvalidQueryParameter, f.name, "Query parameter %s must be a whole number from 1 to %d.", f.name, f.max)
 		}
 		*f.dst = n
 	}
@@ -257,6 +253,9 @@ func (c *call) page() (pageParams, error) {
 const (
 	defaultItemsPerPage = 100
 	maxItemsPerPage     = 500
+	// maxPageNum keeps a page's offset ((pageNum-1) × itemsPerPage) and the next page's
+	// number far from overflowing an int: a larger pageNum is a 400, not a panic.
+	maxPageNum = math.MaxInt32
 )
 
 // pageParams is the page a list request asks for.

@@ -38,6 +38,7 @@ func KeyFromPair(desc, orgID string, roles []herald.Role, public, private string
 		tail = tail[len(tail)-4:]
 	}
 	return herald.APIKey{ID: herald.NewID(now), Desc: desc, PublicKey: public, HA1: digest.HA1(public, private),
+		MonitoringHA1:  digest.HA1In(digest.MonitoringRealm, public, private),
 		PrivateKeyTail: tail, OrgID: orgID, Roles: roles, Created: herald.At(now)}
 }
 

@@ -79,6 +79,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, status int, e *herald.Error) {
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(e.RetryAfter)))
+	}
 	params := e.Parameters
 	if params == nil {
 		params = []any{}

@@ -30,6 +30,8 @@ type Config struct {
 	MaxBodyBytes int64
 	// Clock tells the time (default the system clock).
 	Clock herald.Clock
+	// AuthLimits throttles failed authentications (default DefaultAuthLimits).
+	AuthLimits store.AuthLimits
 
 	// Monitoring, when set, is served under /monitoring/ (asynqmon) to callers with a global
 	// role, authenticated like the API.
@@ -79,6 +81,9 @@ func New(ctx context.Context, st *store.Store, engine Engine, log *zap.Logger, c
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = herald.SystemClock{}
+	}
+	if cfg.AuthLimits == (store.AuthLimits{}) {
+		cfg.AuthLimits = DefaultAuthLimits
 	}
 	cfg.ExternalURL = strings.TrimRight(cfg.ExternalURL, "/")
 	secret, err := st.NonceSecret(ctx)
@@ -195,7 +200,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Observe != nil {
 		defer func() { s.cfg.Observe(route, rec.status, time.Since(start)) }()
 	}
+	defer s.recoverPanic(rec, r)
 	s.versionHeaders(rec.Header())
+	connectionHeader(rec.Header(), r)
 	switch p := r.URL.Path; {
 	case p == "/healthz":
 		s.writeJSON(rec, r, http.StatusOK, map[string]string{"status": "ok"}, "application/json")
@@ -211,8 +218,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case strings.HasPrefix(p, MonitoringPath) && s.cfg.Monitoring != nil:
 		route = MonitoringPath
+		monitoringHeaders(rec.Header())
+		if s.browserGuard(rec, r, false) {
+			return
+		}
 		var ok bool
-		if who, ok = s.authenticate(rec, r); !ok {
+		if who, ok = s.authenticate(rec, r, true); !ok {
 			return
 		}
 		// Any global role looks; changing queues (when the console is writable at all) takes a
@@ -234,8 +245,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if _, pattern := s.mux.Handler(r); pattern != "" && pattern != "/" {
 		route = pattern // before authenticating, so that refused requests count by route too
 	}
+	if s.browserGuard(rec, r, true) {
+		return
+	}
 	var ok bool
-	who, ok = s.authenticate(rec, r)
+	who, ok = s.authenticate(rec, r, false)
 	if !ok {
 		return
 	}

@@ -35,6 +35,7 @@ func (s *Server) createUser(c *call) (reply, error) {
 		}
 	}
 	u.ID, u.Created, u.HA1 = herald.NewID(c.now), herald.At(c.now), digest.HA1(u.Username, password)
+	u.MonitoringHA1 = digest.HA1In(digest.MonitoringRealm, u.Username, password)
 	ev := c.event(herald.EventUserCreated, herald.Scope{})
 	ev.TargetUsername = u.Username
 	ev.Raw["userId"] = u.ID
