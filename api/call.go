@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,11 +25,12 @@ type handler func(c *call) (reply, error)
 
 // call is one request being served.
 type call struct {
-	s   *Server
-	r   *http.Request
-	ctx context.Context
-	who herald.Principal
-	now time.Time
+	s         *Server
+	r         *http.Request
+	ctx       context.Context
+	who       herald.Principal
+	now       time.Time
+	bodyLimit int64 // the endpoint's
 }
 
 // reply is what an endpoint answers: one resource (with its self link) or a list.
@@ -53,9 +55,10 @@ type envelope struct {
 	Status  int             `json:"status"`
 }
 
-func (s *Server) endpoint(h handler) http.Handler {
+func (s *Server) endpoint(rt route) http.Handler {
+	h := rt.handle
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := &call{s: s, r: r, ctx: r.Context(), who: principalOf(r.Context()), now: s.cfg.Clock.Now()}
+		c := &call{s: s, r: r, ctx: r.Context(), who: principalOf(r.Context()), now: s.cfg.Clock.Now(), bodyLimit: cmp.Or(bodyLimits[rt.pattern], defaultBodyLimit)}
 		if err := c.checkQuery(); err != nil {
 			s.writeError(w, r, err)
 			return
@@ -159,13 +162,6 @@ func (c *call) project(a herald.Access) (herald.Project, error) {
 // event is an audit event of type typ made by this request in scope.
 func (c *call) event(typ string, scope herald.Scope) herald.Event {
 	return herald.NewEvent(typ, c.who, scope, c.now)
-}
-
-// decode reads the JSON body into dst, refusing unknown fields, wrong types, trailing data
-// and bodies over the size limit, each with the error body naming what was wrong.
-func (c *call) decode(dst any) error {
-	body := http.MaxBytesReader(nil, c.r.Body, c.s.cfg.MaxBodyBytes)
-	return decodeJSON(body, dst)
 }
 
 // decodeJSON is decode's core, separate so the fuzz test can drive it.

@@ -26,8 +26,6 @@ type Config struct {
 	GitHash, Version string
 	// NonceLifetime is how long a digest nonce is good for (default 5 minutes).
 	NonceLifetime time.Duration
-	// MaxBodyBytes bounds a request body (default 32 MiB: thousands of observations fit).
-	MaxBodyBytes int64
 	// Clock tells the time (default the system clock).
 	Clock herald.Clock
 	// AuthLimits throttles failed authentications (default DefaultAuthLimits).
@@ -76,9 +74,6 @@ func New(ctx context.Context, st *store.Store, engine Engine, log *zap.Logger, c
 	if cfg.NonceLifetime <= 0 {
 		cfg.NonceLifetime = 5 * time.Minute
 	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = 32 << 20
-	}
 	if cfg.Clock == nil {
 		cfg.Clock = herald.SystemClock{}
 	}
@@ -94,7 +89,7 @@ func New(ctx context.Context, st *store.Store, engine Engine, log *zap.Logger, c
 	s.verifier = digest.Verifier{Secret: secret, Lifetime: cfg.NonceLifetime, Counter: st.NonceCounter(), Now: cfg.Clock.Now}
 	for _, rt := range s.routes() {
 		method, path, _ := strings.Cut(rt.pattern, " ")
-		s.mux.Handle(method+" "+BasePath+path, s.endpoint(rt.handle))
+		s.mux.Handle(method+" "+BasePath+path, s.endpoint(rt))
 	}
 	s.mux.HandleFunc("/", s.unrouted)
 	return s, nil
