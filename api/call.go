@@ -141,6 +141,17 @@ func (c *call) require(a herald.Access, scope herald.Scope) error {
 	return nil
 }
 
+// grant refuses the request unless the caller may give each of roles, whose scope is scope:
+// the grant ceiling (herald.Principal.CanGrant).
+func (c *call) grant(scope herald.Scope, roles ...herald.Role) error {
+	for _, r := range roles {
+		if !c.who.CanGrant(r, scope) {
+			return herald.Unauthorized()
+		}
+	}
+	return nil
+}
+
 // project loads the project of the {groupId} path parameter and checks the caller may make a
 // request of kind a in it. A caller who could not act in an existing project either is told
 // only that: whether a project it has no role in exists is none of its business.
