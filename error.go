@@ -16,6 +16,7 @@ const (
 	KindConflict                          // 409
 	KindRateLimited                       // 429
 	KindInternal                          // 500
+	KindUnavailable                       // 503: try again later (RetryAfter says when)
 )
 
 // Error is a failure a client is told about: a kind, the API's errorCode, a human detail and the
@@ -115,5 +116,6 @@ const (
 	CodeGroupNameAlreadyExists    = "GROUP_ALREADY_EXISTS"
 	CodeOrgNameAlreadyExists      = "ORG_ALREADY_EXISTS"
 	CodeRateLimited               = "RATE_LIMITED"
+	CodeObservationBacklogFull    = "OBSERVATION_BACKLOG_FULL"
 	CodeUnexpectedError           = "UNEXPECTED_ERROR"
 )

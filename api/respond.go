@@ -61,6 +61,7 @@ var statusOfKind = map[herald.ErrorKind]int{
 	herald.KindConflict:     http.StatusConflict,
 	herald.KindRateLimited:  http.StatusTooManyRequests,
 	herald.KindInternal:     http.StatusInternalServerError,
+	herald.KindUnavailable:  http.StatusServiceUnavailable,
 }
 
 // writeError answers with err: a domain error as its kind says, anything else as a 500 whose
