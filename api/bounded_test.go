@@ -14,7 +14,6 @@ import (
 // allocated is the bytes the whole process allocated while f ran (the server is in-process).
 func allocated(f func()) uint64 {
 	var before, after runtime.MemStats
-	runtime.GC()
 	runtime.ReadMemStats(&before)
 	f()
 	runtime.ReadMemStats(&after)
