@@ -10,3 +10,9 @@ func RoutePatterns() []string {
 	}
 	return out
 }
+
+// Body limits, for the test that the README states them.
+const (
+	DefaultBodyLimit      = defaultBodyLimit
+	ObservationsBodyLimit = observationsBodyLimit
+)
