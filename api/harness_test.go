@@ -179,6 +179,12 @@ func (c *client) send(method, path string, raw []byte, h http.Header) *response 
 // raw sends a request with exactly the given Authorization header (or none).
 func raw(t *testing.T, method, url, authorization string, body []byte) *response {
 	t.Helper()
+	return rawVia(t, http.DefaultClient, method, url, authorization, body)
+}
+
+// rawVia is raw through httpc.
+func rawVia(t *testing.T, httpc *http.Client, method, url, authorization string, body []byte) *response {
+	t.Helper()
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +192,7 @@ func raw(t *testing.T, method, url, authorization string, body []byte) *response
 	if authorization != "" {
 		req.Header.Set("Authorization", authorization)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,17 +86,8 @@ func TestFailedAuthenticationsArePerAddress(t *testing.T) {
 // authentication attempt.
 func guessOnce(t *testing.T, c *client, password string) *response {
 	t.Helper()
-	send := func(auth string) *response {
-		req, _ := http.NewRequest("GET", c.base+"/globalAlerts", nil)
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
-		resp, err := c.httpc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return readResponse(t, resp)
-	}
+	url := c.base + "/globalAlerts"
+	send := func(auth string) *response { return rawVia(t, c.httpc, "GET", url, auth, nil) }
 	nonce := challengeParam(send("").Header.Get("WWW-Authenticate"), "nonce")
 	return send(digestHeader(c.user, password, nonce, 1, "GET", "/api/public/v1.0/globalAlerts"))
 }

@@ -29,33 +29,31 @@ func (s *Store) Credential(ctx context.Context, name string) (Credential, error)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return c, err
 	}
+	var err error
 	keyID, userID := keyRef.Val(), userRef.Val()
 	switch {
 	case keyID != "":
-		var k herald.APIKey
-		err := get(ctx, s.rdb, apiKeys().doc(keyID), &k, errAPIKeyNotFound(keyID))
-		if err == nil {
-			c.APIKey = &k
-		}
-		return c, ignoreNotFound(err)
+		c.APIKey, err = lookup[herald.APIKey](ctx, s, apiKeys().doc(keyID), errAPIKeyNotFound(keyID))
 	case userID != "":
-		var u herald.User
-		err := get(ctx, s.rdb, users().doc(userID), &u, errUserNotFound(userID))
-		if err == nil {
-			c.User = &u
+		c.User, err = lookup[herald.User](ctx, s, users().doc(userID), errUserNotFound(userID))
+	default:
+		err = s.rdb.Get(ctx, apiKeys().doc(decoyID)).Err()
+		if errors.Is(err, redis.Nil) {
+			err = nil
 		}
-		return c, ignoreNotFound(err)
-	}
-	err := s.rdb.Get(ctx, apiKeys().doc(decoyID)).Err()
-	if errors.Is(err, redis.Nil) {
-		err = nil
 	}
 	return c, err
 }
 
-func ignoreNotFound(err error) error {
+// lookup reads one document: nil (and no error) when it is gone.
+func lookup[T any](ctx context.Context, s *Store, key string, notFound error) (*T, error) {
+	var v T
+	err := get(ctx, s.rdb, key, &v, notFound)
 	if herald.IsNotFound(err) {
-		return nil
+		return nil, nil
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
 }
