@@ -16,3 +16,6 @@ const (
 	DefaultBodyLimit      = defaultBodyLimit
 	ObservationsBodyLimit = observationsBodyLimit
 )
+
+// ClientNetwork is what failed authentications are counted against, for its table test.
+var ClientNetwork = clientNetwork

@@ -133,3 +133,19 @@ func TestUnknownNamesCostWhatKnownOnesDo(t *testing.T) {
 		t.Errorf("round trips: key %d, user %d, unknown name %d; want them equal", key, user, unknown)
 	}
 }
+
+// Failures count per IPv4 address and per IPv6 /64 (which one holder usually has whole).
+func TestClientNetwork(t *testing.T) {
+	for remote, want := range map[string]string{
+		"203.0.113.7":          "203.0.113.7",
+		"2001:db8:1:2:3:4:5:6": "2001:db8:1:2::/64",
+		"2001:db8:1:2:ffff::1": "2001:db8:1:2::/64",
+		"fe80::1%eth0":         "fe80::/64",
+		"::ffff:203.0.113.7":   "::ffff:203.0.113.7",
+		"not an address":       "not an address",
+	} {
+		if got := api.ClientNetwork(remote); got != want {
+			t.Errorf("ClientNetwork(%q) = %q, want %q", remote, got, want)
+		}
+	}
+}
