@@ -8,6 +8,7 @@ type APIKey struct {
 	Desc           string `json:"desc"`
 	PublicKey      string `json:"publicKey"`
 	HA1            string `json:"ha1"`
+	MonitoringHA1  string `json:"monitoringHa1,omitempty"` // the HA1 in the monitoring console's realm
 	PrivateKeyTail string `json:"privateKeyTail"`
 	OrgID          string `json:"orgId,omitempty"`
 	Roles          []Role `json:"roles"`
@@ -55,16 +56,17 @@ func (k APIKey) WithProjectRoles(groupID string, names []string) []Role {
 // key, the store keeps only the HA1 of the password. Invitations are the non-global roles the
 // user was invited to and has not yet accepted; they give no access.
 type User struct {
-	ID           string `json:"id"`
-	Username     string `json:"username"`
-	EmailAddress string `json:"emailAddress"`
-	MobileNumber string `json:"mobileNumber,omitempty"`
-	FirstName    string `json:"firstName"`
-	LastName     string `json:"lastName"`
-	Roles        []Role `json:"roles"`
-	Invitations  []Role `json:"invitations,omitempty"`
-	HA1          string `json:"ha1"`
-	Created      Time   `json:"created"`
+	ID            string `json:"id"`
+	Username      string `json:"username"`
+	EmailAddress  string `json:"emailAddress"`
+	MobileNumber  string `json:"mobileNumber,omitempty"`
+	FirstName     string `json:"firstName"`
+	LastName      string `json:"lastName"`
+	Roles         []Role `json:"roles"`
+	Invitations   []Role `json:"invitations,omitempty"`
+	HA1           string `json:"ha1"`
+	MonitoringHA1 string `json:"monitoringHa1,omitempty"` // the HA1 in the monitoring console's realm
+	Created       Time   `json:"created"`
 }
 
 // UserView is a user as the API shows it: no password, no invitations.

@@ -3,6 +3,7 @@ package herald
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrorKind classifies an Error; the HTTP layer maps it to a status code.
@@ -15,6 +16,7 @@ const (
 	KindConflict                          // 409
 	KindRateLimited                       // 429
 	KindInternal                          // 500
+	KindUnavailable                       // 503: try again later (RetryAfter says when)
 )
 
 // Error is a failure a client is told about: a kind, the API's errorCode, a human detail and the
@@ -24,6 +26,8 @@ type Error struct {
 	Code       string
 	Detail     string
 	Parameters []any
+	// RetryAfter, when set, is how long the client should wait before trying again (a 429 or 503).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Detail }
@@ -112,5 +116,6 @@ const (
 	CodeGroupNameAlreadyExists    = "GROUP_ALREADY_EXISTS"
 	CodeOrgNameAlreadyExists      = "ORG_ALREADY_EXISTS"
 	CodeRateLimited               = "RATE_LIMITED"
+	CodeObservationBacklogFull    = "OBSERVATION_BACKLOG_FULL"
 	CodeUnexpectedError           = "UNEXPECTED_ERROR"
 )

@@ -5,45 +5,75 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
+	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api/digest"
+	"github.com/heraldhq/herald/store"
 )
 
 // unauthorizedBody is the 401 body the platform sends with a challenge.
 var unauthorizedBody = []byte(`{"reason":"Unauthorized","error":401,"detail":"You are not authorized for this resource."}`)
 
-// authenticate verifies the request's digest credentials: an API key (user name = public key)
-// or a user (user name = username). Without valid credentials it answers 401 with a challenge
-// (stale=true when only the nonce expired) and reports false.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (herald.Principal, bool) {
-	remote := remoteAddress(r)
+// authenticate verifies the request's digest credentials in the API's realm (or the
+// monitoring console's, when monitoring): an API key (user name = public key) or a user (user
+// name = username). Without valid credentials it answers 401 with a challenge (stale=true when
+// only the nonce expired) and reports false; a name or address that failed too often is
+// answered 429 RATE_LIMITED before anything is verified, and a wrong guess is counted.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, monitoring bool) (herald.Principal, bool) {
+	remote, name := remoteAddress(r), digest.Username(r)
+	throttled := clientNetwork(remote)
+	if name != "" {
+		wait, err := s.store.AuthRefused(r.Context(), name, throttled, s.cfg.AuthLimits)
+		if err != nil {
+			s.writeError(w, r, err)
+			return herald.Principal{}, false
+		}
+		if wait > 0 {
+			s.writeError(w, r, rateLimited(wait))
+			return herald.Principal{}, false
+		}
+	}
 	var who herald.Principal
 	v := s.verifier // a copy per request, so the lookup can remember whom it found
+	if monitoring {
+		v.Realm = digest.MonitoringRealm
+	}
 	v.Credentials = func(ctx context.Context, username string) (string, bool, error) {
-		k, ok, err := s.store.APIKeyByPublicKey(ctx, username)
-		if err != nil || ok {
-			who = k.Principal(remote)
-			return k.HA1, ok, err
-		}
-		u, ok, err := s.store.UserByUsername(ctx, username)
-		if err != nil || !ok {
+		c, err := s.store.Credential(ctx, username)
+		if err != nil {
 			return "", false, err
 		}
-		who = u.Principal(remote)
-		return u.HA1, true, nil
+		var ha1, monitoringHA1 string
+		switch {
+		case c.APIKey != nil:
+			who, ha1, monitoringHA1 = c.APIKey.Principal(remote), c.APIKey.HA1, c.APIKey.MonitoringHA1
+		case c.User != nil:
+			who, ha1, monitoringHA1 = c.User.Principal(remote), c.User.HA1, c.User.MonitoringHA1
+		}
+		if monitoring {
+			ha1 = monitoringHA1 // empty for a key or user made before the console had its realm
+		}
+		return ha1, ha1 != "", nil
 	}
 	_, err := v.Verify(r)
 	switch {
 	case err == nil:
 		return who, true
 	case errors.Is(err, digest.ErrStale):
-		s.challenge(w, true)
+		s.challenge(w, &v, true)
 	case errors.Is(err, digest.ErrNoCredentials), errors.Is(err, digest.ErrInvalid):
-		s.challenge(w, false)
+		if errors.Is(err, digest.ErrWrongCredentials) {
+			if err := s.store.AuthFailed(r.Context(), name, throttled, s.cfg.AuthLimits); err != nil {
+				s.writeError(w, r, err)
+				return herald.Principal{}, false
+			}
+		}
+		s.challenge(w, &v, false)
 	default:
 		s.log.Error("authentication failed", zap.Error(err))
 		s.writeError(w, r, err)
@@ -51,9 +81,35 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (herald.Pr
 	return herald.Principal{}, false
 }
 
-func (s *Server) challenge(w http.ResponseWriter, stale bool) {
+// DefaultAuthLimits: within 15 minutes, 10 failures of one name from one address, 100 from one
+// address, or 50 on one name (then refused only to the addresses that failed on it).
+var DefaultAuthLimits = store.AuthLimits{Window: 15 * time.Minute, PerPair: 10, PerAddress: 100, PerName: 50}
+
+// rateLimited is the 429 of a throttled authentication.
+func rateLimited(wait time.Duration) *herald.Error {
+	e := herald.Errorf(herald.KindRateLimited, herald.CodeRateLimited, nil,
+		"Too many failed authentications; try again in %d seconds.", retryAfterSeconds(wait))
+	e.RetryAfter = wait
+	return e
+}
+
+// retryAfterSeconds is a wait as the Retry-After header says it: whole seconds, at least 1.
+func retryAfterSeconds(d time.Duration) int { return max(1, int((d+time.Second-1)/time.Second)) }
+
+// clientNetwork is what failed authentications are counted against: the IPv4 address, or the
+// /64 of an IPv6 one (which one holder usually has whole).
+func clientNetwork(remote string) string {
+	a, err := netip.ParseAddr(remote)
+	if err != nil || !a.Is6() || a.Is4In6() {
+		return remote
+	}
+	p, _ := a.WithZone("").Prefix(64)
+	return p.String()
+}
+
+func (s *Server) challenge(w http.ResponseWriter, v *digest.Verifier, stale bool) {
 	h := w.Header()
-	h.Set("WWW-Authenticate", s.verifier.Challenge(stale))
+	h.Set("WWW-Authenticate", v.Challenge(stale))
 	h.Set("Content-Type", "application/json;charset=ISO-8859-1")
 	h.Set("Content-Length", strconv.Itoa(len(unauthorizedBody)))
 	h.Set("Connection", "keep-alive")

@@ -1,11 +1,12 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -24,11 +25,12 @@ type handler func(c *call) (reply, error)
 
 // call is one request being served.
 type call struct {
-	s   *Server
-	r   *http.Request
-	ctx context.Context
-	who herald.Principal
-	now time.Time
+	s         *Server
+	r         *http.Request
+	ctx       context.Context
+	who       herald.Principal
+	now       time.Time
+	bodyLimit int64 // the endpoint's
 }
 
 // reply is what an endpoint answers: one resource (with its self link) or a list.
@@ -53,9 +55,10 @@ type envelope struct {
 	Status  int             `json:"status"`
 }
 
-func (s *Server) endpoint(h handler) http.Handler {
+func (s *Server) endpoint(rt route) http.Handler {
+	h := rt.handle
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := &call{s: s, r: r, ctx: r.Context(), who: principalOf(r.Context()), now: s.cfg.Clock.Now()}
+		c := &call{s: s, r: r, ctx: r.Context(), who: principalOf(r.Context()), now: s.cfg.Clock.Now(), bodyLimit: cmp.Or(bodyLimits[rt.pattern], defaultBodyLimit)}
 		if err := c.checkQuery(); err != nil {
 			s.writeError(w, r, err)
 			return
@@ -138,6 +141,17 @@ func (c *call) require(a herald.Access, scope herald.Scope) error {
 	return nil
 }
 
+// grant refuses the request unless the caller may give each of roles, whose scope is scope:
+// the grant ceiling (herald.Principal.CanGrant).
+func (c *call) grant(scope herald.Scope, roles ...herald.Role) error {
+	for _, r := range roles {
+		if !c.who.CanGrant(r, scope) {
+			return herald.Unauthorized()
+		}
+	}
+	return nil
+}
+
 // project loads the project of the {groupId} path parameter and checks the caller may make a
 // request of kind a in it. A caller who could not act in an existing project either is told
 // only that: whether a project it has no role in exists is none of its business.
@@ -159,13 +173,6 @@ func (c *call) project(a herald.Access) (herald.Project, error) {
 // event is an audit event of type typ made by this request in scope.
 func (c *call) event(typ string, scope herald.Scope) herald.Event {
 	return herald.NewEvent(typ, c.who, scope, c.now)
-}
-
-// decode reads the JSON body into dst, refusing unknown fields, wrong types, trailing data
-// and bodies over the size limit, each with the error body naming what was wrong.
-func (c *call) decode(dst any) error {
-	body := http.MaxBytesReader(nil, c.r.Body, c.s.cfg.MaxBodyBytes)
-	return decodeJSON(body, dst)
 }
 
 // decodeJSON is decode's core, separate so the fuzz test can drive it.
@@ -236,18 +243,14 @@ func (c *call) page() (pageParams, error) {
 		name string
 		dst  *int
 		max  int
-	}{{"pageNum", &p.Num, 0}, {"itemsPerPage", &p.Size, maxItemsPerPage}} {
+	}{{"pageNum", &p.Num, maxPageNum}, {"itemsPerPage", &p.Size, maxItemsPerPage}} {
 		v := q.Get(f.name)
 		if v == "" {
 			continue
 		}
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || (f.max > 0 && n > f.max) {
-			limit := ""
-			if f.max > 0 {
-				limit = fmt.Sprintf(" and at most %d", f.max)
-			}
-			return p, herald.Invalid(herald.CodeInvalidQueryParameter, f.name, "Query parameter %s must be a whole number of at least 1%s.", f.name, limit)
+		if err != nil || n < 1 || n > f.max {
+			return p, herald.Invalid(herald.CodeInvalidQueryParameter, f.name, "Query parameter %s must be a whole number from 1 to %d.", f.name, f.max)
 		}
 		*f.dst = n
 	}
@@ -257,6 +260,9 @@ func (c *call) page() (pageParams, error) {
 const (
 	defaultItemsPerPage = 100
 	maxItemsPerPage     = 500
+	// maxPageNum keeps a page's offset ((pageNum-1) × itemsPerPage) and the next page's
+	// number far from overflowing an int: a larger pageNum is a 400, not a panic.
+	maxPageNum = math.MaxInt32
 )
 
 // pageParams is the page a list request asks for.

@@ -2,6 +2,11 @@
 // the API document under /api/public/v1.0, with Digest authentication, roles, paging, links,
 // envelopes, masking and the error body of product.md §2.
 //
+// Before authenticating, it refuses what a browser could be tricked into sending (guard.go:
+// cross-site requests, bodies not declared JSON) and throttles failed authentications (auth.go,
+// counters in the store). Bodies are read within their endpoint's limit and shape-checked or
+// streamed before they are decoded (decode.go), so a request costs a small multiple of its size.
+//
 // Handlers only decode, authorize, call and encode: the rules of what is valid live in the
 // domain (package herald), state lives in the store. This package must not hold state of its
 // own beyond a request, nor know Redis keys, nor run background work; the alert engine and the

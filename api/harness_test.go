@@ -102,9 +102,11 @@ type client struct {
 	base       string
 	user, pass string
 	KeyID      string
+	httpc      *http.Client // nil: http.DefaultClient
 
 	mu    sync.Mutex
 	nonce string
+	realm string // the challenge's: the API's or the monitoring console's
 	nc    int
 }
 
@@ -134,18 +136,32 @@ func (c *client) do(method, path string, body any) *response {
 			c.t.Fatal(err)
 		}
 	}
+	var h http.Header
+	if raw != nil {
+		h = http.Header{"Content-Type": {"application/json"}}
+	}
+	return c.send(method, path, raw, h)
+}
+
+// send is do with the body as it is and exactly the headers h (besides Authorization).
+func (c *client) send(method, path string, raw []byte, h http.Header) *response {
+	c.t.Helper()
 	for attempt := 0; attempt < 3; attempt++ {
 		req, err := http.NewRequest(method, c.base+path, bytes.NewReader(raw))
 		if err != nil {
 			c.t.Fatal(err)
 		}
-		if raw != nil {
-			req.Header.Set("Content-Type", "application/json")
+		for k, v := range h {
+			req.Header[k] = v
 		}
 		if auth := c.authorization(req); auth != "" {
 			req.Header.Set("Authorization", auth)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		httpc := c.httpc
+		if httpc == nil {
+			httpc = http.DefaultClient
+		}
+		resp, err := httpc.Do(req)
 		if err != nil {
 			c.t.Fatal(err)
 		}
@@ -163,6 +179,12 @@ func (c *client) do(method, path string, body any) *response {
 // raw sends a request with exactly the given Authorization header (or none).
 func raw(t *testing.T, method, url, authorization string, body []byte) *response {
 	t.Helper()
+	return rawVia(t, http.DefaultClient, method, url, authorization, body)
+}
+
+// rawVia is raw through httpc.
+func rawVia(t *testing.T, httpc *http.Client, method, url, authorization string, body []byte) *response {
+	t.Helper()
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +192,7 @@ func raw(t *testing.T, method, url, authorization string, body []byte) *response
 	if authorization != "" {
 		req.Header.Set("Authorization", authorization)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +217,7 @@ func readResponse(t *testing.T, resp *http.Response) *response {
 func (c *client) learn(challenge string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.nonce, c.nc = challengeParam(challenge, "nonce"), 0
+	c.nonce, c.realm, c.nc = challengeParam(challenge, "nonce"), challengeParam(challenge, "realm"), 0
 }
 
 // authorization is the digest answer for req, or "" before the first challenge.
@@ -206,19 +228,24 @@ func (c *client) authorization(req *http.Request) string {
 		return ""
 	}
 	c.nc++
-	return digestHeader(c.user, c.pass, c.nonce, c.nc, req.Method, req.URL.RequestURI())
+	return digestHeaderIn(c.realm, c.user, c.pass, c.nonce, c.nc, req.Method, req.URL.RequestURI())
 }
 
-// digestHeader computes an Authorization header as a client does (RFC 7616, MD5, qop=auth).
+// digestHeader computes an Authorization header as a client does (RFC 7616, MD5, qop=auth)
+// in the API's realm.
 func digestHeader(user, pass, nonce string, nc int, method, uri string) string {
+	return digestHeaderIn("Public API", user, pass, nonce, nc, method, uri)
+}
+
+func digestHeaderIn(realm, user, pass, nonce string, nc int, method, uri string) string {
 	h := func(s string) string { sum := md5.Sum([]byte(s)); return hex.EncodeToString(sum[:]) }
 	cb := make([]byte, 8)
 	_, _ = rand.Read(cb)
 	cnonce := hex.EncodeToString(cb)
 	ncs := fmt.Sprintf("%08x", nc)
-	resp := h(h(user+":Public API:"+pass) + ":" + nonce + ":" + ncs + ":" + cnonce + ":auth:" + h(method+":"+uri))
-	return fmt.Sprintf(`Digest username="%s", realm="Public API", nonce="%s", uri="%s", algorithm=MD5, qop=auth, nc=%s, cnonce="%s", response="%s"`,
-		user, nonce, uri, ncs, cnonce, resp)
+	resp := h(h(user+":"+realm+":"+pass) + ":" + nonce + ":" + ncs + ":" + cnonce + ":auth:" + h(method+":"+uri))
+	return fmt.Sprintf(`Digest username="%s", realm="%s", nonce="%s", uri="%s", algorithm=MD5, qop=auth, nc=%s, cnonce="%s", response="%s"`,
+		user, realm, nonce, uri, ncs, cnonce, resp)
 }
 
 // challengeParam reads one parameter of a WWW-Authenticate challenge.

@@ -35,27 +35,18 @@ type accepted struct {
 }
 
 // POST /groups/{groupId}/observations: a batch from a monitoring agent, validated whole (one
-// bad item refuses all of it), registering the hosts and partitions it names in one store call.
+// bad item refuses all of it, and stops the reading there), registering the hosts and partitions it names in one store call.
 func (s *Server) postObservations(c *call) (reply, error) {
 	p, err := c.project(herald.WriteMonitoring)
 	if err != nil {
 		return reply{}, err
 	}
-	var obs []herald.Observation
-	if err := c.decode(&obs); err != nil {
+	obs, err := decodeItems(c, herald.MaxObservationsPerRequest, herald.Observation.Validate)
+	if err != nil {
 		return reply{}, err
 	}
 	if len(obs) == 0 {
 		return reply{}, herald.Errorf(herald.KindInvalid, herald.CodeMissingAttribute, nil, "The request body must hold at least one observation.")
-	}
-	if len(obs) > herald.MaxObservationsPerRequest {
-		return reply{}, herald.Errorf(herald.KindInvalid, herald.CodeRequestTooLarge, []any{herald.MaxObservationsPerRequest},
-			"A request holds at most %d observations; %d given.", herald.MaxObservationsPerRequest, len(obs))
-	}
-	for i, o := range obs {
-		if err := o.Validate(i); err != nil {
-			return reply{}, err
-		}
 	}
 	hosts, disks := herald.HostsOf(p.ID, obs, c.now)
 	if err := s.store.RegisterHosts(c.ctx, p.ID, hosts, disks); err != nil {

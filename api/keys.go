@@ -38,6 +38,7 @@ func KeyFromPair(desc, orgID string, roles []herald.Role, public, private string
 		tail = tail[len(tail)-4:]
 	}
 	return herald.APIKey{ID: herald.NewID(now), Desc: desc, PublicKey: public, HA1: digest.HA1(public, private),
+		MonitoringHA1:  digest.HA1In(digest.MonitoringRealm, public, private),
 		PrivateKeyTail: tail, OrgID: orgID, Roles: roles, Created: herald.At(now)}
 }
 
@@ -109,6 +110,9 @@ func (s *Server) createGlobalAPIKey(c *call) (reply, error) {
 	for i, n := range names {
 		roles[i] = herald.Role{RoleName: n}
 	}
+	if err := c.grant(herald.Scope{}, roles...); err != nil {
+		return reply{}, err
+	}
 	return c.createKey("", in, roles, func(k herald.APIKey) string { return "/admin/apiKeys/" + k.ID })
 }
 
@@ -132,6 +136,9 @@ func (s *Server) createOrgAPIKey(c *call) (reply, error) {
 	roles := make([]herald.Role, len(names))
 	for i, n := range names {
 		roles[i] = herald.Role{OrgID: orgID, RoleName: n}
+	}
+	if err := c.grant(herald.Scope{OrgID: orgID}, roles...); err != nil {
+		return reply{}, err
 	}
 	return c.createKey(orgID, in, roles, func(k herald.APIKey) string { return "/orgs/" + orgID + "/apiKeys/" + k.ID })
 }
@@ -181,6 +188,16 @@ func (s *Server) assignAPIKey(c *call) (reply, error) {
 		err = herald.NotFound(herald.CodeAPIKeyNotFound, "API key", id)
 	}
 	if err != nil {
+		return reply{}, err
+	}
+	// The ceiling covers the roles given and those taken away: a caller neither raises a key
+	// (itself included) above its own roles nor changes one that outranks it.
+	given := make([]herald.Role, len(names))
+	for i, n := range names {
+		given[i] = herald.Role{GroupID: p.ID, RoleName: n}
+	}
+	held := slices.DeleteFunc(slices.Clone(k.Roles), func(r herald.Role) bool { return r.GroupID != p.ID })
+	if err := c.grant(p.Scope(), append(given, held...)...); err != nil {
 		return reply{}, err
 	}
 	ev := c.event(herald.EventAPIKeyAddedToGroup, p.Scope())

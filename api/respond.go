@@ -61,6 +61,7 @@ var statusOfKind = map[herald.ErrorKind]int{
 	herald.KindConflict:     http.StatusConflict,
 	herald.KindRateLimited:  http.StatusTooManyRequests,
 	herald.KindInternal:     http.StatusInternalServerError,
+	herald.KindUnavailable:  http.StatusServiceUnavailable,
 }
 
 // writeError answers with err: a domain error as its kind says, anything else as a 500 whose
@@ -79,6 +80,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, status int, e *herald.Error) {
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(e.RetryAfter)))
+	}
 	params := e.Parameters
 	if params == nil {
 		params = []any{}

@@ -26,10 +26,10 @@ type Config struct {
 	GitHash, Version string
 	// NonceLifetime is how long a digest nonce is good for (default 5 minutes).
 	NonceLifetime time.Duration
-	// MaxBodyBytes bounds a request body (default 32 MiB: thousands of observations fit).
-	MaxBodyBytes int64
 	// Clock tells the time (default the system clock).
 	Clock herald.Clock
+	// AuthLimits throttles failed authentications (default DefaultAuthLimits).
+	AuthLimits store.AuthLimits
 
 	// Monitoring, when set, is served under /monitoring/ (asynqmon) to callers with a global
 	// role, authenticated like the API.
@@ -74,11 +74,11 @@ func New(ctx context.Context, st *store.Store, engine Engine, log *zap.Logger, c
 	if cfg.NonceLifetime <= 0 {
 		cfg.NonceLifetime = 5 * time.Minute
 	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = 32 << 20
-	}
 	if cfg.Clock == nil {
 		cfg.Clock = herald.SystemClock{}
+	}
+	if cfg.AuthLimits == (store.AuthLimits{}) {
+		cfg.AuthLimits = DefaultAuthLimits
 	}
 	cfg.ExternalURL = strings.TrimRight(cfg.ExternalURL, "/")
 	secret, err := st.NonceSecret(ctx)
@@ -89,7 +89,7 @@ func New(ctx context.Context, st *store.Store, engine Engine, log *zap.Logger, c
 	s.verifier = digest.Verifier{Secret: secret, Lifetime: cfg.NonceLifetime, Counter: st.NonceCounter(), Now: cfg.Clock.Now}
 	for _, rt := range s.routes() {
 		method, path, _ := strings.Cut(rt.pattern, " ")
-		s.mux.Handle(method+" "+BasePath+path, s.endpoint(rt.handle))
+		s.mux.Handle(method+" "+BasePath+path, s.endpoint(rt))
 	}
 	s.mux.HandleFunc("/", s.unrouted)
 	return s, nil
@@ -195,7 +195,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Observe != nil {
 		defer func() { s.cfg.Observe(route, rec.status, time.Since(start)) }()
 	}
+	defer s.recoverPanic(rec, r)
 	s.versionHeaders(rec.Header())
+	connectionHeader(rec.Header(), r)
 	switch p := r.URL.Path; {
 	case p == "/healthz":
 		s.writeJSON(rec, r, http.StatusOK, map[string]string{"status": "ok"}, "application/json")
@@ -211,8 +213,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case strings.HasPrefix(p, MonitoringPath) && s.cfg.Monitoring != nil:
 		route = MonitoringPath
+		monitoringHeaders(rec.Header())
+		if s.browserGuard(rec, r, false) {
+			return
+		}
 		var ok bool
-		if who, ok = s.authenticate(rec, r); !ok {
+		if who, ok = s.authenticate(rec, r, true); !ok {
 			return
 		}
 		// Any global role looks; changing queues (when the console is writable at all) takes a
@@ -234,8 +240,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if _, pattern := s.mux.Handler(r); pattern != "" && pattern != "/" {
 		route = pattern // before authenticating, so that refused requests count by route too
 	}
+	if s.browserGuard(rec, r, true) {
+		return
+	}
 	var ok bool
-	who, ok = s.authenticate(rec, r)
+	who, ok = s.authenticate(rec, r, false)
 	if !ok {
 		return
 	}

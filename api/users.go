@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"slices"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api/digest"
@@ -22,11 +21,9 @@ func (s *Server) createUser(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	// A user administrator may not make an owner, who would outrank it.
-	if slices.Contains(u.Roles, herald.Role{RoleName: herald.GlobalOwner}) {
-		if err := c.require(herald.OwnGlobal, herald.Scope{}); err != nil {
-			return reply{}, err
-		}
+	// A user administrator may not make a user who would outrank it.
+	if err := c.grant(herald.Scope{}, u.Roles...); err != nil {
+		return reply{}, err
 	}
 	invitations := make([]herald.Event, len(u.Invitations))
 	for i, r := range u.Invitations {
@@ -35,6 +32,7 @@ func (s *Server) createUser(c *call) (reply, error) {
 		}
 	}
 	u.ID, u.Created, u.HA1 = herald.NewID(c.now), herald.At(c.now), digest.HA1(u.Username, password)
+	u.MonitoringHA1 = digest.HA1In(digest.MonitoringRealm, u.Username, password)
 	ev := c.event(herald.EventUserCreated, herald.Scope{})
 	ev.TargetUsername = u.Username
 	ev.Raw["userId"] = u.ID
@@ -61,6 +59,9 @@ func (c *call) invitation(username string, r herald.Role) (herald.Event, error) 
 		return herald.Event{}, herald.InvalidAttribute("roles", "%s", herald.ErrorOf(err).Detail)
 	}
 	if err != nil {
+		return herald.Event{}, err
+	}
+	if err := c.grant(scope, r); err != nil { // an invitation is a grant once accepted
 		return herald.Event{}, err
 	}
 	ev := c.event(typ, scope)

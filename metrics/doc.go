@@ -18,7 +18,9 @@
 // herald_queue_size{state="archived"}). task is "alert" for an alert's step (when a session
 // claimed it, after its due time) or the scheduler job (reconcile, retention).
 //
-// The installation's gauges (Cluster), read from Redis at each scrape:
+// The installation's gauges (Cluster), read from Redis at most once per MaxAge (5 s) per
+// process, one reading shared by concurrent scrapes (/metrics needs no credentials, so scrapes
+// must not be able to load Redis):
 //
 //	herald_open_alerts{scope, status}  project or global; tracking or open
 //	herald_queue_size{queue, state}    pending, active, scheduled, retry, archived

@@ -16,24 +16,27 @@ type RetentionReport struct {
 	Alerts  int // closed and cancelled alerts, project and global
 	Events  int // events of projects, organizations and the platform
 	Windows int // maintenance windows
+	Hosts   int // hosts no observation named within the retention (with their partitions)
 	Capped  int // scopes that had more to delete than one run's batch: the next run goes on
 	Failed  int // scopes the run could not finish; each is logged
 }
 
 func (r RetentionReport) counts() map[string]int {
-	return map[string]int{"alerts": r.Alerts, "events": r.Events, "windows": r.Windows, "capped": r.Capped, "failed": r.Failed}
+	return map[string]int{"alerts": r.Alerts, "events": r.Events, "windows": r.Windows, "hosts": r.Hosts, "capped": r.Capped, "failed": r.Failed}
 }
 
 func (r *RetentionReport) add(o RetentionReport) {
 	r.Alerts += o.Alerts
 	r.Events += o.Events
 	r.Windows += o.Windows
+	r.Hosts += o.Hosts
 	r.Capped += o.Capped
 	r.Failed += o.Failed
 }
 
-// Retain deletes what is older than the retention: ended alerts, events and maintenance
-// windows that ended, of every project, organization and the platform, at most
+// Retain deletes what is older than the retention: ended alerts, events, maintenance windows
+// that ended, and hosts and disk partitions no observation reported since, of every project,
+// organization and the platform, at most
 // cfg.RetentionBatch of each kind per scope. Failures are logged and counted and the run goes
 // on; the error is about the run as a whole.
 func (s *Scheduler) Retain(ctx context.Context) (RetentionReport, error) {
@@ -68,7 +71,7 @@ func (s *Scheduler) Retain(ctx context.Context) (RetentionReport, error) {
 		return r, ctx.Err()
 	}
 
-	// Each project's alerts, events and windows.
+	// Each project's alerts, events, windows and hosts.
 	var mu sync.Mutex
 	err := s.eachProject(ctx, func(ctx context.Context, gid string) {
 		var p RetentionReport
@@ -81,6 +84,9 @@ func (s *Scheduler) Retain(ctx context.Context) (RetentionReport, error) {
 		p.add(s.purge(ctx, "maintenance windows", gid, func(ctx context.Context, limit int) (int, bool, error) {
 			return s.store.PurgeWindows(ctx, gid, cutoff, limit)
 		}, func(r *RetentionReport, n int) { r.Windows += n }))
+		p.add(s.purge(ctx, "hosts", gid, func(ctx context.Context, limit int) (int, bool, error) {
+			return s.store.PurgeHosts(ctx, gid, cutoff, limit)
+		}, func(r *RetentionReport, n int) { r.Hosts += n }))
 		mu.Lock()
 		r.add(p)
 		mu.Unlock()

@@ -30,7 +30,7 @@ type Engine interface {
 type Config struct {
 	ReconcileInterval time.Duration // how often reconcile runs (default 10 s)
 	RetentionInterval time.Duration // how often retention runs (default 1 h)
-	Retention         time.Duration // how long ended alerts, events and past windows are kept (default 90 days)
+	Retention         time.Duration // how long ended alerts, events, past windows and unreported hosts and disks are kept (default 90 days)
 	RetentionBatch    int           // deletions per scope and kind in one run (default 10000)
 	Parallel          int           // projects worked on at once (default 8)
 	Clock             herald.Clock

@@ -290,3 +290,32 @@ func TestOneSchedulerLeads(t *testing.T) {
 		t.Fatal("the second scheduler did not take over")
 	}
 }
+
+// The retention run purges hosts no observation named within the retention.
+func TestRetentionPurgesUnreportedHosts(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	d := dispatch.NewDispatcher(st, herald.SystemClock{})
+	t.Cleanup(func() { d.Close() })
+	now := time.Now()
+	p := herald.Project{ID: herald.NewID(now), Name: "prod", OrgID: herald.NewID(now), Created: herald.At(now), Tags: []string{}}
+	if err := st.CreateProject(ctx, p, nil, herald.NewEvent(herald.EventGroupCreated, herald.Principal{}, herald.Scope{OrgID: p.OrgID}, now)); err != nil {
+		t.Fatal(err)
+	}
+	hosts := []herald.Host{{ID: "old", GroupID: p.ID, LastSeen: herald.At(now.Add(-2 * time.Hour))}, {ID: "new", GroupID: p.ID, LastSeen: herald.At(now)}}
+	if err := st.RegisterHosts(ctx, p.ID, hosts, map[string][]string{"old": {"sda1"}}); err != nil {
+		t.Fatal(err)
+	}
+	s := scheduler.New(st, d, scheduler.Config{Retention: time.Hour, Log: zap.NewNop()})
+	r, err := s.Retain(ctx)
+	if err != nil || r.Hosts != 1 {
+		t.Fatalf("Retain = %+v, %v; want 1 host purged", r, err)
+	}
+	if _, err := st.Host(ctx, p.ID, "old"); !herald.IsNotFound(err) {
+		t.Errorf("the unreported host is kept (%v)", err)
+	}
+	if _, err := st.Host(ctx, p.ID, "new"); err != nil {
+		t.Errorf("the reported host is purged (%v)", err)
+	}
+}

@@ -104,3 +104,11 @@ func (s *Store) AssignAPIKey(ctx context.Context, id, groupID string, names []st
 	})
 	return k, err
 }
+
+// SetMonitoringHA1 gives a key made before the monitoring console had its own realm the HA1 it
+// authenticates with there (known only where the private key is: the bootstrap key).
+func (s *Store) SetMonitoringHA1(ctx context.Context, id, ha1 string) error {
+	_, err := update(ctx, s, apiKeys().doc(id), errAPIKeyNotFound(id), apiKeys(),
+		func(k *herald.APIKey) ([]herald.Event, error) { k.MonitoringHA1 = ha1; return nil, nil }, nil)
+	return err
+}

@@ -5,7 +5,9 @@
 // (ZRANGEBYSCORE with LIMIT, scored by a time), never by loading a collection. Keys carry a
 // Redis Cluster hash tag: everything of one project shares {g:<id>}, so a project's writes
 // (a configuration, its indexes and its audit event) commit in one MULTI on one slot; global
-// state shares {global}, API keys {keys}, users {users}, an organization's events {o:<id>}.
+// state shares {global}, API keys {keys}, users {users}, an organization's events {o:<id>},
+// the counters of failed authentications {authfail} (one script reads or bumps a request's
+// three counters at once).
 // The few writes that must cross slots (registering a new project in the global index) are
 // ordered so that a crash between them leaves nothing a reader can trip on.
 //

@@ -87,10 +87,63 @@ func TargetID(targetKey string) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:12]) // 96 bits: no two targets of a configuration meet
 }
 
+// obsBytes counts the bytes of a project's waiting batches, for the backlog cap.
+func obsBytes(groupID string) string { return key(groupTag(groupID), "obs-bytes") }
+
+// appendWithin queues a batch unless the waiting ones already hold the cap (ARGV[2]) of bytes;
+// it answers 1 when queued.
+var appendWithin = redis.NewScript(`
+local waiting = tonumber(redis.call('GET', KEYS[2]) or '0')
+if waiting > 0 and waiting + #ARGV[1] > tonumber(ARGV[2]) then return 0 end
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('INCRBY', KEYS[2], #ARGV[1])
+return 1
+`)
+
+// dropCounted removes a project's ARGV[1] oldest batches and their bytes from the count.
+var dropCounted = redis.NewScript(`
+local n = tonumber(ARGV[1])
+local gone = 0
+for _, b in ipairs(redis.call('LRANGE', KEYS[1], 0, n - 1)) do gone = gone + #b end
+redis.call('LTRIM', KEYS[1], n, -1)
+local left = redis.call('DECRBY', KEYS[2], gone)
+if left <= 0 or redis.call('LLEN', KEYS[1]) == 0 then redis.call('DEL', KEYS[2]) end
+return 1
+`)
+
+// DefaultObservationBacklog is how many bytes of observations may wait for the engine per
+// project (while workers are down or behind) before more are refused.
+const DefaultObservationBacklog = 64 << 20
+
+// backlogRetry is how long an agent refused for a full backlog is told to wait.
+const backlogRetry = 30 * time.Second
+
+// LimitObservationBacklog sets the per-project cap of waiting observations (before use).
+func (s *Store) LimitObservationBacklog(bytes int64) { s.obsBacklog.Store(bytes) }
+
 // AppendObservations queues a validated batch of observations of a project, durably and in
-// order, for the engine.
+// order, for the engine. Past the project's backlog cap it queues nothing and answers an
+// unavailable error with a Retry-After: what waits is never dropped, the agent sends again
+// later. A batch alone larger than the cap is queued when nothing waits.
 func (s *Store) AppendObservations(ctx context.Context, groupID string, batch []byte) error {
-	return s.rdb.RPush(ctx, obsList(groupID), batch).Err()
+	ok, err := appendWithin.Run(ctx, s.rdb, []string{obsList(groupID), obsBytes(groupID)}, batch, s.backlog()).Int()
+	if err != nil {
+		return err
+	}
+	if ok == 0 {
+		e := herald.Errorf(herald.KindUnavailable, herald.CodeObservationBacklogFull, nil,
+			"Too many observations of this project wait for evaluation; send them again later.")
+		e.RetryAfter = backlogRetry
+		return e
+	}
+	return nil
+}
+
+func (s *Store) backlog() int64 {
+	if n := s.obsBacklog.Load(); n > 0 {
+		return n
+	}
+	return DefaultObservationBacklog
 }
 
 // PendingObservations reads up to n of a project's oldest waiting batches, leaving them queued.
@@ -105,7 +158,7 @@ func (s *Store) PendingObservations(ctx context.Context, groupID string, n int) 
 
 // DropObservations removes a project's n oldest batches, once they are evaluated.
 func (s *Store) DropObservations(ctx context.Context, groupID string, n int) error {
-	return s.rdb.LTrim(ctx, obsList(groupID), int64(n), -1).Err()
+	return dropCounted.Run(ctx, s.rdb, []string{obsList(groupID), obsBytes(groupID)}, n).Err()
 }
 
 // HasPendingObservations reports whether batches wait for a project.

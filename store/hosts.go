@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
+	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -9,28 +12,62 @@ import (
 )
 
 // RegisterHosts records the hosts an observations request named and the disk partitions it
-// reported for them, in one transaction on the project's slot.
+// reported for them, in one transaction on the project's slot. Hosts are indexed, and each
+// host's partitions scored, by when they were last seen (the host's LastSeen), for
+// PurgeHosts.
 func (s *Store) RegisterHosts(ctx context.Context, groupID string, hs []herald.Host, disks map[string][]string) error {
 	c := hosts(groupID)
 	w := newWrites()
+	seen := map[string]float64{}
 	for _, h := range hs {
 		if err := w.setJSON(c.doc(h.ID), h); err != nil {
 			return err
 		}
 		w.zAdd(c.index(), score(h.LastSeen), h.ID)
+		seen[h.ID] = score(h.LastSeen)
 	}
 	_, err := s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 		w.queue(ctx, pipe)
 		for hostID, names := range disks {
-			members := make([]any, len(names))
+			members := make([]redis.Z, len(names))
 			for i, n := range names {
-				members[i] = n
+				members[i] = redis.Z{Score: seen[hostID], Member: n}
 			}
-			pipe.SAdd(ctx, disksSet(groupID, hostID), members...)
+			pipe.ZAddArgs(ctx, disksSet(groupID, hostID), redis.ZAddArgs{GT: true, Members: members})
 		}
 		return nil
 	})
 	return err
+}
+
+// PurgeHosts deletes up to limit hosts of project groupID last seen before cutoff, each with
+// its partitions, and the partitions of the remaining hosts last reported before cutoff.
+func (s *Store) PurgeHosts(ctx context.Context, groupID string, cutoff time.Time, limit int) (deleted int, more bool, err error) {
+	c := hosts(groupID)
+	deleted, more, err = purge(ctx, s, c, c.index(), cutoff, limit,
+		func(h herald.Host) bool { return h.LastSeen.Before(cutoff) },
+		func(pipe redis.Pipeliner, id string, _ *herald.Host) {
+			pipe.ZRem(ctx, c.index(), id)
+			pipe.Del(ctx, c.doc(id), disksSet(groupID, id))
+		})
+	if err != nil {
+		return deleted, more, err
+	}
+	hi := "(" + strconv.FormatInt(cutoff.Unix(), 10)
+	for off := int64(0); ; off += purgePage {
+		ids, err := s.rdb.ZRange(ctx, c.index(), off, off+purgePage-1).Result()
+		if err != nil || len(ids) == 0 {
+			return deleted, more, err
+		}
+		if _, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+			for _, id := range ids {
+				pipe.ZRemRangeByScore(ctx, disksSet(groupID, id), "-inf", hi)
+			}
+			return nil
+		}); err != nil {
+			return deleted, more, err
+		}
+	}
 }
 
 // Host reads a host of a project. An id no host can have is not looked up: it could name
@@ -46,5 +83,9 @@ func (s *Store) Host(ctx context.Context, groupID, hostID string) (herald.Host, 
 
 // HasDisk reports whether a host of a project reported a disk partition of that name.
 func (s *Store) HasDisk(ctx context.Context, groupID, hostID, partition string) (bool, error) {
-	return s.rdb.SIsMember(ctx, disksSet(groupID, hostID), partition).Result()
+	err := s.rdb.ZScore(ctx, disksSet(groupID, hostID), partition).Err()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	return err == nil, err
 }

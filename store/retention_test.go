@@ -207,3 +207,41 @@ func TestPurgeIsBounded(t *testing.T) {
 		t.Fatalf("%d events left (%v), want 1", total, err)
 	}
 }
+
+// Hosts no observation named within the retention go, with their partitions; a host still
+// reported stays, without the partitions it stopped reporting.
+func TestPurgeHosts(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(storetest.Redis(t))
+	const gid = "5f0000000000000000000001"
+	now := time.Now()
+	old, cutoff := now.Add(-100*24*time.Hour), now.Add(-90*24*time.Hour)
+	register := func(id string, at time.Time, disks ...string) {
+		t.Helper()
+		h := herald.Host{ID: id, GroupID: gid, LastSeen: herald.At(at)}
+		if err := st.RegisterHosts(ctx, gid, []herald.Host{h}, map[string][]string{id: disks}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	register("gone", old, "sda1")
+	register("live", old, "sdb1")
+	register("live", now, "sda1")
+	n, more, err := st.PurgeHosts(ctx, gid, cutoff, 100)
+	if err != nil || n != 1 || more {
+		t.Fatalf("PurgeHosts = %d, %v, %v; want 1 host", n, more, err)
+	}
+	if _, err := st.Host(ctx, gid, "gone"); !herald.IsNotFound(err) {
+		t.Errorf("an unreported host is kept (%v)", err)
+	}
+	for _, d := range []struct {
+		host, disk string
+		want       bool
+	}{{"gone", "sda1", false}, {"live", "sda1", true}, {"live", "sdb1", false}} {
+		if ok, err := st.HasDisk(ctx, gid, d.host, d.disk); err != nil || ok != d.want {
+			t.Errorf("HasDisk(%s, %s) = %v, %v; want %v", d.host, d.disk, ok, err, d.want)
+		}
+	}
+	if _, err := st.Host(ctx, gid, "live"); err != nil {
+		t.Errorf("a reported host is purged (%v)", err)
+	}
+}

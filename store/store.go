@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,7 +17,8 @@ import (
 // Store is Herald's state in Redis. It is safe for concurrent use; every method is one
 // pipeline or transaction where the data allows it.
 type Store struct {
-	rdb redis.UniversalClient
+	rdb        redis.UniversalClient
+	obsBacklog atomic.Int64 // bytes of observations that may wait per project (0: the default)
 }
 
 // New returns a store on rdb (a single node, Sentinel or Cluster client).

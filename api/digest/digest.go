@@ -21,9 +21,18 @@ import (
 // Realm is the protection space of the public API.
 const Realm = "Public API"
 
-// HA1 is MD5(username:realm:password) in lower-case hex: the only thing a server stores of a secret.
-func HA1(username, password string) string {
-	return md5Hex(username + ":" + Realm + ":" + password)
+// MonitoringRealm is the protection space of the queues' web console: another realm than the
+// API's, so that a browser logged in to the console never replays those credentials to the
+// API on another page's behalf.
+const MonitoringRealm = "Herald Monitoring"
+
+// HA1 is MD5(username:realm:password) in lower-case hex for the API's realm: the only thing a
+// server stores of a secret.
+func HA1(username, password string) string { return HA1In(Realm, username, password) }
+
+// HA1In is HA1 for another realm.
+func HA1In(realm, username, password string) string {
+	return md5Hex(username + ":" + realm + ":" + password)
 }
 
 // NonceCounter remembers the highest nonce count seen per nonce, so a replayed or backwards count
@@ -45,6 +54,7 @@ type Verifier struct {
 	Counter     NonceCounter
 	Credentials Credentials
 	Now         func() time.Time // nil: time.Now
+	Realm       string           // "": Realm
 }
 
 // Result of verifying a request.
@@ -58,6 +68,9 @@ var (
 	// ErrInvalid: malformed header, wrong realm, uri, qop or algorithm, unknown user, wrong
 	// response or a replayed nonce count.
 	ErrInvalid = errors.New("digest: invalid credentials")
+	// ErrWrongCredentials: a well-formed answer to a nonce of this server from an unknown user
+	// or with the wrong secret: a guess, which errors.Is also reports as ErrInvalid.
+	ErrWrongCredentials = errors.New("digest: unknown user or wrong secret")
 	// ErrStale: a nonce this server issued, correctly signed and answered with the right
 	// response, but expired. The caller answers with Challenge(true).
 	ErrStale = errors.New("digest: stale nonce")
@@ -86,7 +99,7 @@ var nonceEncoding = base64.RawURLEncoding.Strict()
 //
 // (stale=true when stale is true).
 func (v *Verifier) Challenge(stale bool) string {
-	return `Digest realm="` + Realm + `", domain="", nonce="` + v.newNonce() +
+	return `Digest realm="` + v.realm() + `", domain="", nonce="` + v.newNonce() +
 		`", algorithm=MD5, qop="auth", stale=` + strconv.FormatBool(stale)
 }
 
@@ -108,7 +121,7 @@ func (v *Verifier) Verify(r *http.Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	a, err := checkParams(params, r)
+	a, err := checkParams(params, r, v.realm())
 	if err != nil {
 		return Result{}, err
 	}
@@ -129,11 +142,11 @@ func (v *Verifier) Verify(r *http.Request) (Result, error) {
 		return Result{}, fmt.Errorf("digest: looking up credentials: %w", err)
 	}
 	if !ok {
-		return Result{}, invalid("unknown user")
+		return Result{}, wrongCredentials("unknown user")
 	}
 	want := responseDigest(strings.ToLower(ha1), a.nonce, a.ncText, a.cnonce, a.qop, r.Method, a.uri)
 	if subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(a.response))) != 1 {
-		return Result{}, invalid("wrong response")
+		return Result{}, wrongCredentials("wrong response")
 	}
 	if stale {
 		return Result{}, ErrStale
@@ -154,6 +167,33 @@ func (v *Verifier) Verify(r *http.Request) (Result, error) {
 // invalid wraps ErrInvalid with a reason that never holds a secret.
 func invalid(reason string) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, reason)
+}
+
+// wrongCredentials is ErrInvalid and ErrWrongCredentials, with a reason that never holds a secret.
+func wrongCredentials(reason string) error {
+	return fmt.Errorf("%w: %w: %s", ErrInvalid, ErrWrongCredentials, reason)
+}
+
+// Username is the user name a request's Digest Authorization header claims, unverified, or ""
+// when it has none (or one that does not parse). It lets a server refuse a throttled name
+// before verifying anything.
+func Username(r *http.Request) string {
+	headers := r.Header.Values("Authorization")
+	if len(headers) != 1 {
+		return ""
+	}
+	p, err := parseAuthorization(headers[0])
+	if err != nil {
+		return ""
+	}
+	return p["username"]
+}
+
+func (v *Verifier) realm() string {
+	if v.Realm != "" {
+		return v.Realm
+	}
+	return Realm
 }
 
 func (v *Verifier) now() time.Time {
@@ -203,7 +243,7 @@ type authorization struct {
 }
 
 // checkParams checks the parameters that do not need the nonce key nor the user's secret.
-func checkParams(p map[string]string, r *http.Request) (authorization, error) {
+func checkParams(p map[string]string, r *http.Request, realm string) (authorization, error) {
 	for _, name := range []string{"username", "realm", "nonce", "uri", "response", "qop", "nc", "cnonce"} {
 		if _, ok := p[name]; !ok {
 			return authorization{}, invalid("missing parameter " + name)
@@ -227,7 +267,7 @@ func checkParams(p map[string]string, r *http.Request) (authorization, error) {
 	if u, ok := p["userhash"]; ok && !strings.EqualFold(u, "false") {
 		return a, invalid("userhash not supported")
 	}
-	if p["realm"] != Realm {
+	if p["realm"] != realm {
 		return a, invalid("wrong realm")
 	}
 	if alg, ok := p["algorithm"]; ok && !strings.EqualFold(alg, "MD5") {

@@ -19,6 +19,7 @@ type Transport struct {
 
 	mu    sync.Mutex
 	nonce string
+	realm string // the challenge's
 	nc    uint64
 }
 
@@ -42,7 +43,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body.Close()
 	t.mu.Lock()
-	t.nonce, t.nc = params["nonce"], 0
+	t.nonce, t.realm, t.nc = params["nonce"], params["realm"], 0
 	t.mu.Unlock()
 	retry := req.Clone(req.Context())
 	if req.GetBody != nil {
@@ -62,16 +63,16 @@ func (t *Transport) authorize(req *http.Request) *http.Request {
 		return req
 	}
 	t.nc++
-	nonce, nc := t.nonce, fmt.Sprintf("%08x", t.nc)
+	nonce, realm, nc := t.nonce, t.realm, fmt.Sprintf("%08x", t.nc)
 	t.mu.Unlock()
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	cnonce := hex.EncodeToString(b)
 	uri := req.URL.RequestURI()
-	response := responseDigest(HA1(t.Username, t.Password), nonce, nc, cnonce, "auth", req.Method, uri)
+	response := responseDigest(HA1In(realm, t.Username, t.Password), nonce, nc, cnonce, "auth", req.Method, uri)
 	out := req.Clone(req.Context())
 	out.Header.Set("Authorization", fmt.Sprintf(`Digest username="%s", realm="%s", nonce="%s", uri="%s", algorithm=MD5, qop=auth, nc=%s, cnonce="%s", response="%s"`,
-		quote(t.Username), Realm, nonce, quote(uri), nc, cnonce, response))
+		quote(t.Username), quote(realm), nonce, quote(uri), nc, cnonce, response))
 	return out
 }
 

@@ -156,6 +156,7 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 		t.Helper()
 		b, _ := json.Marshal(body)
 		req, _ := http.NewRequest(method, srv.URL+api.BasePath+path, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -50,6 +50,10 @@ type healthServer struct {
 	done  chan error
 }
 
+// healthIdleTimeout is how long the health listener keeps an idle connection (a scraper's
+// keep-alive lasts one scrape interval, 15 to 60 s).
+const healthIdleTimeout = 90 * time.Second
+
 // newHealthServer serves metrics on addr, ready while st answers; addr "" serves nothing.
 func newHealthServer(addr string, st *store.Store, metricsHandler http.Handler, log *zap.Logger) *healthServer {
 	h := &healthServer{addr: addr, store: st, log: log}
@@ -59,8 +63,10 @@ func newHealthServer(addr string, st *store.Store, metricsHandler http.Handler, 
 		writeStatus(w, http.StatusOK, "ok")
 	})
 	mux.HandleFunc("GET /readyz", h.ready)
-	h.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second,
-		ErrorLog: zap.NewStdLog(log)}
+	// Every phase is bounded, idle keep-alive connections included: the listener takes no
+	// credentials, and a client holding connections open must not exhaust the process.
+	h.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: healthIdleTimeout, MaxHeaderBytes: 16 << 10, ErrorLog: zap.NewStdLog(log)}
 	return h
 }
 

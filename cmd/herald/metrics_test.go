@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -144,5 +146,38 @@ func TestHealthServerReadiness(t *testing.T) {
 	h.Shutdown()
 	if _, err := http.Get(base + "/healthz"); err == nil {
 		t.Error("still serving after Shutdown")
+	}
+}
+
+// The health listener bounds every phase of a connection, idle time included, and closes an
+// idle keep-alive connection once its idle timeout passes.
+func TestHealthServerClosesIdleConnections(t *testing.T) {
+	h := newHealthServer("127.0.0.1:0", store.New(storetest.Redis(t)), metrics.New().Handler(), zap.NewNop())
+	if h.srv.IdleTimeout <= 0 || h.srv.ReadHeaderTimeout <= 0 || h.srv.ReadTimeout <= 0 || h.srv.WriteTimeout <= 0 {
+		t.Fatalf("unbounded timeouts: idle %s, read header %s, read %s, write %s",
+			h.srv.IdleTimeout, h.srv.ReadHeaderTimeout, h.srv.ReadTimeout, h.srv.WriteTimeout)
+	}
+	h.srv.IdleTimeout = 200 * time.Millisecond
+	if err := h.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Shutdown()
+	conn, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	started := time.Now()
+	if n, err := conn.Read(make([]byte, 1)); n != 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("an idle connection stayed open %s (read %d, %v)", time.Since(started), n, err)
 	}
 }

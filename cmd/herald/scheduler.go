@@ -24,7 +24,7 @@ func (p *periodic) bind(s settings) {
 	s.duration(&p.ReconcileInterval, "reconcile-interval", "HERALD_RECONCILE_INTERVAL", scheduler.DefaultReconcileInterval,
 		"how often the scheduler repairs lost due times and makes sure waiting work gets a session")
 	s.duration(&p.Retention, "retention", "HERALD_RETENTION", scheduler.DefaultRetention,
-		"how long ended alerts, events and past maintenance windows are kept")
+		"how long ended alerts, events, past maintenance windows, and hosts and disk partitions no observation reports are kept")
 	s.check(p.validate)
 }
 

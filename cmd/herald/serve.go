@@ -89,6 +89,9 @@ func ensureBootstrapKey(ctx context.Context, st *store.Store, pair string) (publ
 		if k.HA1 != want.HA1 {
 			return "", fmt.Errorf("HERALD_BOOTSTRAP_KEY: key %s exists with another private key", pub)
 		}
+		if k.MonitoringHA1 == "" { // made before the console had its own realm
+			return pub, st.SetMonitoringHA1(ctx, k.ID, want.MonitoringHA1)
+		}
 		return pub, nil
 	}
 	return pub, st.CreateAPIKey(ctx, want, nil)

@@ -1,0 +1,169 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/heraldhq/herald"
+)
+
+// Body limits, per endpoint: what an endpoint takes, and no more, is read.
+const (
+	// defaultBodyLimit bounds the body of every endpoint but observations: a configuration with
+	// its hundred notifications is a few tens of KB.
+	defaultBodyLimit = 256 << 10
+	// observationBytes is the room one observation gets on average (real ones are 100 to 300
+	// bytes), so observationsBodyLimit fits the 50,000-item cap.
+	observationBytes      = 512
+	observationsBodyLimit = herald.MaxObservationsPerRequest * observationBytes
+)
+
+// bodyLimits are the routes that take more than defaultBodyLimit.
+var bodyLimits = map[string]int64{
+	"POST /groups/{groupId}/observations": observationsBodyLimit,
+}
+
+// body is the request body, bounded by the endpoint's limit.
+func (c *call) body() io.Reader {
+	return http.MaxBytesReader(nil, c.r.Body, c.bodyLimit)
+}
+
+// decode reads the JSON body into dst, refusing unknown fields, wrong types, trailing data,
+// arrays over their cap, nesting over herald.MaxNesting and bodies over the endpoint's limit,
+// each with the error body naming what was wrong. The shape is checked, token by token, before
+// anything is decoded: a small body of many empty items never grows into many structs.
+func (c *call) decode(dst any) error {
+	var buf bytes.Buffer
+	if n := c.r.ContentLength; n > 0 && n <= c.bodyLimit {
+		buf.Grow(int(n))
+	}
+	if _, err := buf.ReadFrom(c.body()); err != nil {
+		return decodeError(err)
+	}
+	if err := checkShape(buf.Bytes(), 0); err != nil {
+		return err
+	}
+	return decodeJSON(&buf, dst)
+}
+
+// decodeItems streams a JSON array body item by item: each is decoded and given to check (with
+// its index) before the next is read, and the array is refused at its max-th item + 1 with 400
+// REQUEST_TOO_LARGE. A refusal stops reading there. null reads as no items. An item's own
+// arrays are bounded by the body limit (the items are the endpoint's sizing unit).
+func decodeItems[T any](c *call, max int, check func(item T, i int) error) ([]T, error) {
+	dec := json.NewDecoder(c.body())
+	dec.DisallowUnknownFields()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, decodeError(err)
+	}
+	if tok == nil {
+		return nil, endOfBody(dec)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body must be a JSON array.")
+	}
+	var items []T
+	for i := 0; dec.More(); i++ {
+		if i == max {
+			return nil, herald.Errorf(herald.KindInvalid, herald.CodeRequestTooLarge, []any{max},
+				"A request holds at most %d items.", max)
+		}
+		var item T
+		if err := dec.Decode(&item); err != nil {
+			return nil, decodeError(err)
+		}
+		if err := check(item, i); err != nil {
+			return nil, err
+		}
+		items = append(items, item)
+	}
+	if _, err := dec.Token(); err != nil { // the closing ]
+		return nil, decodeError(err)
+	}
+	return items, endOfBody(dec)
+}
+
+// endOfBody refuses data after the body's one JSON value.
+func endOfBody(dec *json.Decoder) error {
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return decodeError(err)
+		}
+		return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body must hold one JSON value.")
+	}
+	return nil
+}
+
+// shapeFrame is an open object or array of checkShape's walk.
+type shapeFrame struct {
+	array   bool
+	wantKey bool   // an object whose next token is a key
+	key     string // an object's current key
+	items   int    // an array's items so far
+	limit   int    // an array's cap
+	name    string // the attribute the array is, for the error
+}
+
+// checkShape walks the tokens of one JSON value (depth levels below the body's top) and
+// refuses nesting deeper than herald.MaxNesting and arrays over their cap: a top-level
+// "notifications" holds herald.MaxNotificationsPerConfig, any other array herald.MaxArrayItems.
+// It stops at the first refusal; syntax errors are left to the decoder, which names them.
+func checkShape(b []byte, depth int) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // numbers stay text: a 1e999 is the decoder's to refuse
+	var stack []shapeFrame
+	valueDone := func() {
+		if n := len(stack); n > 0 && !stack[n-1].array {
+			stack[n-1].wantKey = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		d, isDelim := tok.(json.Delim)
+		if isDelim && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			valueDone()
+			continue
+		}
+		var parent *shapeFrame
+		if n := len(stack); n > 0 {
+			parent = &stack[n-1]
+		}
+		if parent != nil && parent.wantKey {
+			parent.key, _ = tok.(string)
+			parent.wantKey = false
+			continue
+		}
+		if parent != nil && parent.array {
+			if parent.items++; parent.items > parent.limit {
+				return herald.Invalid(herald.CodeInvalidAttribute, parent.name, "Attribute %s holds at most %d items.", parent.name, parent.limit)
+			}
+		}
+		if !isDelim {
+			valueDone()
+			continue
+		}
+		if depth+len(stack) >= herald.MaxNesting {
+			return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body nests deeper than %d levels.", herald.MaxNesting)
+		}
+		f := shapeFrame{array: d == '[', wantKey: d == '{', limit: herald.MaxArrayItems}
+		if parent != nil {
+			f.name = parent.name
+			if !parent.array {
+				f.name = parent.key
+			}
+		}
+		if f.array && f.name == "notifications" && depth+len(stack) == 1 {
+			f.limit = herald.MaxNotificationsPerConfig
+		}
+		stack = append(stack, f)
+	}
+}
