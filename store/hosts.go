@@ -48,7 +48,7 @@ func (s *Store) PurgeHosts(ctx context.Context, groupID string, cutoff time.Time
 		func(h herald.Host) bool { return h.LastSeen.Before(cutoff) },
 		func(pipe redis.Pipeliner, id string, _ *herald.Host) {
 			pipe.ZRem(ctx, c.index(), id)
-			pipe.Del(ctx, c.doc(id), disksSet(groupID, id))
+			pipe.Del(ctx, c.doc(id), disksSet(groupID, id), legacyDisksSet(groupID, id))
 		})
 	if err != nil {
 		return deleted, more, err

@@ -55,7 +55,17 @@ func orgName(name string) string             { return key(globalTag, "orgname", 
 func publicKeyRef(publicKey string) string   { return key(keysTag, "pub", publicKey) }
 func usernameRef(username string) string     { return key(usersTag, "name", username) }
 func integrationsHash(groupID string) string { return key(groupTag(groupID), "integrations") }
-func disksSet(groupID, hostID string) string { return key(groupTag(groupID), "host", hostID, "disks") }
-func nonceCount(nonce string) string         { return "herald:{nonce:" + nonce + "}:nc" }
-func nonceSecret() string                    { return key(keysTag, "nonce-secret") }
-func projectIndex() string                   { return key(globalTag, "groups") }
+
+// disksSet is a host's disk partitions, a sorted set scored by when each was last reported.
+// Before hosts were purged they were a plain set under legacyDisksSet: a new name rather than
+// a WRONGTYPE on upgrade; agents report every partition again within a minute, and a purged
+// host takes its legacy set with it.
+func disksSet(groupID, hostID string) string {
+	return key(groupTag(groupID), "host", hostID, "partitions")
+}
+func legacyDisksSet(groupID, hostID string) string {
+	return key(groupTag(groupID), "host", hostID, "disks")
+}
+func nonceCount(nonce string) string { return "herald:{nonce:" + nonce + "}:nc" }
+func nonceSecret() string            { return key(keysTag, "nonce-secret") }
+func projectIndex() string           { return key(globalTag, "groups") }
