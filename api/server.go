@@ -227,6 +227,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.cfg.Monitoring.ServeHTTP(rec, r)
 		return
+	case publicDocs[p].body != nil:
+		route = p
+		s.serveDoc(rec, r, publicDocs[p])
+		return
 	case !strings.HasPrefix(p, BasePath+"/"):
 		s.writeError(rec, r, herald.Errorf(herald.KindNotFound, herald.CodeResourceNotFound, []any{r.URL.Path}, "There is no resource at %s.", r.URL.Path))
 		return
