@@ -1,6 +1,6 @@
 // Package api serves Herald's HTTP API: the alerts, events and administration endpoints of
-// the API document under /api/public/v1.0, with Digest authentication, roles, paging, links,
-// envelopes, masking and the error body of product.md §2.
+// the API under /api/public/v1.0 (docs/api.md), with Digest authentication, roles, paging, links,
+// envelopes, masking and the error body of docs/api.md#errors.
 //
 // Handlers only decode, authorize, call and encode: the rules of what is valid live in the
 // domain (package herald), state lives in the store. This package must not hold state of its

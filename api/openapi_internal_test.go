@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -63,4 +64,17 @@ func loadOpenAPI(t *testing.T) *openapi3.T {
 		t.Fatalf("api/openapi.json does not load: %v", err)
 	}
 	return doc
+}
+
+// The prose reference names every route the server serves, as `METHOD /path`.
+func TestDocsNameEveryRoute(t *testing.T) {
+	doc, err := os.ReadFile("../docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range (&Server{}).routes() {
+		if !strings.Contains(string(doc), "`"+rt.pattern+"`") {
+			t.Errorf("docs/api.md does not name the route `%s`", rt.pattern)
+		}
+	}
 }
