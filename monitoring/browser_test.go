@@ -23,7 +23,8 @@ import (
 
 // TestBrowserListsHeraldQueues opens Herald's /monitoring/ in Debian's headless chromium, as a
 // person with a global read-only key would, and checks that asynqmon's React app rendered a
-// table of Herald's queues. With go test -artifacts, the page's DOM and a screenshot are kept.
+// table of Herald's queues, with no request outside Herald. With go test -artifacts, the
+// page's DOM and a screenshot are kept.
 func TestBrowserListsHeraldQueues(t *testing.T) {
 	chrome := browsertest.Find(t)
 	r := newRig(t, true)
@@ -40,7 +41,7 @@ func TestBrowserListsHeraldQueues(t *testing.T) {
 	t.Cleanup(proxy.Close)
 	page := proxy.URL + "/monitoring/"
 
-	dom, _ := chrome.Run(t, "--dump-dom", page)
+	dom, requested := chrome.Run(t, "--dump-dom", page)
 	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "monitoring.html"), []byte(dom), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +54,13 @@ func TestBrowserListsHeraldQueues(t *testing.T) {
 	}
 	if len(missing) > 0 {
 		t.Errorf("the page chromium rendered has no row for the queues %v:\n%s", missing, dom)
+	}
+	// Everything the page needs comes from Herald: no web fonts from a CDN, so an operator
+	// without internet access gets the same page.
+	for _, u := range requested {
+		if p, err := url.Parse(u); err != nil || (p.Scheme == "http" || p.Scheme == "https") && p.Host != strings.TrimPrefix(proxy.URL, "http://") {
+			t.Errorf("the page made a request outside Herald: %s", u)
+		}
 	}
 
 	shot := filepath.Join(t.ArtifactDir(), "monitoring.png")
