@@ -1,6 +1,8 @@
-// Package api serves Herald's HTTP API: the alerts, events and administration endpoints of
-// the API under /api/public/v1.0 (docs/api.md), with Digest authentication, roles, paging, links,
-// envelopes, masking and the error body of docs/api.md#errors.
+// Package api serves Herald's HTTP API: the alerts, events and administration endpoints under
+// /api/public/v1.0 (docs/api.md), with Digest authentication, roles, paging, links, envelopes,
+// masking and the error body of docs/api.md#errors. It also serves, without authentication,
+// the API's OpenAPI 3 document (openapi.json, which tests hold to the route table) and a viewer
+// of it at /api/docs (Redoc, embedded from docs/).
 //
 // Handlers only decode, authorize, call and encode: the rules of what is valid live in the
 // domain (package herald), state lives in the store. This package must not hold state of its

@@ -2,8 +2,14 @@ package api
 
 import (
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"maps"
 	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -76,5 +82,90 @@ func TestDocsNameEveryRoute(t *testing.T) {
 		if !strings.Contains(string(doc), "`"+rt.pattern+"`") {
 			t.Errorf("docs/api.md does not name the route `%s`", rt.pattern)
 		}
+	}
+}
+
+// Each operation's x-herald-access names the access rule its handler checks (in the handler
+// or in a function it calls): the roles the document shows are the roles the code asks for.
+func TestOpenAPIRolesAreTheHandlers(t *testing.T) {
+	doc := loadOpenAPI(t)
+	uses := accessUses(t)
+	for _, rt := range (&Server{}).routes() {
+		method, path, _ := strings.Cut(rt.pattern, " ")
+		op := doc.Paths.Find(path).GetOperation(method)
+		if op == nil {
+			continue // TestOpenAPIDocumentsEveryRoute reports it
+		}
+		name := runtime.FuncForPC(reflect.ValueOf(rt.handle).Pointer()).Name()
+		name = strings.TrimSuffix(name[strings.LastIndex(name, ".")+1:], "-fm")
+		access, _ := op.Extensions["x-herald-access"].(string)
+		if checked := uses(name); !checked[access] {
+			t.Errorf("%s: the document says access %q, the handler %s checks %v", rt.pattern, access, name, slices.Sorted(maps.Keys(checked)))
+		}
+	}
+}
+
+// accessUses reads the package's source and returns, for a function name, the herald.Access
+// rules (herald.ReadProject, ...) it names itself or through the functions it calls.
+func accessUses(t *testing.T) func(string) map[string]bool {
+	t.Helper()
+	rules := map[string]bool{"ReadProject": true, "WriteMonitoring": true, "AssignAPIKey": true, "ReadOrg": true,
+		"OwnOrg": true, "ReadGlobal": true, "MonitorGlobal": true, "AdminUsers": true, "OwnGlobal": true}
+	pkgs, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, calls := map[string]map[string]bool{}, map[string][]string{}
+	fset := token.NewFileSet()
+	for _, file := range pkgs {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			name := fn.Name.Name
+			if direct[name] == nil {
+				direct[name] = map[string]bool{}
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.SelectorExpr:
+					if x, ok := n.X.(*ast.Ident); ok && x.Name == "herald" && rules[n.Sel.Name] {
+						direct[name][n.Sel.Name] = true
+					}
+				case *ast.CallExpr:
+					switch f := n.Fun.(type) {
+					case *ast.Ident:
+						calls[name] = append(calls[name], f.Name)
+					case *ast.SelectorExpr:
+						calls[name] = append(calls[name], f.Sel.Name)
+					}
+				}
+				return true
+			})
+		}
+	}
+	return func(name string) map[string]bool {
+		out, seen := map[string]bool{}, map[string]bool{}
+		var walk func(string)
+		walk = func(n string) {
+			if seen[n] {
+				return
+			}
+			seen[n] = true
+			maps.Copy(out, direct[n])
+			for _, c := range calls[n] {
+				walk(c)
+			}
+		}
+		walk(name)
+		return out
 	}
 }
