@@ -1,10 +1,7 @@
 package api_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"image/png"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,39 +50,11 @@ func TestDocsViewerRendersInABrowser(t *testing.T) {
 			t.Errorf("the page chromium rendered does not show %q", want)
 		}
 	}
-	server, err := url.Parse(e.srv.URL)
-	if err != nil {
-		t.Fatal(err)
+	for _, u := range browsertest.Outside(requested, e.srv.URL) {
+		t.Errorf("the page made a request outside the server: %s", u)
 	}
-	var own int
-	for _, u := range requested {
-		p, err := url.Parse(u)
-		switch {
-		case err != nil:
-			t.Errorf("the browser requested %q", u)
-		case p.Scheme == "http" || p.Scheme == "https" || p.Scheme == "ws" || p.Scheme == "wss":
-			if p.Host != server.Host {
-				t.Errorf("the page made a request outside the server: %s", u)
-			} else {
-				own++
-			}
-		}
+	if len(requested) < 3 { // the page, Redoc's bundle and the document
+		t.Errorf("the network log shows %d requests, want the page, the bundle and the document: %q", len(requested), requested)
 	}
-	if own < 3 { // the page, Redoc's bundle and the document
-		t.Errorf("the network log shows %d requests to the server, want the page, the bundle and the document: %q", own, requested)
-	}
-
-	shot := filepath.Join(t.ArtifactDir(), "docs.png")
-	chrome.Run(t, "--screenshot="+shot, page)
-	b, err := os.ReadFile(shot)
-	if err != nil {
-		t.Fatalf("chromium made no screenshot: %v", err)
-	}
-	img, err := png.Decode(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("the screenshot is not a PNG: %v", err)
-	}
-	if size := img.Bounds().Size(); size.X != 1280 || size.Y != 900 || len(b) < 40<<10 {
-		t.Errorf("the screenshot is %v, %d bytes: want 1280x900 and a page drawn in it", size, len(b))
-	}
+	chrome.Screenshot(t, filepath.Join(t.ArtifactDir(), "docs.png"), page)
 }

@@ -8,11 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/monitoring"
-	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/storetest"
 )
 
 // asynqmon's page, as Herald serves it, links nothing outside Herald: its web-font links to a
@@ -37,17 +35,7 @@ func TestPageLinksNoWebFonts(t *testing.T) {
 // On herald dev's embedded store, asynqmon's Redis page has the figures it shows (it said
 // "undefined days" and "NaNhNaNmNaNs ago" when the store's INFO lacked them).
 func TestRedisInfoOnTheEmbeddedStore(t *testing.T) {
-	e, err := store.StartEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	opt, err := redis.ParseURL(e.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() { rdb.Close() })
+	rdb := storetest.Embedded(t)
 	w := httptest.NewRecorder()
 	monitoring.New(rdb, true).ServeHTTP(w, httptest.NewRequest("GET", "/monitoring/api/redis_info", nil))
 	var got struct{ Info map[string]string }

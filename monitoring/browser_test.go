@@ -1,8 +1,6 @@
 package monitoring_test
 
 import (
-	"bytes"
-	"image/png"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -57,25 +55,10 @@ func TestBrowserListsHeraldQueues(t *testing.T) {
 	}
 	// Everything the page needs comes from Herald: no web fonts from a CDN, so an operator
 	// without internet access gets the same page.
-	for _, u := range requested {
-		if p, err := url.Parse(u); err != nil || (p.Scheme == "http" || p.Scheme == "https") && p.Host != strings.TrimPrefix(proxy.URL, "http://") {
-			t.Errorf("the page made a request outside Herald: %s", u)
-		}
+	for _, u := range browsertest.Outside(requested, proxy.URL) {
+		t.Errorf("the page made a request outside Herald: %s", u)
 	}
-
-	shot := filepath.Join(t.ArtifactDir(), "monitoring.png")
-	chrome.Run(t, "--screenshot="+shot, page)
-	b, err := os.ReadFile(shot)
-	if err != nil {
-		t.Fatalf("chromium made no screenshot: %v", err)
-	}
-	img, err := png.Decode(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("the screenshot is not a PNG: %v", err)
-	}
-	if size := img.Bounds().Size(); size.X != 1280 || size.Y != 900 || len(b) < 40<<10 {
-		t.Errorf("the screenshot is %v, %d bytes: want 1280x900 and a page drawn in it (over 40 KiB; an error page in text is about 12)", size, len(b))
-	}
+	chrome.Screenshot(t, filepath.Join(t.ArtifactDir(), "monitoring.png"), page)
 }
 
 // signingProxy forwards a browser's requests to the API at target with a Digest

@@ -7,26 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/storetest"
 )
 
 // The embedded store answers INFO with the fields of a real Redis that asynqmon shows
 // (miniredis alone has none of them: the page said "undefined days" and "NaNhNaNmNaNs ago"),
 // and still answers the sections it answered before.
 func TestEmbeddedInfoHasWhatAsynqmonShows(t *testing.T) {
-	e, err := store.StartEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	opt, err := redis.ParseURL(e.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
+	rdb := storetest.Embedded(t)
 	ctx := context.Background()
 	raw, err := rdb.Info(ctx).Result()
 	if err != nil {

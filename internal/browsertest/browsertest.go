@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"image/png"
 	"net/url"
 	"os"
 	"os/exec"
@@ -115,4 +116,36 @@ func pageRequests(netLog []byte, page string) ([]string, error) {
 		}
 	}
 	return urls, nil
+}
+
+// Screenshot draws page into the PNG file and checks that chromium drew a page there: the
+// window's 1280x900 and over 40 KiB (an error page in plain text is about 12).
+func (b Browser) Screenshot(t *testing.T, file, page string) {
+	t.Helper()
+	b.Run(t, "--screenshot="+file, page)
+	shot, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("chromium made no screenshot: %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("the screenshot is not a PNG: %v", err)
+	}
+	if size := img.Bounds().Size(); size.X != 1280 || size.Y != 900 || len(shot) < 40<<10 {
+		t.Errorf("the screenshot is %v, %d bytes: want 1280x900 and a page drawn in it (over 40 KiB)", size, len(shot))
+	}
+}
+
+// Outside returns the URLs of requested that went to a host other than server (a base URL
+// such as http://127.0.0.1:PORT); data: and blob: URLs stay in the page.
+func Outside(requested []string, server string) []string {
+	base, err := url.Parse(server)
+	var out []string
+	for _, u := range requested {
+		p, perr := url.Parse(u)
+		if err != nil || perr != nil || (p.Scheme != "data" && p.Scheme != "blob" && p.Host != base.Host) {
+			out = append(out, u)
+		}
+	}
+	return out
 }
