@@ -4,10 +4,14 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // The docs list every errorCode the API can answer and every audit event it records: the
@@ -63,4 +67,86 @@ func stringConstants(t *testing.T, file, prefix string) map[string]string {
 		}
 	}
 	return out
+}
+
+// Every citation of the docs resolves: the code's comments and the Markdown cite
+// docs/FILE.md#anchor (or FILE.md#anchor inside docs/), and each file and anchor exists, an
+// anchor being a heading's GitHub slug or an explicit <a id="...">.
+func TestDocsCitationsResolve(t *testing.T) {
+	anchors := map[string]map[string]bool{}
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("no docs/*.md: %v", err)
+	}
+	for _, path := range docs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := map[string]bool{}
+		for line := range strings.Lines(string(b)) {
+			if h, ok := strings.CutPrefix(line, "#"); ok {
+				set[slug(strings.TrimLeft(h, "#"))] = true
+			}
+			for _, m := range explicitAnchor.FindAllStringSubmatch(line, -1) {
+				set[m[1]] = true
+			}
+		}
+		anchors[filepath.Base(path)] = set
+	}
+	cited := 0
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path != "." && strings.HasPrefix(d.Name(), "."):
+			return filepath.SkipDir // .git, .ci
+		case d.IsDir() || !strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, ".md"):
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		inDocs := filepath.Dir(path) == "docs"
+		for _, m := range citation.FindAllStringSubmatch(string(b), -1) {
+			file, anchor := m[2]+".md", strings.TrimPrefix(m[3], "#")
+			if m[1] == "" && !inDocs {
+				continue // FILE.md without docs/ outside docs/ is another file
+			}
+			cited++
+			set, ok := anchors[file]
+			if !ok {
+				t.Errorf("%s cites docs/%s, which does not exist", path, file)
+			} else if anchor != "" && !set[anchor] {
+				t.Errorf("%s cites docs/%s#%s, which has no such heading or anchor", path, file, anchor)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cited < 30 {
+		t.Errorf("found %d citations of the docs, want the code's (at least 30)", cited)
+	}
+}
+
+var (
+	citation       = regexp.MustCompile(`(docs/)?\b(api|lifecycle|decisions)\.md(#[a-z0-9-]+)?`)
+	explicitAnchor = regexp.MustCompile(`<a id="([a-z0-9-]+)">`)
+)
+
+// slug is GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens.
+func slug(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
