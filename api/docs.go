@@ -2,10 +2,7 @@ package api
 
 import (
 	"embed"
-	"fmt"
 	"net/http"
-
-	"github.com/heraldhq/herald"
 )
 
 // OpenAPIPath is where the OpenAPI 3 document of the API is served, without authentication:
@@ -25,7 +22,7 @@ const DocsPath = "/api/docs"
 var openAPI []byte
 
 // docsFiles is the viewer: a page and Redoc's standalone bundle from its npm package
-// (redoc@2.5.4, bundles/redoc.standalone.js, MIT: docs/redoc.LICENSE), so the page works on
+// (redoc@2.5.4, bundles/redoc.standalone.js, MIT: api/docs/redoc.LICENSE), so the page works on
 // a machine with no internet access.
 //
 //go:embed docs/index.html docs/redoc.standalone.js
@@ -57,8 +54,7 @@ var publicDocs = map[string]publicDoc{
 func (s *Server) serveDoc(w http.ResponseWriter, r *http.Request, d publicDoc) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		s.writeProblem(w, r, http.StatusMethodNotAllowed, &herald.Error{Code: herald.CodeMethodNotAllowed,
-			Detail: fmt.Sprintf("Method %s is not allowed on %s.", r.Method, r.URL.Path), Parameters: []any{r.Method}})
+		s.methodNotAllowed(w, r)
 		return
 	}
 	h := w.Header()
@@ -72,8 +68,8 @@ func (s *Server) serveDoc(w http.ResponseWriter, r *http.Request, d publicDoc) {
 	}
 }
 
-// mustRead reads an embedded file; the names are the constants of publicDocs, so a failure is a build
-// mistake that the tests catch.
+// mustRead reads an embedded file; the names are the constants of publicDocs, so a failure
+// is a build mistake that the tests catch.
 func mustRead(name string) []byte {
 	b, err := docsFiles.ReadFile(name)
 	if err != nil {

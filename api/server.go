@@ -265,12 +265,17 @@ func (s *Server) unrouted(w http.ResponseWriter, r *http.Request) {
 		probe := r.Clone(r.Context())
 		probe.Method = m
 		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
-			s.writeProblem(w, r, http.StatusMethodNotAllowed, &herald.Error{Code: herald.CodeMethodNotAllowed,
-				Detail: fmt.Sprintf("Method %s is not allowed on %s.", r.Method, r.URL.Path), Parameters: []any{r.Method}})
+			s.methodNotAllowed(w, r)
 			return
 		}
 	}
 	s.writeError(w, r, herald.Errorf(herald.KindNotFound, herald.CodeResourceNotFound, []any{r.URL.Path}, "There is no resource at %s.", r.URL.Path))
+}
+
+// methodNotAllowed answers 405 with the error body: the path exists, not with this method.
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	s.writeProblem(w, r, http.StatusMethodNotAllowed, &herald.Error{Code: herald.CodeMethodNotAllowed,
+		Detail: fmt.Sprintf("Method %s is not allowed on %s.", r.Method, r.URL.Path), Parameters: []any{r.Method}})
 }
 
 type statusRecorder struct {
