@@ -21,11 +21,11 @@ const DocsPath = "/api/docs"
 //go:embed openapi.json
 var openAPI []byte
 
-// docsFiles is the viewer: a page and Redoc's standalone bundle from its npm package
+// docsFiles is the viewer: a page, its style sheet and Redoc's standalone bundle from its npm package
 // (redoc@2.5.4, bundles/redoc.standalone.js, MIT: api/docs/redoc.LICENSE), so the page works on
 // a machine with no internet access.
 //
-//go:embed docs/index.html docs/redoc.standalone.js
+//go:embed docs/index.html docs/page.css docs/redoc.standalone.js
 var docsFiles embed.FS
 
 // docsPolicy lets the viewer load only from this server. styled-components (inside Redoc)
@@ -46,6 +46,7 @@ var publicDocs = map[string]publicDoc{
 	OpenAPIPath:                       {openAPI, "application/json"},
 	DocsPath:                          {mustRead("docs/index.html"), "text/html; charset=utf-8"},
 	DocsPath + "/":                    {mustRead("docs/index.html"), "text/html; charset=utf-8"},
+	DocsPath + "/page.css":            {mustRead("docs/page.css"), "text/css; charset=utf-8"},
 	DocsPath + "/redoc.standalone.js": {mustRead("docs/redoc.standalone.js"), "text/javascript; charset=utf-8"},
 }
 
