@@ -1,6 +1,6 @@
 package herald
 
-// The catalogue: the enumerations of alerts-api.md (and product.md) and the
+// The catalogue: the enumerations of the API (docs/api.md) and the
 // facts about them, as plain lookup tables and small pure functions.
 //
 // Every lookup is exact and case-sensitive: the API's enumerations are
@@ -15,7 +15,7 @@ import "sort"
 type Category string
 
 // The categories. The first five are also the values of a maintenance
-// window's alertTypeNames (product.md §4).
+// window's alertTypeNames (docs/lifecycle.md#maintenance-windows).
 const (
 	CategoryHost       Category = "HOST"
 	CategoryReplicaSet Category = "REPLICA_SET"
@@ -132,7 +132,7 @@ func LookupEventType(name string) (EventTypeInfo, bool) {
 func EventTypeNames() []string { return catalogSortedKeys(catalogEventTypes) }
 
 // catalogMaintenanceAlertTypes are the values of a maintenance window's
-// alertTypeNames, in the spec's order (spec: maintenance window; product.md §4
+// alertTypeNames, in the platform's order (docs/lifecycle.md#maintenance-windows
 // fixes the list to these five).
 var catalogMaintenanceAlertTypes = []string{
 	string(CategoryHost),
@@ -185,12 +185,12 @@ var (
 		"GLOBAL_MONITORING_ADMIN", "GLOBAL_OWNER", "GLOBAL_READ_ONLY", "GLOBAL_USER_ADMIN")
 
 	// Organization roles: ORG_MEMBER is seen in the spec, ORG_OWNER is named
-	// in product.md §3; the rest are the platform's usual organization roles.
+	// in docs/decisions.md#roles; the rest are the platform's usual organization roles.
 	catalogOrgRoles = catalogSet("ORG_BILLING_ADMIN", "ORG_GROUP_CREATOR", "ORG_MEMBER", "ORG_OWNER", "ORG_READ_ONLY")
 
 	// Project roles: GROUP_READ_ONLY, GROUP_DATA_ACCESS_READ_WRITE and
 	// GROUP_USER_ADMIN are seen in the spec, GROUP_OWNER and
-	// GROUP_MONITORING_ADMIN are named in product.md §3; the rest are the
+	// GROUP_MONITORING_ADMIN are named in docs/decisions.md#roles; the rest are the
 	// platform's usual project roles.
 	catalogProjectRoles = catalogSet("GROUP_AUTOMATION_ADMIN", "GROUP_BACKUP_ADMIN", "GROUP_DATA_ACCESS_ADMIN",
 		"GROUP_DATA_ACCESS_READ_ONLY", "GROUP_DATA_ACCESS_READ_WRITE", "GROUP_MONITORING_ADMIN",

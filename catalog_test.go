@@ -57,7 +57,7 @@ func TestCatalogEnumerations(t *testing.T) {
 	tests := []struct {
 		name   string
 		valid  func(string) bool
-		accept []string // every value the spec (or product.md) lists
+		accept []string // every value the platform (or docs/) lists
 		refuse []string // values of neighbouring enumerations
 	}{
 		{
@@ -243,7 +243,7 @@ func TestCatalogEventTypes(t *testing.T) {
 	}
 
 	// Not alertable: audit records and "all is well again" counterparts of
-	// the spec's backup list, the lifecycle events of product.md §5, the
+	// the spec's backup list, the lifecycle events of docs/decisions.md#events, the
 	// maintenance categories themselves.
 	for _, name := range []string{"", "CLUSTER_STATE_CHANGED_AUDIT", "GOOD_CLUSTERSHOT", "OPLOG_CURRENT",
 		"CONSISTENT_BACKUP_CONFIGURATION", "RS_STATE_CHANGED_AUDIT", "SYNC_REQUIRED_AUDIT",
@@ -276,7 +276,7 @@ func TestCatalogEventTypes(t *testing.T) {
 }
 
 // catalogSpecMetrics is the list of measurement types of project alerts
-// (metricName) copied from alerts-api.md, one line per bullet.
+// (metricName) copied from the platform's API document, one line per bullet.
 var catalogSpecMetrics = []string{
 	"ASSERT_REGULAR", "ASSERT_WARNING", "ASSERT_MSG", "ASSERT_USER",
 	"BACKGROUND_FLUSH_AVG",

@@ -80,7 +80,7 @@ func IsNotFound(err error) bool {
 	return e != nil && e.Kind == KindNotFound
 }
 
-// The errorCode values of the API (product.md §2).
+// The errorCode values of the API (docs/api.md#errors).
 const (
 	CodeResourceNotFound          = "RESOURCE_NOT_FOUND"
 	CodeAlertNotFound             = "ALERT_NOT_FOUND"

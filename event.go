@@ -2,7 +2,7 @@ package herald
 
 import "time"
 
-// Audit event types recorded for changes made through the API (product.md §5).
+// Audit event types recorded for changes made through the API (docs/decisions.md#events).
 const (
 	EventAlertAcknowledged     = "ALERT_ACKNOWLEDGED_AUDIT"
 	EventAlertUnacknowledged   = "ALERT_UNACKNOWLEDGED_AUDIT"

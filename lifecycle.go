@@ -1,6 +1,6 @@
 package herald
 
-// The alert lifecycle (product.md §4) as pure functions of an alert, its schedule, its rule and
+// The alert lifecycle (docs/lifecycle.md) as pure functions of an alert, its schedule, its rule and
 // a clock: what the engine does to an alert at one moment, and when it must look again. The
 // engine stores the alert and the schedule, sends the notices a Step names, records the audit
 // events its flags name, and calls Advance again at Wake.
@@ -95,7 +95,7 @@ func observedValue(o Observation) *CurrentValue {
 	return &v
 }
 
-// Advance is the alert at now. Rules (product.md §4):
+// Advance is the alert at now. Rules (docs/lifecycle.md):
 //   - not active (CLOSED/CANCELLED): nothing, Wake zero.
 //   - TRACKING until the smallest delayMin has passed since Detected, then OPEN (Opened).
 //   - acknowledged (AcknowledgedUntil after now): nothing is sent; Wake = AcknowledgedUntil.

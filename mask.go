@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The masking rules of product.md §2. A secret written once is never readable again: every
+// The masking rules of docs/api.md#masking. A secret written once is never readable again: every
 // read goes through these.
 
 // MaskTail shows only the last 4 characters of a key or token behind asterisks. Secrets of 8

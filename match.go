@@ -1,6 +1,6 @@
 package herald
 
-// Matching observations (product.md §6) to alert rules: which rule an observation is about,
+// Matching observations (docs/lifecycle.md#observations) to alert rules: which rule an observation is about,
 // whether its condition holds, and which target it names. Pure functions; the alert engine
 // calls them for every item of every observations request, so they stay cheap (compiled
 // matcher regular expressions are cached).

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// Observation is one item of an observations request (product.md §6): either a condition
+// Observation is one item of an observations request (docs/lifecycle.md#observations): either a condition
 // (EventTypeName, Active) or a measurement (MetricName, Value, Units), about one target. Both
 // may name disk partitions of their host.
 type Observation struct {

@@ -41,7 +41,7 @@ type Scope struct {
 	GroupID string
 }
 
-// Access is a kind of request; each has the roles that allow it (product.md §3 and the
+// Access is a kind of request; each has the roles that allow it (docs/api.md#roles and the
 // document's own role table).
 type Access int
 

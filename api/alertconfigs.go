@@ -154,7 +154,7 @@ func (s *Server) replaceAlertConfig(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	// An edited configuration cancels the alerts it opened (product.md §4).
+	// An edited configuration cancels the alerts it opened (docs/lifecycle.md#states).
 	if err := s.engine.ConfigChanged(c.ctx, p.ID, cfg.ID, false); err != nil {
 		return reply{}, err
 	}

@@ -1,6 +1,8 @@
-// Package api serves Herald's HTTP API: the alerts, events and administration endpoints of
-// the API document under /api/public/v1.0, with Digest authentication, roles, paging, links,
-// envelopes, masking and the error body of product.md §2.
+// Package api serves Herald's HTTP API: the alerts, events and administration endpoints under
+// /api/public/v1.0 (docs/api.md), with Digest authentication, roles, paging, links, envelopes,
+// masking and the error body of docs/api.md#errors. It also serves, without authentication,
+// the API's OpenAPI 3 document (openapi.json, which tests hold to the route table) and a viewer
+// of it at /api/docs (Redoc, embedded from docs/).
 //
 // Before authenticating, it refuses what a browser could be tricked into sending (guard.go:
 // cross-site requests, bodies not declared JSON) and throttles failed authentications (auth.go,

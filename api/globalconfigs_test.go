@@ -230,7 +230,7 @@ func TestReadGlobalAlertConfigs(t *testing.T) {
 	unknown := herald.NewID(time.Now())
 	wantErrorParameter(reader.do("GET", "/globalAlertConfigs/"+unknown, nil).wantError(404, "ALERT_CONFIG_NOT_FOUND"), unknown)
 
-	// Global Read Only is not enough for anything global about alerts (product.md §3).
+	// Global Read Only is not enough for anything global about alerts (docs/decisions.md#roles).
 	readOnly := e.key("", herald.Role{RoleName: herald.GlobalReadOnly})
 	for _, req := range []struct{ method, path string }{
 		{"GET", "/globalAlertConfigs"},

@@ -40,7 +40,7 @@ func TestObservationsRegisterHostsAndDisks(t *testing.T) {
 		map[string]any{"eventTypeName": "NO_PRIMARY", "active": true, "replicaSetName": "rs0"},
 	}
 	r := e.Owner.do("POST", "/groups/"+p+"/observations", batch).wantStatus(202)
-	wantKeys(t, r.Body, "accepted") // product.md §6: 202 {"accepted": N}, not a resource
+	wantKeys(t, r.Body, "accepted") // docs/lifecycle.md#observations: 202 {"accepted": N}, not a resource
 	if r.num("accepted") != 4 {
 		t.Errorf("accepted = %v, want 4", r.Body["accepted"])
 	}

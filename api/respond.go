@@ -45,7 +45,7 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 	_, _ = w.Write(b)
 }
 
-// errorBody is the error body of product.md §2.
+// errorBody is the error body of docs/api.md#errors.
 type errorBody struct {
 	Detail     string `json:"detail"`
 	Error      int    `json:"error"`

@@ -104,7 +104,7 @@ type route struct {
 // routes is every endpoint of the API.
 func (s *Server) routes() []route {
 	return []route{
-		// API keys (document 1, 2; product.md §2 creation).
+		// API keys (docs/api.md#api-keys).
 		{"PATCH /groups/{groupId}/apiKeys/{apiKeyId}", s.assignAPIKey},
 		{"GET /admin/apiKeys", s.listGlobalAPIKeys},
 		{"GET /admin/apiKeys/{apiKeyId}", s.getGlobalAPIKey},
@@ -112,13 +112,13 @@ func (s *Server) routes() []route {
 		{"POST /admin/apiKeys", s.createGlobalAPIKey},
 		{"POST /orgs/{orgId}/apiKeys", s.createOrgAPIKey},
 
-		// Organizations and projects (product.md §2; each readable at its self link).
+		// Organizations and projects (docs/api.md#organizations-and-projects; each readable at its self link).
 		{"POST /orgs", s.createOrg},
 		{"GET /orgs/{orgId}", s.getOrg},
 		{"POST /groups", s.createProject},
 		{"GET /groups/{groupId}", s.getProject},
 
-		// Project alert configurations (document 3-6; product.md §2).
+		// Project alert configurations (docs/api.md#alert-configurations).
 		{"GET /groups/{groupId}/alertConfigs", s.listAlertConfigs},
 		{"POST /groups/{groupId}/alertConfigs", s.createAlertConfig},
 		{"GET /groups/{groupId}/alertConfigs/{alertConfigId}", s.getAlertConfig},
@@ -127,21 +127,21 @@ func (s *Server) routes() []route {
 		{"DELETE /groups/{groupId}/alertConfigs/{alertConfigId}", s.deleteAlertConfig},
 		{"GET /groups/{groupId}/alertConfigs/{alertConfigId}/alerts", s.listConfigAlerts},
 
-		// Project alerts (document 7, 8; product.md §2).
+		// Project alerts (docs/api.md#alerts).
 		{"GET /groups/{groupId}/alerts", s.listAlerts},
 		{"GET /groups/{groupId}/alerts/{alertId}", s.getAlert},
 		{"PATCH /groups/{groupId}/alerts/{alertId}", s.acknowledgeAlert},
 
-		// Delivery attempts (product.md §7: readable by an operator).
+		// Delivery attempts (docs/api.md#delivery-attempts: readable by an operator).
 		{"GET /groups/{groupId}/deliveries", s.listDeliveries},
 		{"GET /groups/{groupId}/alerts/{alertId}/deliveries", s.listAlertDeliveries},
 
-		// Global alerts (document 9-11).
+		// Global alerts (docs/api.md#global-alerts).
 		{"GET /globalAlerts", s.listGlobalAlerts},
 		{"GET /globalAlerts/{alertId}", s.getGlobalAlert},
 		{"PATCH /globalAlerts/{alertId}", s.acknowledgeGlobalAlert},
 
-		// Global alert configurations (document 12-15; product.md §2).
+		// Global alert configurations (docs/api.md#global-alert-configurations).
 		{"GET /globalAlertConfigs", s.listGlobalAlertConfigs},
 		{"POST /globalAlertConfigs", s.createGlobalAlertConfig},
 		{"GET /globalAlertConfigs/{alertConfigId}", s.getGlobalAlertConfig},
@@ -149,11 +149,11 @@ func (s *Server) routes() []route {
 		{"DELETE /globalAlertConfigs/{alertConfigId}", s.deleteGlobalAlertConfig},
 		{"GET /globalAlertConfigs/{alertConfigId}/alerts", s.listGlobalConfigAlerts},
 
-		// Users (document 16).
+		// Users (docs/api.md#users).
 		{"POST /users", s.createUser},
 		{"GET /users/{userId}", s.getUser},
 
-		// Maintenance windows (document 17-19; product.md §2).
+		// Maintenance windows (docs/api.md#maintenance-windows).
 		{"GET /groups/{groupId}/maintenanceWindows", s.listWindows},
 		{"POST /groups/{groupId}/maintenanceWindows", s.createWindow},
 		{"POST /groups/{groupId}/maintenanceWindows/", s.createWindow},
@@ -161,18 +161,18 @@ func (s *Server) routes() []route {
 		{"PATCH /groups/{groupId}/maintenanceWindows/{windowId}", s.updateWindow},
 		{"DELETE /groups/{groupId}/maintenanceWindows/{windowId}", s.deleteWindow},
 
-		// Hosts (document 20) and the observations that register them (product.md §6).
+		// Hosts and the observations that register them (docs/api.md#hosts-and-observations).
 		{"GET /groups/{groupId}/hosts/{hostId}/disks/{partitionName}", s.getDisk},
 		{"POST /groups/{groupId}/observations", s.postObservations},
 
-		// Integrations (document 21, 22; product.md §2).
+		// Integrations (docs/api.md#integrations).
 		{"GET /groups/{groupId}/integrations", s.listIntegrations},
 		{"GET /groups/{groupId}/integrations/{integrationType}", s.getIntegration},
 		{"PUT /groups/{groupId}/integrations/{integrationType}", s.putIntegration},
 		{"POST /groups/{groupId}/integrations/{integrationType}", s.addIntegration},
 		{"DELETE /groups/{groupId}/integrations/{integrationType}", s.deleteIntegration},
 
-		// Events (document 23-25; one event of a list, at its self link).
+		// Events (docs/api.md#events; one event of a list, at its self link).
 		{"GET /groups/{groupId}/events", s.listProjectEvents},
 		{"GET /groups/{groupId}/events/{eventId}", s.getProjectEvent},
 		{"GET /globalEvents", s.listGlobalEvents},
@@ -233,6 +233,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.cfg.Monitoring.ServeHTTP(rec, r)
 		return
+	case publicDocs[p].body != nil:
+		route = p
+		s.serveDoc(rec, r, publicDocs[p])
+		return
 	case !strings.HasPrefix(p, BasePath+"/"):
 		s.writeError(rec, r, herald.Errorf(herald.KindNotFound, herald.CodeResourceNotFound, []any{r.URL.Path}, "There is no resource at %s.", r.URL.Path))
 		return
@@ -270,12 +274,17 @@ func (s *Server) unrouted(w http.ResponseWriter, r *http.Request) {
 		probe := r.Clone(r.Context())
 		probe.Method = m
 		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
-			s.writeProblem(w, r, http.StatusMethodNotAllowed, &herald.Error{Code: herald.CodeMethodNotAllowed,
-				Detail: fmt.Sprintf("Method %s is not allowed on %s.", r.Method, r.URL.Path), Parameters: []any{r.Method}})
+			s.methodNotAllowed(w, r)
 			return
 		}
 	}
 	s.writeError(w, r, herald.Errorf(herald.KindNotFound, herald.CodeResourceNotFound, []any{r.URL.Path}, "There is no resource at %s.", r.URL.Path))
+}
+
+// methodNotAllowed answers 405 with the error body: the path exists, not with this method.
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	s.writeProblem(w, r, http.StatusMethodNotAllowed, &herald.Error{Code: herald.CodeMethodNotAllowed,
+		Detail: fmt.Sprintf("Method %s is not allowed on %s.", r.Method, r.URL.Path), Parameters: []any{r.Method}})
 }
 
 type statusRecorder struct {

@@ -9,7 +9,7 @@ import (
 // Event is what happened to the alert that a delivery tells about.
 type Event string
 
-// The events, as the X-Vendor-Event header of a webhook names them (product.md §7).
+// The events, as the X-Vendor-Event header of a webhook names them (docs/decisions.md#webhooks).
 const (
 	EventOpen        Event = "alert.open"
 	EventUpdate      Event = "alert.update"      // a repeat notice

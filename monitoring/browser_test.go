@@ -1,35 +1,30 @@
 package monitoring_test
 
 import (
-	"bytes"
-	"context"
-	"errors"
-	"image/png"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api/digest"
 	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/internal/browsertest"
 )
 
 // TestBrowserListsHeraldQueues opens Herald's /monitoring/ in Debian's headless chromium, as a
 // person with a global read-only key would, and checks that asynqmon's React app rendered a
-// table of Herald's queues. With go test -artifacts, the page's DOM and a screenshot are kept.
+// table of Herald's queues, with no request outside Herald. With go test -artifacts, the
+// page's DOM and a screenshot are kept.
 func TestBrowserListsHeraldQueues(t *testing.T) {
-	chrome := chromium(t)
+	chrome := browsertest.Find(t)
 	r := newRig(t, true)
 	queues := slices.Sorted(maps.Keys(dispatch.DefaultQueues()))
 	for _, q := range queues {
@@ -44,7 +39,7 @@ func TestBrowserListsHeraldQueues(t *testing.T) {
 	t.Cleanup(proxy.Close)
 	page := proxy.URL + "/monitoring/"
 
-	dom := chrome.run(t, "--dump-dom", page)
+	dom, requested := chrome.Run(t, "--dump-dom", page)
 	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "monitoring.html"), []byte(dom), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -58,20 +53,12 @@ func TestBrowserListsHeraldQueues(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("the page chromium rendered has no row for the queues %v:\n%s", missing, dom)
 	}
-
-	shot := filepath.Join(t.ArtifactDir(), "monitoring.png")
-	chrome.run(t, "--screenshot="+shot, page)
-	b, err := os.ReadFile(shot)
-	if err != nil {
-		t.Fatalf("chromium made no screenshot: %v", err)
+	// Everything the page needs comes from Herald: no web fonts from a CDN, so an operator
+	// without internet access gets the same page.
+	for _, u := range browsertest.Outside(requested, proxy.URL) {
+		t.Errorf("the page made a request outside Herald: %s", u)
 	}
-	img, err := png.Decode(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("the screenshot is not a PNG: %v", err)
-	}
-	if size := img.Bounds().Size(); size.X != 1280 || size.Y != 900 || len(b) < 40<<10 {
-		t.Errorf("the screenshot is %v, %d bytes: want 1280x900 and a page drawn in it (over 40 KiB; an error page in text is about 12)", size, len(b))
-	}
+	chrome.Screenshot(t, filepath.Join(t.ArtifactDir(), "monitoring.png"), page)
 }
 
 // signingProxy forwards a browser's requests to the API at target with a Digest
@@ -97,50 +84,4 @@ func (o *oneAtATime) RoundTrip(req *http.Request) (*http.Response, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.next.RoundTrip(req)
-}
-
-// browser is Debian's chromium, run headless.
-type browser struct{ path string }
-
-// chromium finds chromium: a test that needs it fails without it in CI and is skipped
-// elsewhere.
-func chromium(t *testing.T) browser {
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed: CI must render /monitoring/ in a real browser (Debian: apt-get install chromium)")
-		}
-		t.Skip("chromium is not installed (Debian: apt-get install chromium)")
-	}
-	return browser{path}
-}
-
-// run loads page with the given output flag and returns what chromium printed. The browser
-// has a profile of its own, reaches no host but 127.0.0.1 (asynqmon's page links web fonts
-// from the internet; they are not needed to render), and lets the page run for 10 s of
-// virtual time, enough for the React app to fetch the queues and draw them.
-func (b browser) run(t *testing.T, output, page string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, b.path,
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-default-apps", "--user-data-dir="+t.TempDir(),
-		"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-		"--window-size=1280,900", "--virtual-time-budget=10000",
-		output, page)
-	// chromium starts helper processes: a timeout ends them all.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			t.Fatalf("chromium %s did not finish within 90 s:\n%s", output, stderr.String())
-		}
-		t.Fatalf("chromium %s: %v\n%s", output, err, stderr.String())
-	}
-	return stdout.String()
 }

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"time"
+
 	"github.com/alicebob/miniredis/v2"
 )
 
@@ -19,6 +21,7 @@ func StartEmbedded() (*Embedded, error) {
 	if err := srv.StartAddr("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
+	answerInfo(srv, time.Now())
 	return &Embedded{srv: srv}, nil
 }
 

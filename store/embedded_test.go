@@ -5,25 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/storetest"
 )
 
 // The embedded store's keys expire as a real Redis's do: leases, nonce counters and every
 // TTL in herald dev (and in tests without redis-server) depend on it.
 func TestEmbeddedKeysExpire(t *testing.T) {
-	e, err := store.StartEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	opt, err := redis.ParseURL(e.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
+	rdb := storetest.Embedded(t)
 	ctx := context.Background()
 	if err := rdb.Set(ctx, "k", "v", 100*time.Millisecond).Err(); err != nil {
 		t.Fatal(err)

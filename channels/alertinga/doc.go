@@ -1,6 +1,6 @@
 // Package alertinga sends deliveries of kind ALERTING_A: alerts of the alert-routing service's
 // Alert API v2 (Opsgenie's), created and closed by alias, the alert id, so that the close of an
-// alert closes what its open created (product.md §7).
+// alert closes what its open created (docs/decisions.md#deliveries).
 //
 // The service has one address per region: US (the default) and EU. The region is the
 // notification's alertingARegion, else the ALERTING_A integration's region, else US. The key

@@ -1,7 +1,7 @@
 // Package alertingb sends deliveries of kind ALERTING_B: messages to the alert-routing
 // service's REST endpoint integration (Splunk On-Call's, formerly VictorOps), routed by a
 // routing key and keyed by entity_id, the alert id, so that the RECOVERY of an alert resolves
-// the incident its CRITICAL opened (product.md §7).
+// the incident its CRITICAL opened (docs/decisions.md#deliveries).
 //
 // Every notice is one POST to {BaseURL}/integrations/generic/20131114/alert/{api key}/{routing
 // key}, Content-Type application/json. The api key is the notification's alertingBApiKey, else

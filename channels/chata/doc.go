@@ -1,5 +1,5 @@
 // Package chata sends deliveries of kind CHAT_A: room notifications of team chat service A,
-// which speaks the HipChat REST API v2 (product.md §7).
+// which speaks the HipChat REST API v2 (docs/decisions.md#deliveries).
 //
 // Every notice is one POST {BaseURL}/v2/room/{room}/notification, the room name path-escaped,
 // authenticated with the room's notification token as a bearer token, its body a plain-text

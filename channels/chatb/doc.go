@@ -1,5 +1,5 @@
 // Package chatb sends deliveries of kind CHAT_B: messages of team chat service B, which speaks
-// the Slack Web API, method chat.postMessage (product.md §7).
+// the Slack Web API, method chat.postMessage (docs/decisions.md#deliveries).
 //
 // Every notice is one POST {BaseURL}/api/chat.postMessage with the API token as a bearer token
 // and a JSON body: the channel, a one-line fallback text (what notifications and old clients

@@ -1,6 +1,6 @@
 // Package chatc sends deliveries of kind CHAT_C: cards posted to an incoming webhook of team
 // chat service C, which speaks the Microsoft Teams incoming-webhook protocol (Office 365
-// connector MessageCard) (product.md §7).
+// connector MessageCard) (docs/decisions.md#deliveries).
 //
 // Every notice is one POST of a MessageCard to the notification's chatCWebhookUrl (else the
 // CHAT_C integration's): red for an open alert and its repeat notices, green for its

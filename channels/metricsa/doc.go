@@ -1,6 +1,6 @@
 // Package metricsa sends deliveries of kind METRICS_A: events of the metrics service's Events
 // API v1 (Datadog's), posted with the key in a header and aggregated by the alert id, so that
-// an alert's open, repeats and close show as one thread of events (product.md §7).
+// an alert's open, repeats and close show as one thread of events (docs/decisions.md#deliveries).
 //
 // Every notice is one POST {BaseURL}/api/v1/events with Content-Type application/json and the
 // header DD-API-KEY: the notification's metricsAApiKey, else the METRICS_A integration's apiKey.

@@ -1,6 +1,6 @@
 // Package paging sends deliveries of kind PAGING: events of the on-call paging service's
 // Events API v2 (PagerDuty's), keyed by the alert id so that the resolve of an alert closes the
-// incident its trigger opened (product.md §7).
+// incident its trigger opened (docs/decisions.md#deliveries).
 //
 // Every notice is one POST {BaseURL}/v2/enqueue with Content-Type application/json and no
 // authentication header: the integration key travels in the body as routing_key. An open or

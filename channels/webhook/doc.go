@@ -1,6 +1,6 @@
 // Package webhook sends deliveries of kind WEBHOOK: the alert, as the API shows it, posted as
 // JSON to the notification's webhookUrl (or the WEBHOOK integration's url), signed with an
-// HMAC-SHA1 of the body when there is a secret (product.md §7).
+// HMAC-SHA1 of the body when there is a secret (docs/decisions.md#webhooks).
 //
 // A request looks like:
 //

@@ -13,7 +13,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 )
 
-// Webhook headers (product.md §7).
+// Webhook headers (docs/decisions.md#webhooks).
 const (
 	headerEvent          = "X-Vendor-Event"
 	headerSignature      = "X-Vendor-Signature"

@@ -72,6 +72,13 @@ func embedded(t testing.TB) *redis.Client {
 		warned = true
 		fmt.Fprintln(os.Stderr, "storetest: redis-server not installed; using the embedded store (CI uses a real Redis)")
 	}
+	return Embedded(t)
+}
+
+// Embedded returns a client on a new embedded store (herald dev's), for tests of what that
+// store itself does; both end with t.
+func Embedded(t testing.TB) *redis.Client {
+	t.Helper()
 	e, err := store.StartEmbedded()
 	if err != nil {
 		t.Fatalf("embedded store: %v", err)

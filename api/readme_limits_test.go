@@ -1,0 +1,44 @@
+package api_test
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/store"
+)
+
+// The README's Security section states the limits the code enforces.
+func TestReadmeStatesTheLimits(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := regexp.MustCompile(`\s+`).ReplaceAllString(string(b), " ")
+	thousands := func(v int) string {
+		s := fmt.Sprint(v)
+		for i := len(s) - 3; i > 0; i -= 3 {
+			s = s[:i] + "," + s[i:]
+		}
+		return s
+	}
+	l := api.DefaultAuthLimits
+	for _, want := range []string{
+		fmt.Sprintf("within %d minutes: %d failures of one key or user from one client address", int(l.Window.Minutes()), l.PerPair),
+		fmt.Sprintf("%d failures from one address", l.PerAddress),
+		fmt.Sprintf("%d failures of one key or user from anywhere", l.PerName),
+		fmt.Sprintf("observations %s bytes (%s items × 512 B)", thousands(api.ObservationsBodyLimit), thousands(herald.MaxObservationsPerRequest)),
+		fmt.Sprintf("every other endpoint %d KiB", api.DefaultBodyLimit>>10),
+		fmt.Sprintf("more than %d `notifications`, any other array over %s items, nesting deeper than %d",
+			herald.MaxNotificationsPerConfig, thousands(herald.MaxArrayItems), herald.MaxNesting),
+		fmt.Sprintf("waiting observations over %d MiB", store.DefaultObservationBacklog>>20),
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README does not say %q", want)
+		}
+	}
+}
