@@ -108,7 +108,8 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 		current := map[pair]*store.Change{}
 		var order []*store.Change
 		for _, t := range loaded {
-			c := &store.Change{Tracked: t, PrevStatus: t.Alert.Status}
+			// Untouched (or only refreshed by a re-report), an alert keeps its due time.
+			c := &store.Change{Tracked: t, PrevStatus: t.Alert.Status, Wake: herald.Wake(t.Alert, t.Schedule)}
 			current[pair{t.Alert.AlertConfigID, t.Target}] = c
 			order = append(order, c)
 		}
@@ -252,7 +253,7 @@ func (s *session) cancelConfig(ctx context.Context, sc store.Scope, configID str
 				cancelled++
 				return herald.Cancel(t.Alert, t.Schedule, now)
 			}
-			return herald.Step{Alert: t.Alert, Schedule: t.Schedule, Wake: nextWake(t)}
+			return herald.Step{Alert: t.Alert, Schedule: t.Schedule, Wake: herald.Wake(t.Alert, t.Schedule)}
 		}); err != nil {
 			return err
 		}
@@ -260,19 +261,4 @@ func (s *session) cancelConfig(ctx context.Context, sc store.Scope, configID str
 			return nil
 		}
 	}
-}
-
-// nextWake is when an untouched alert is due: its earliest next notice, or the end of its
-// acknowledgement.
-func nextWake(t store.Tracked) time.Time {
-	var w time.Time
-	for _, n := range t.Schedule.Next {
-		if !n.IsZero() && (w.IsZero() || n.Before(w)) {
-			w = n
-		}
-	}
-	if ack := t.Alert.AcknowledgedUntil; !ack.IsZero() && (w.IsZero() || ack.Before(w)) {
-		w = ack.Time
-	}
-	return w
 }
