@@ -66,11 +66,14 @@ type noticeContext struct {
 	people  func() ([]herald.User, error) // the project's users, read when a notice fans out
 }
 
+// errNotificationGone: the configuration no longer has the notification a notice is for.
+var errNotificationGone = errors.New("the configuration no longer has this notification")
+
 // recipients are the deliveries of notice n. A retry of one person's delivery (n.UserID set)
 // has that one only.
 func (e *Engine) recipients(n notice, nc noticeContext) ([]recipient, error) {
 	if n.Notification >= len(nc.rule.Notifications) {
-		return nil, fmt.Errorf("the configuration no longer has notification %d", n.Notification)
+		return nil, errNotificationGone
 	}
 	nt := nc.rule.Notifications[n.Notification]
 	base := channels.Delivery{ID: n.DeliveryID, Event: channels.Event(n.Event), Alert: nc.alert,
@@ -182,11 +185,17 @@ type sent struct {
 	attempts []store.Attempt
 }
 
-// later is a delivery to try again, no sooner than after (the target's Retry-After).
+// later is a delivery to try again, no sooner than after (the target's Retry-After), on the
+// queue of kind (empty: the notice's own, kindOf).
 type later struct {
 	n     notice
 	after time.Duration
+	kind  string
 }
+
+// peopleQueueKind is the queue of a retry of a whole notice that fans out to people (its
+// people could not be read): people are reached by email first.
+const peopleQueueKind = "EMAIL"
 
 // retryAfter is how long a failure asked to be left alone.
 func retryAfter(err error) time.Duration {
@@ -230,8 +239,14 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 		nc := noticeContext{alert: g.alerts[n.AlertID], rule: s.configs[n.ConfigID], project: s.project, integ: s.integ,
 			people: func() ([]herald.User, error) { return s.people(ctx) }}
 		rs, err := s.e.recipients(n, nc)
-		if err != nil {
+		if errors.Is(err, errNotificationGone) {
 			s.e.Log.Warn("delivery not possible", zap.String("delivery", n.DeliveryID), zap.Error(err))
+			continue
+		}
+		if err != nil { // reading the project's people failed: the whole notice is tried again
+			mu.Lock()
+			out.retry = append(out.retry, later{n: n, kind: peopleQueueKind})
+			mu.Unlock()
 			continue
 		}
 		for _, r := range rs {
@@ -251,7 +266,7 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 				case retryLater:
 					one := n
 					one.UserID, one.Via = r.userID, r.via
-					out.retry = append(out.retry, later{one, retryAfter(err)})
+					out.retry = append(out.retry, later{n: one, after: retryAfter(err)})
 				case rejected:
 					out.refused = append(out.refused, refusal{n, r})
 				case givenUp:
@@ -272,24 +287,34 @@ func (s *session) people(ctx context.Context) ([]herald.User, error) {
 
 // settle records what deliver did: the attempts, lastNotified of the alerts notified, retry
 // tasks for what failed for now, refused credentials, and the group's notices out of the
-// outbox.
-func (s *session) settle(ctx context.Context, r sent) error {
+// outbox. Each part done is taken out of r, so that settling again after a failure does only
+// what is left.
+func (s *session) settle(ctx context.Context, r *sent) error {
 	sc := r.group.sc
 	if err := s.e.store.RecordAttempts(ctx, s.project.ID, r.attempts); err != nil {
 		return err
 	}
+	r.attempts = nil
 	if err := s.e.store.MarkNotified(ctx, sc, r.notified, r.group.alerts); err != nil {
 		return err
 	}
-	for _, l := range r.retry {
-		if err := s.e.dispatcher.retry(ctx, l.n, s.kindOf(l.n), s.e.DeliveryRetries, l.after); err != nil {
+	r.notified = nil
+	for len(r.retry) > 0 {
+		l := r.retry[0]
+		kind := l.kind
+		if kind == "" {
+			kind = s.kindOf(l.n)
+		}
+		if err := s.e.dispatcher.retry(ctx, l.n, kind, s.e.DeliveryRetries, l.after); err != nil {
 			return err // the outbox keeps every notice: they come back after the lease
 		}
+		r.retry = r.retry[1:]
 	}
-	for _, f := range r.refused {
-		if err := s.e.refused(ctx, f.n, f.r, s.project); err != nil {
+	for len(r.refused) > 0 {
+		if err := s.e.refused(ctx, r.refused[0].n, r.refused[0].r, s.project); err != nil {
 			return err
 		}
+		r.refused = r.refused[1:]
 	}
 	return s.e.store.DoneOutbox(ctx, sc, r.group.notices...)
 }
@@ -434,15 +459,23 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	rs, err := e.recipients(n, nc)
-	if err != nil {
-		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
+	if errors.Is(err, errNotificationGone) {
+		e.Log.Warn("delivery not possible", zap.String("delivery", n.DeliveryID), zap.Error(err))
+		return nil
 	}
+	if err != nil {
+		return err // reading the project's people failed: tried again
+	}
+	// A notice that fans out and reached nobody yet is tried once for each person here; a
+	// person it fails for gets a retry task of their own, so that the others are not sent it
+	// again.
+	fanned := n.UserID == "" && len(rs) > 0 && rs[0].userID != ""
 	var failed error
 	for _, r := range rs {
 		res, records, err := e.attempt(ctx, n, r)
 		last, _ := asynq.GetRetryCount(ctx)
 		max, _ := asynq.GetMaxRetry(ctx)
-		if res == retryLater && last >= max && len(records) > 0 {
+		if res == retryLater && !fanned && last >= max && len(records) > 0 {
 			records[len(records)-1].Outcome = store.OutcomeDeadLetter
 			e.Log.Warn("delivery failed for good: archived as a dead letter", zap.String("delivery", r.delivery.ID), zap.Error(err))
 		}
@@ -455,7 +488,15 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 				return err
 			}
 		case retryLater:
-			failed = err
+			if !fanned {
+				failed = err
+				break
+			}
+			one := n
+			one.UserID, one.Via = r.userID, r.via
+			if err := e.dispatcher.retry(ctx, one, r.via, e.DeliveryRetries, retryAfter(err)); err != nil {
+				return err
+			}
 		case rejected:
 			if err := e.refused(ctx, n, r, nc.project); err != nil {
 				return err

@@ -2,8 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,7 +20,6 @@ type Engine struct {
 	EngineConfig
 	store      *store.Store
 	dispatcher *Dispatcher
-	token      string        // this engine's name in project leases
 	stopping   chan struct{} // closed when the worker shuts down: waits end at once
 	stopOnce   sync.Once
 }
@@ -40,7 +37,8 @@ type EngineConfig struct {
 	Minute time.Duration
 	// Lease is how long a project session, a claimed due alert and an unsent notice belong to
 	// one engine without it renewing them: after a crash, the work comes back after this.
-	// Default 30 s; it must exceed the time a step takes.
+	// A session's heartbeat renews them every quarter of it while the session works or waits
+	// on senders. Default 8 s.
 	Lease time.Duration
 	// DeliveryRetries is how often a failed delivery is retried by a task before it is archived
 	// as a dead letter (default 12: about an hour and a half of backoff).
@@ -52,6 +50,10 @@ type EngineConfig struct {
 	Clock    herald.Clock
 	Log      *zap.Logger
 }
+
+// DefaultLease is the lease of a session's project, claims and notices: a killed worker's
+// projects resume within it.
+const DefaultLease = 8 * time.Second
 
 // Settings of the engine's batching.
 const (
@@ -65,10 +67,8 @@ const (
 
 // NewEngine builds an engine on st, queueing follow-up work with d.
 func NewEngine(st *store.Store, d *Dispatcher, cfg EngineConfig) *Engine {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
 	if cfg.Lease <= 0 {
-		cfg.Lease = 30 * time.Second
+		cfg.Lease = DefaultLease
 	}
 	if cfg.DeliveryRetries <= 0 {
 		cfg.DeliveryRetries = 12
@@ -85,7 +85,7 @@ func NewEngine(st *store.Store, d *Dispatcher, cfg EngineConfig) *Engine {
 	if cfg.Observer == nil {
 		cfg.Observer = nopObserver{}
 	}
-	return &Engine{EngineConfig: cfg, store: st, dispatcher: d, token: hex.EncodeToString(b), stopping: make(chan struct{})}
+	return &Engine{EngineConfig: cfg, store: st, dispatcher: d, stopping: make(chan struct{})}
 }
 
 // errBusy: another engine holds the project; the task is retried shortly.
@@ -103,6 +103,9 @@ type session struct {
 	integ   map[string]*herald.Integration
 	sends   chan sendGroup // committed notices for the session's sender, in commit order
 	sent    chan error     // the sender's result, once sends is closed
+
+	mu       sync.Mutex                       // guards inflight
+	inflight map[store.Scope]map[string]bool // notices handed to the sender and not yet settled
 
 	peopleOnce sync.Once // the project's users, read when a notice first fans out
 	peopleList []herald.User
@@ -151,7 +154,7 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 	var lock *store.ProjectLock
 	backoff := 5 * time.Millisecond
 	for deadline := time.Now().Add(lockWait); ; {
-		l, ok, err := e.store.LockProject(ctx, groupID, e.token, e.Lease)
+		l, ok, err := e.store.LockProject(ctx, groupID, e.Lease)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -176,7 +179,11 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 			e.Log.Warn("releasing project lease", zap.String("groupId", groupID), zap.Error(err))
 		}
 	}()
-	s, err := e.newSession(ctx, groupID, lock)
+	// The heartbeat keeps the lease and the notices being sent held while the session works;
+	// if the lease is lost, the session's context ends with store.ErrLeaseLost.
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s, err := e.newSession(sctx, groupID, lock)
 	if err != nil {
 		if herald.IsNotFound(err) {
 			e.Log.Warn("work for a project that does not exist", zap.String("groupId", groupID))
@@ -184,15 +191,94 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 		}
 		return time.Time{}, err
 	}
-	err = s.work(ctx, fn)
+	beat := make(chan struct{})
+	beating := make(chan struct{})
+	go func() { defer close(beating); s.heartbeat(sctx, cancel, beat) }()
+	defer func() { close(beat); <-beating }()
+	err = s.work(sctx, fn)
 	// Deliveries under way finish before the lease is given back.
 	if sendErr := s.flush(); err == nil {
 		err = sendErr
 	}
+	if cause := context.Cause(sctx); err != nil && errors.Is(cause, store.ErrLeaseLost) {
+		err = cause
+	}
 	if err != nil {
 		return time.Time{}, err
 	}
-	return s.nextDue(ctx)
+	return s.nextDue(sctx)
+}
+
+// heartbeat renews the session's lease and holds its notices being sent, every quarter of
+// the lease, until stop is closed. A lease found lost, or not renewed before it ran out (Redis
+// unreachable), ends the session: another may hold the project by then.
+func (s *session) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, stop <-chan struct{}) {
+	every := max(s.e.Lease/4, 10*time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := s.lock.Extend(ctx, s.e.Lease)
+		if err == nil {
+			err = s.holdInflight(ctx)
+		}
+		switch {
+		case errors.Is(err, store.ErrLeaseLost):
+			s.e.Log.Warn("project lease lost: the session stops", zap.String("groupId", s.project.ID))
+			cancel(err)
+			return
+		case err != nil && time.Now().After(s.lock.Expires()):
+			s.e.Log.Warn("project lease ran out unrenewed: the session stops", zap.String("groupId", s.project.ID), zap.Error(err))
+			cancel(store.ErrLeaseLost)
+			return
+		case err != nil:
+			s.e.Log.Warn("renewing the project lease", zap.String("groupId", s.project.ID), zap.Error(err))
+		}
+	}
+}
+
+// holdInflight keeps the notices handed to the sender held for another lease.
+func (s *session) holdInflight(ctx context.Context) error {
+	s.mu.Lock()
+	held := map[store.Scope][][]byte{}
+	for sc, ns := range s.inflight {
+		for n := range ns {
+			held[sc] = append(held[sc], []byte(n))
+		}
+	}
+	s.mu.Unlock()
+	until := s.e.Clock.Now().Add(s.e.Lease)
+	for sc, ns := range held {
+		if err := s.e.store.HoldOutbox(ctx, sc, until, ns...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// track records notices as handed to the sender (on) or settled (off).
+func (s *session) track(sc store.Scope, notices [][]byte, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inflight == nil {
+		s.inflight = map[store.Scope]map[string]bool{}
+	}
+	if s.inflight[sc] == nil {
+		s.inflight[sc] = map[string]bool{}
+	}
+	for _, n := range notices {
+		if on {
+			s.inflight[sc][string(n)] = true
+		} else {
+			delete(s.inflight[sc], string(n))
+		}
+	}
 }
 
 // work is what a session does: fn, the notices engines left behind, then whatever waits or is
@@ -230,14 +316,36 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 		go func() {
 			var err error
 			for r := range delivered {
-				if err == nil { // after a failure the rest stays in the outbox, for later
-					err = s.settle(ctx, r)
+				if err == nil { // after a save that failed for good the rest stays in the outbox, for later
+					err = s.settleRetrying(ctx, &r)
 				}
+				s.track(r.group.sc, r.group.notices, false)
 			}
 			s.sent <- err
 		}()
 	}
+	s.track(sc, notices, true)
 	s.sends <- sendGroup{sc: sc, alerts: alerts, notices: notices}
+}
+
+// settleRetrying settles r, trying again after a failure (backing off up to a second) for as
+// long as the session holds its lease: one failed save must not leave the notices in the
+// outbox, where another session would send them again.
+func (s *session) settleRetrying(ctx context.Context, r *sent) error {
+	wait := 20 * time.Millisecond
+	for {
+		err := s.settle(ctx, r)
+		if err == nil || alive(ctx) != nil {
+			return err
+		}
+		s.e.Log.Warn("saving delivery results failed; trying again", zap.String("groupId", s.project.ID), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
 
 // flush waits for the sender to deliver everything handed to it.
@@ -318,18 +426,14 @@ func (s *session) silenced(eventType string, now time.Time) bool {
 	return false
 }
 
-// keepAlive renews the lease when half of it is gone.
-func (s *session) keepAlive(ctx context.Context) error {
-	if time.Until(s.lock.Expires) > s.e.Lease/2 {
-		return nil
-	}
-	return s.lock.Extend(ctx, s.e.Lease)
-}
+// alive says whether the session may go on: its lease held (the heartbeat ends the context
+// when it is lost) and its task not cancelled.
+func alive(ctx context.Context) error { return context.Cause(ctx) }
 
 // run evaluates waiting observations and due alerts until there is nothing left to do now.
 func (s *session) run(ctx context.Context) error {
 	for {
-		if err := s.keepAlive(ctx); err != nil {
+		if err := alive(ctx); err != nil {
 			return err
 		}
 		observed, err := s.observe(ctx)

@@ -27,10 +27,10 @@ func (s *session) observe(ctx context.Context) (bool, error) {
 		} else if err := s.evaluate(ctx, obs); err != nil {
 			return true, err
 		}
-		if err := s.e.store.DropObservations(ctx, s.project.ID, 1); err != nil {
+		if err := s.lock.DropObservation(ctx, s.project.ID, b); err != nil {
 			return true, err
 		}
-		if err := s.keepAlive(ctx); err != nil {
+		if err := alive(ctx); err != nil {
 			return true, err
 		}
 	}

@@ -1,8 +1,13 @@
 package dispatch_test
 
 import (
+	"net/http"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/email"
+	"github.com/heraldhq/herald/dispatch"
 )
 
 // An agent re-reporting a condition that still holds changes nothing about when the alert's
@@ -41,4 +46,84 @@ func TestReReportsKeepTheSchedule(t *testing.T) {
 		t.Errorf("%d notices in %s of re-reports, want about %d (one per interval)", len(got), span, want)
 	}
 	checkNotEarly(t, got, detected.Add(2*minute), 5*minute)
+}
+
+// One failed save of a batch's delivery results is retried: the notices leave the outbox
+// and are not sent again when their lease runs out.
+func TestFailedSaveIsRetried(t *testing.T) {
+	r := newRig(t, 200*time.Millisecond)
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.faults.fail(1, onKey("zrem", ":outbox"))
+	for _, h := range []string{"h1", "h2", "h3"} {
+		r.observe(hostDown(h, true))
+	}
+	r.recv.waitCount(t, 3, 10*time.Second)
+	time.Sleep(2*time.Second + 500*time.Millisecond) // the lease: anything left in the outbox comes back
+	r.observe(hostDown("h4", true))                   // at the next session
+	r.recv.waitCount(t, 4, 10*time.Second)
+	time.Sleep(3 * time.Second) // a notice recovered from the outbox is retried a second later
+	if r.faults.injected() != 1 {
+		t.Fatalf("%d failures injected, want 1", r.faults.injected())
+	}
+	seen := map[string]int{}
+	for _, d := range r.recv.deliveries() {
+		seen[d.Idempotency]++
+	}
+	for k, n := range seen {
+		if n > 1 {
+			t.Errorf("notice %s delivered %d times", k, n)
+		}
+	}
+	if len(seen) != 4 {
+		t.Errorf("%d notices delivered, want 4", len(seen))
+	}
+}
+
+// A store error while reading a project's people for a GROUP notification is transient: the
+// notice is not dropped, the owner gets the mail.
+func TestPeopleReadFailureIsTransient(t *testing.T) {
+	mail := channelstest.NewSMTPServer(t)
+	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) {
+		c.Notifiers["EMAIL"] = email.Notifier{Config: email.Config{Addr: mail.Addr, From: "herald@example.com"}}
+	})
+	r.do("POST", "/users", map[string]any{"username": "owner@example.com", "password": "s3cret-pass", "emailAddress": "owner@example.com",
+		"firstName": "A", "lastName": "B", "roles": []any{map[string]any{"groupId": r.project, "roleName": "GROUP_OWNER"}}}, 201)
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{map[string]any{
+		"typeName": "GROUP", "role": "GROUP_OWNER", "emailEnabled": true, "smsEnabled": false, "delayMin": 0, "intervalMin": 60}}})
+	r.faults.fail(2, onKey("zrange", ":group:"+r.project))
+	r.observe(hostDown("h1", true))
+	if !eventually(15*time.Second, func() bool { return len(mail.Mails()) >= 1 }) {
+		t.Fatalf("the owner never got the mail after %d failed reads of the project's people\n%s", r.faults.injected(), r.failedTasks())
+	}
+	if r.faults.injected() != 2 {
+		t.Errorf("%d failures injected, want 2", r.faults.injected())
+	}
+}
+
+// A target answering in longer than the lease: the session's heartbeat keeps the project and
+// the notices it is sending, so no other session takes them and nothing is sent twice.
+func TestSlowTargetKeepsTheLease(t *testing.T) {
+	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) { c.Lease = time.Second })
+	r.recv.respond = func(n int, w http.ResponseWriter) { time.Sleep(2500 * time.Millisecond) }
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.observe(hostDown("h1", true))
+	r.recv.waitCount(t, 1, 5*time.Second)
+	r.observe(hostDown("h2", true)) // another session wants the project while the first waits
+	r.recv.waitCount(t, 2, 10*time.Second)
+	time.Sleep(4 * time.Second)
+	seen := map[string]int{}
+	for _, d := range r.recv.deliveries() {
+		seen[d.Idempotency]++
+	}
+	if len(seen) != 2 {
+		t.Errorf("%d notices, want 2: %v", len(seen), seen)
+	}
+	for k, n := range seen {
+		if n > 1 {
+			t.Errorf("notice %s sent %d times", k, n)
+		}
+	}
+	if n := len(r.alerts("?status=OPEN")); n != 2 {
+		t.Errorf("%d open alerts, want 2", n)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/heraldhq/herald/dispatch"
 )
 
 // settings binds flags to HERALD_* environment variables: a flag's default is the variable's
@@ -94,7 +96,7 @@ func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 	s.string(&c.QueuePriorities, "queue-priorities", "HERALD_QUEUE_PRIORITIES", "",
 		"queue=priority pairs changing the default priorities, e.g. engine=12,deliveries-paging=6; 0 leaves a queue to other workers")
 	c.services.bind(s)
-	s.duration(&c.Lease, "lease", "HERALD_ENGINE_LEASE", 30*time.Second, "how long a worker's claim on a project's work lasts unrenewed: after a worker dies, its work resumes after this")
+	s.duration(&c.Lease, "lease", "HERALD_ENGINE_LEASE", dispatch.DefaultLease, "how long a worker's claim on a project's work lasts unrenewed (a working session renews it every quarter): after a worker dies, its work resumes after this")
 }
 
 // validate checks the settings after parsing, since the environment bypasses flag parsing.
