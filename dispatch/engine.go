@@ -104,7 +104,7 @@ type session struct {
 	sends   chan sendGroup // committed notices for the session's sender, in commit order
 	sent    chan error     // the sender's result, once sends is closed
 
-	mu       sync.Mutex                       // guards inflight
+	mu       sync.Mutex                      // guards inflight
 	inflight map[store.Scope]map[string]bool // notices handed to the sender and not yet settled
 
 	peopleOnce sync.Once // the project's users, read when a notice first fans out

@@ -59,7 +59,7 @@ func TestFailedSaveIsRetried(t *testing.T) {
 	}
 	r.recv.waitCount(t, 3, 10*time.Second)
 	time.Sleep(2*time.Second + 500*time.Millisecond) // the lease: anything left in the outbox comes back
-	r.observe(hostDown("h4", true))                   // at the next session
+	r.observe(hostDown("h4", true))                  // at the next session
 	r.recv.waitCount(t, 4, 10*time.Second)
 	time.Sleep(3 * time.Second) // a notice recovered from the outbox is retried a second later
 	if r.faults.injected() != 1 {
