@@ -1,6 +1,7 @@
 package dispatch_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -125,5 +126,23 @@ func TestSlowTargetKeepsTheLease(t *testing.T) {
 	}
 	if n := len(r.alerts("?status=OPEN")); n != 2 {
 		t.Errorf("%d open alerts, want 2", n)
+	}
+}
+
+// A worker killed in a session leaves its project leased, unrenewed: the project's work
+// resumes within 10 s (the default lease, 8 s), not the old 30 s.
+func TestKilledSessionsProjectResumesWithin10s(t *testing.T) {
+	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) { c.Lease = 0 }) // the default
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	if _, ok, err := r.Store.LockProject(context.Background(), r.project, dispatch.DefaultLease); err != nil || !ok {
+		t.Fatal("could not take the project's lease as the killed session", ok, err)
+	}
+	killed := time.Now()
+	r.observe(hostDown("h1", true))
+	got := r.recv.waitCount(t, 1, 15*time.Second)
+	if took := got[0].At.Sub(killed); took > 10*time.Second {
+		t.Errorf("the project resumed %s after its session was killed, over 10 s", took)
+	} else {
+		t.Logf("resumed after %s", took.Round(time.Millisecond))
 	}
 }
