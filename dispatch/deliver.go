@@ -236,7 +236,7 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 			s.e.Log.Error("undecodable notice in the outbox", zap.Error(err))
 			continue
 		}
-		nc := noticeContext{alert: g.alerts[n.AlertID], rule: s.configs[n.ConfigID], project: s.project, integ: s.integ,
+		nc := noticeContext{alert: g.alerts[n.AlertID], rule: g.cfg.configs[n.ConfigID], project: s.project, integ: g.cfg.integ,
 			people: func() ([]herald.User, error) { return s.people(ctx) }}
 		rs, err := s.e.recipients(n, nc)
 		if errors.Is(err, errNotificationGone) {
@@ -324,7 +324,7 @@ func (s *session) kindOf(n notice) string {
 	if n.Via != "" {
 		return n.Via
 	}
-	if rule, ok := s.configs[n.ConfigID]; ok && n.Notification < len(rule.Notifications) {
+	if rule, ok := s.cfg().configs[n.ConfigID]; ok && n.Notification < len(rule.Notifications) {
 		return rule.Notifications[n.Notification].TypeName
 	}
 	return "WEBHOOK"

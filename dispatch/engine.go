@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -91,17 +92,13 @@ func NewEngine(st *store.Store, d *Dispatcher, cfg EngineConfig) *Engine {
 // errBusy: another engine holds the project; the task is retried shortly.
 var errBusy = errors.New("dispatch: project busy")
 
-// session is one engine's turn at a project: what it loaded once and uses throughout.
+// session is one engine's turn at a project, with the configurations it works with.
 type session struct {
 	e       *Engine
 	project herald.Project
 	lock    *store.ProjectLock
-	configs map[string]herald.AlertRule // project and global configurations by id
-	global  map[string]bool             // which of them are global
-	byType  map[string][]string         // enabled configuration ids by event type
-	windows []herald.MaintenanceWindow
-	integ   map[string]*herald.Integration
-	sends   chan sendGroup // committed notices for the session's sender, in commit order
+	snap    atomic.Pointer[configSet] // the configurations, as of the last refresh
+	sends   chan sendGroup            // committed notices for the session's sender, in commit order
 	sent    chan error     // the sender's result, once sends is closed
 
 	mu       sync.Mutex                      // guards inflight
@@ -114,6 +111,7 @@ type session struct {
 
 // sendGroup is the notices of one committed step, with the alerts they are about.
 type sendGroup struct {
+	cfg     *configSet // the configurations the step was committed with
 	sc      store.Scope
 	alerts  map[string]herald.Alert
 	notices [][]byte
@@ -325,7 +323,7 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 		}()
 	}
 	s.track(sc, notices, true)
-	s.sends <- sendGroup{sc: sc, alerts: alerts, notices: notices}
+	s.sends <- sendGroup{cfg: s.cfg(), sc: sc, alerts: alerts, notices: notices}
 }
 
 // settleRetrying settles r, trying again after a failure (backing off up to a second) for as
@@ -360,11 +358,58 @@ func (s *session) flush() error {
 }
 
 func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.ProjectLock) (*session, error) {
+	cs, err := e.loadConfigs(ctx, groupID)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{e: e, project: cs.project, lock: lock}
+	s.snap.Store(cs)
+	return s, nil
+}
+
+// configSet is what a session evaluates and delivers with, as committed at one version: never
+// changed once loaded (the sender reads it while the session may load a newer one).
+type configSet struct {
+	version string
+	project herald.Project
+	configs map[string]herald.AlertRule // project and global configurations by id
+	global  map[string]bool             // which of them are global
+	byType  map[string][]string         // enabled configuration ids by event type
+	windows []herald.MaintenanceWindow
+	integ   map[string]*herald.Integration
+}
+
+// cfg is the configurations the session uses now.
+func (s *session) cfg() *configSet { return s.snap.Load() }
+
+// refresh loads the project's configurations again if any changed since the session loaded
+// them: called after reading observations and before evaluating them, so that every
+// configuration committed before an observation was queued is seen.
+func (s *session) refresh(ctx context.Context) error {
+	v, err := s.e.store.ConfigVersion(ctx, s.project.ID)
+	if err != nil || v == s.cfg().version {
+		return err
+	}
+	cs, err := s.e.loadConfigs(ctx, s.project.ID)
+	if err != nil {
+		return err
+	}
+	s.snap.Store(cs)
+	return nil
+}
+
+// loadConfigs reads what a session of project groupID evaluates and delivers with. The
+// version is read first: a write after it makes the next refresh load again.
+func (e *Engine) loadConfigs(ctx context.Context, groupID string) (*configSet, error) {
+	version, err := e.store.ConfigVersion(ctx, groupID)
+	if err != nil {
+		return nil, err
+	}
 	p, err := e.store.Project(ctx, groupID)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{e: e, project: p, lock: lock, configs: map[string]herald.AlertRule{}, global: map[string]bool{},
+	s := &configSet{version: version, project: p, configs: map[string]herald.AlertRule{}, global: map[string]bool{},
 		byType: map[string][]string{}, integ: map[string]*herald.Integration{}}
 	for off := 0; ; off += 500 {
 		cs, _, err := e.store.AlertConfigs(ctx, groupID, store.Page{Offset: off, Limit: 500})
@@ -372,7 +417,7 @@ func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.Pro
 			return nil, err
 		}
 		for _, c := range cs {
-			s.addConfig(c.ID, c.AlertRule, false)
+			s.add(c.ID, c.AlertRule, false)
 		}
 		if len(cs) < 500 {
 			break
@@ -385,7 +430,7 @@ func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.Pro
 		}
 		for _, c := range cs {
 			if c.AppliesTo(p) {
-				s.addConfig(c.ID, c.AlertRule, true)
+				s.add(c.ID, c.AlertRule, true)
 			}
 		}
 		if len(cs) < 500 {
@@ -405,7 +450,7 @@ func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.Pro
 	return s, nil
 }
 
-func (s *session) addConfig(id string, rule herald.AlertRule, global bool) {
+func (s *configSet) add(id string, rule herald.AlertRule, global bool) {
 	s.configs[id], s.global[id] = rule, global
 	if rule.Enabled {
 		s.byType[rule.EventTypeName] = append(s.byType[rule.EventTypeName], id)
@@ -418,7 +463,7 @@ func (s *session) silenced(eventType string, now time.Time) bool {
 	if !ok {
 		return false
 	}
-	for _, w := range s.windows {
+	for _, w := range s.cfg().windows {
 		if w.Silences(info.Category, now) {
 			return true
 		}

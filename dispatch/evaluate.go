@@ -19,6 +19,10 @@ func (s *session) observe(ctx context.Context) (bool, error) {
 	if err != nil || len(batches) == 0 {
 		return false, err
 	}
+	// Read after the batches: every configuration committed before they were queued is seen.
+	if err := s.refresh(ctx); err != nil {
+		return false, err
+	}
 	for _, b := range batches {
 		var obs []herald.Observation
 		if err := json.Unmarshal(b, &obs); err != nil {
@@ -52,6 +56,7 @@ type finding struct {
 func (s *session) evaluate(ctx context.Context, obs []herald.Observation) error {
 	now := s.e.Clock.Now()
 	byScope := map[bool][]finding{}
+	cfg := s.cfg()
 	for _, o := range obs {
 		typ := o.EventTypeName
 		if o.IsMeasurement() {
@@ -61,12 +66,12 @@ func (s *session) evaluate(ctx context.Context, obs []herald.Observation) error 
 		if o.At != nil && o.At.Before(now) {
 			at = o.At.Time
 		}
-		for _, id := range s.byType[typ] {
-			rule := s.configs[id]
+		for _, id := range cfg.byType[typ] {
+			rule := cfg.configs[id]
 			if !rule.Matches(o) {
 				continue
 			}
-			byScope[s.global[id]] = append(byScope[s.global[id]], finding{obs: o, config: id, target: store.TargetID(o.TargetKey()), holds: rule.Holds(o), at: at})
+			byScope[cfg.global[id]] = append(byScope[cfg.global[id]], finding{obs: o, config: id, target: store.TargetID(o.TargetKey()), holds: rule.Holds(o), at: at})
 		}
 	}
 	for _, global := range []bool{false, true} {
@@ -117,7 +122,7 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 			p := pair{f.config, f.target}
 			c := current[p]
 			active := c != nil && herald.Active(c.Tracked.Alert.Status)
-			rule := s.configs[f.config]
+			rule := s.cfg().configs[f.config]
 			switch {
 			case f.holds && active:
 				c.Tracked.Alert = herald.Refresh(c.Tracked.Alert, f.obs, now)
@@ -169,6 +174,9 @@ func (s *session) due(ctx context.Context) (bool, error) {
 			continue
 		}
 		any = true
+		if err := s.refresh(ctx); err != nil {
+			return any, err
+		}
 		ids := make([]string, len(claimed))
 		for i, d := range claimed {
 			ids[i] = d.AlertID
@@ -201,7 +209,7 @@ func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now
 		changes := make([]store.Change, 0, len(loaded))
 		for _, t := range loaded {
 			found[t.Alert.ID] = true
-			rule, ok := s.configs[t.Alert.AlertConfigID]
+			rule, ok := s.cfg().configs[t.Alert.AlertConfigID]
 			c := store.Change{Tracked: t, PrevStatus: t.Alert.Status, OutboxUntil: now.Add(s.e.Lease)}
 			s.step(&c, sc, next(t, rule, ok), now)
 			changes = append(changes, c)

@@ -146,3 +146,31 @@ func TestKilledSessionsProjectResumesWithin10s(t *testing.T) {
 		t.Logf("resumed after %s", took.Round(time.Millisecond))
 	}
 }
+
+// A session sees every configuration committed before the observation it evaluates: one
+// created while a session is busy (its sender waits on a slow target) applies to an
+// observation posted right after it, in that same session.
+func TestSessionSeesConfigurationsCommittedBeforeTheObservation(t *testing.T) {
+	r := newRig(t, 200*time.Millisecond)
+	r.recv.respond = func(n int, w http.ResponseWriter) { time.Sleep(1500 * time.Millisecond) }
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	for _, h := range []string{"h1", "h2", "h3", "h4"} {
+		r.observe(hostDown(h, true))
+	}
+	r.recv.waitCount(t, 1, 5*time.Second) // the session is busy sending
+	other := newReceiver(t)
+	later := r.config(map[string]any{"eventTypeName": "HOST_DOWN", "matchers": []any{map[string]any{"fieldName": "HOSTNAME_AND_PORT",
+		"operator": "STARTS_WITH", "value": "h9"}}, "notifications": []any{map[string]any{"typeName": "WEBHOOK", "webhookUrl": other.url(),
+		"webhookSecret": webhookSecret, "delayMin": 0, "intervalMin": 60}}})
+	r.observe(hostDown("h9", true))
+	if !eventually(15*time.Second, func() bool {
+		for _, a := range r.alerts("") {
+			if a["alertConfigId"] == later {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatal("the observation was evaluated without the configuration created before it")
+	}
+}
