@@ -99,7 +99,7 @@ type session struct {
 	lock    *store.ProjectLock
 	snap    atomic.Pointer[configSet] // the configurations, as of the last refresh
 	sends   chan sendGroup            // committed notices for the session's sender, in commit order
-	sent    chan error     // the sender's result, once sends is closed
+	sent    chan error                // the sender's result, once sends is closed
 
 	mu       sync.Mutex                      // guards inflight
 	inflight map[store.Scope]map[string]bool // notices handed to the sender and not yet settled

@@ -23,7 +23,9 @@ func bumpProjectConfig(ctx context.Context, pipe redis.Pipeliner, groupID string
 }
 
 // bumpGlobalConfig queues the bump of the global configurations' version.
-func bumpGlobalConfig(ctx context.Context, pipe redis.Pipeliner) { pipe.Incr(ctx, globalConfigVersion()) }
+func bumpGlobalConfig(ctx context.Context, pipe redis.Pipeliner) {
+	pipe.Incr(ctx, globalConfigVersion())
+}
 
 // ConfigVersion is the version of what an engine session of project groupID loads: it
 // changes with every write of it.
