@@ -450,6 +450,14 @@ func (e *Engine) loadConfigs(ctx context.Context, groupID string) (*configSet, e
 	return s, nil
 }
 
+// rule is configuration id's rule, nil when there is none.
+func (s *configSet) rule(id string) *herald.AlertRule {
+	if r, ok := s.configs[id]; ok {
+		return &r
+	}
+	return nil
+}
+
 func (s *configSet) add(id string, rule herald.AlertRule, global bool) {
 	s.configs[id], s.global[id] = rule, global
 	if rule.Enabled {

@@ -131,9 +131,9 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 				c = &store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: f.target, Scope: sc}}
 				current[p] = c
 				order = append(order, c)
-				s.step(c, sc, herald.Advance(a, sched, rule, s.silenced(a.EventTypeName, now), s.e.Minute, now), now)
+				s.step(c, sc, herald.Advance(a, sched, rule, s.silenced(a.EventTypeName, now), s.e.Minute, now), rule, now)
 			case active:
-				s.step(c, sc, herald.Clear(c.Tracked.Alert, c.Tracked.Schedule, s.silenced(c.Tracked.Alert.EventTypeName, now), now), now)
+				s.step(c, sc, herald.Clear(c.Tracked.Alert, c.Tracked.Schedule, s.silenced(c.Tracked.Alert.EventTypeName, now), now), rule, now)
 			}
 		}
 		changes := make([]store.Change, 0, len(order))
@@ -154,10 +154,10 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 
 // step records lifecycle step st in change c: the new state, when to wake, its events and
 // notices.
-func (s *session) step(c *store.Change, sc store.Scope, st herald.Step, now time.Time) {
+func (s *session) step(c *store.Change, sc store.Scope, st herald.Step, rule herald.AlertRule, now time.Time) {
 	c.Tracked.Alert, c.Tracked.Schedule, c.Wake = st.Alert, st.Schedule, st.Wake
 	c.Events = append(c.Events, s.stepEvents(st, now, sc.Global)...)
-	c.Notices = append(c.Notices, stepNotices(sc, st)...)
+	c.Notices = append(c.Notices, stepNotices(sc, st, rule)...)
 }
 
 // due looks at every alert of the project that came due: opening, repeats, acknowledgement
@@ -211,7 +211,7 @@ func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now
 			found[t.Alert.ID] = true
 			rule, ok := s.cfg().configs[t.Alert.AlertConfigID]
 			c := store.Change{Tracked: t, PrevStatus: t.Alert.Status, OutboxUntil: now.Add(s.e.Lease)}
-			s.step(&c, sc, next(t, rule, ok), now)
+			s.step(&c, sc, next(t, rule, ok), rule, now)
 			changes = append(changes, c)
 			alerts[t.Alert.ID] = c.Tracked.Alert
 			notices = append(notices, c.Notices...)
