@@ -1,0 +1,180 @@
+package dispatch_test
+
+import (
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/store"
+)
+
+// attemptsOf lists the recorded attempts of an alert, newest first.
+func (r *rig) attemptsOf(alertID string) []map[string]any {
+	r.t.Helper()
+	res := r.do("GET", "/groups/"+r.project+"/alerts/"+alertID+"/deliveries", nil, 200)["results"].([]any)
+	out := make([]map[string]any, len(res))
+	for i, v := range res {
+		out[i] = v.(map[string]any)
+	}
+	return out
+}
+
+// hasAttempt says whether attempts hold one with outcome and reason.
+func hasAttempt(as []map[string]any, outcome, reason string) bool {
+	for _, a := range as {
+		if a["outcome"] == outcome && (reason == "" || a["reason"] == reason) {
+			return true
+		}
+	}
+	return false
+}
+
+// A retry of an alert's opening after the alert closed is not sent (a PAGING trigger going out
+// after its resolve would open the incident for good), and neither is the resolution of an
+// opening that never reached the target. Both are recorded SUPERSEDED with why.
+func TestStaleOpeningIsSuperseded(t *testing.T) {
+	r := newRig(t, 200*time.Millisecond)
+	var failing atomic.Bool
+	failing.Store(true)
+	r.recv.status = func(int) int {
+		if failing.Load() {
+			return 500
+		}
+		return 200
+	}
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.observe(hostDown("h1", true))
+	a := r.onlyAlert("OPEN")
+	r.recv.waitCount(t, 1, 5*time.Second)
+	r.observe(hostDown("h1", false))
+	r.onlyAlert("CLOSED")
+	closed := time.Now()
+	failing.Store(false)
+	id := a["id"].(string)
+	if !eventually(15*time.Second, func() bool {
+		as := r.attemptsOf(id)
+		return hasAttempt(as, store.OutcomeSuperseded, herald.SupersededClosed) && hasAttempt(as, store.OutcomeSuperseded, herald.SupersededNeverOpened)
+	}) {
+		t.Fatalf("no SUPERSEDED attempts for the stale opening and the resolution: %v\n%s", r.attemptsOf(id), r.failedTasks())
+	}
+	time.Sleep(time.Second)
+	for _, d := range r.recv.deliveries() {
+		if d.At.After(closed) {
+			t.Errorf("%s sent after the alert closed (%s after)", d.Event, d.At.Sub(closed))
+		}
+	}
+}
+
+// A resolution waits behind its opening: while a retry of the opening is under way at a slow
+// target, the alert clears; the resolution reaches the target only after the opening was
+// answered.
+func TestResolutionWaitsBehindItsOpening(t *testing.T) {
+	r := newRig(t, 200*time.Millisecond)
+	var mu sync.Mutex
+	var openAnswered time.Time
+	r.recv.respond = func(n int, w http.ResponseWriter) {
+		switch {
+		case n <= 3: // the opening's quick tries fail: it becomes a retry task
+			w.WriteHeader(500)
+		case n == 4: // the retry hangs a while, then succeeds
+			time.Sleep(3 * time.Second)
+			mu.Lock()
+			openAnswered = time.Now()
+			mu.Unlock()
+		}
+	}
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.observe(hostDown("h1", true))
+	r.onlyAlert("OPEN")
+	r.recv.waitCount(t, 4, 15*time.Second) // the retry is under way
+	r.observe(hostDown("h1", false))
+	var closing delivery
+	if !eventually(20*time.Second, func() bool {
+		for _, d := range r.recv.deliveries() {
+			if d.Event == "alert.close" {
+				closing = d
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("no resolution: %s", r.failedTasks())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if openAnswered.IsZero() || closing.At.Before(openAnswered) {
+		t.Errorf("the resolution arrived at %s, before the opening was answered (%s)", closing.At.Format(time.StampMilli), openAnswered.Format(time.StampMilli))
+	}
+}
+
+// A notice whose notification was edited since it was decided is not sent to the new
+// target: a retry of it is superseded.
+func TestRetryAfterEditIsSuperseded(t *testing.T) {
+	r := newRig(t, 200*time.Millisecond)
+	r.recv.status = func(int) int { return 500 }
+	cfg := r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.observe(hostDown("h1", true))
+	a := r.onlyAlert("OPEN")
+	r.recv.waitCount(t, 1, 5*time.Second)
+	other := newReceiver(t)
+	r.do("PUT", "/groups/"+r.project+"/alertConfigs/"+cfg, map[string]any{"eventTypeName": "HOST_DOWN", "enabled": true,
+		"notifications": []any{map[string]any{"typeName": "WEBHOOK", "webhookUrl": other.url(), "webhookSecret": webhookSecret,
+			"delayMin": 0, "intervalMin": 60}}}, 200)
+	id := a["id"].(string)
+	if !eventually(15*time.Second, func() bool { return hasAttempt(r.attemptsOf(id), store.OutcomeSuperseded, "") }) {
+		t.Fatalf("the retry was not superseded: %v", r.attemptsOf(id))
+	}
+	if n := len(other.deliveries()); n != 0 {
+		t.Errorf("the new target got %d notices decided for the old one", n)
+	}
+}
+
+// A permanent failure (a 404) is a dead letter at once: one request, no retries, the attempt
+// recorded DEAD_LETTER, the task archived where asynqmon shows it; replayed once the target is
+// fixed, it is delivered.
+func TestPermanentFailureIsADeadLetter(t *testing.T) {
+	r := newRig(t, 200*time.Millisecond)
+	var fixed atomic.Bool
+	r.recv.status = func(int) int {
+		if fixed.Load() {
+			return 200
+		}
+		return 404
+	}
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.observe(hostDown("h1", true))
+	a := r.onlyAlert("OPEN")
+	ins := asynq.NewInspectorFromRedisClient(r.Store.Redis())
+	queue := dispatch.DeliveryQueue("WEBHOOK")
+	var archived []*asynq.TaskInfo
+	if !eventually(10*time.Second, func() bool {
+		archived, _ = ins.ListArchivedTasks(queue)
+		return len(archived) == 1
+	}) {
+		t.Fatalf("no dead letter in %s: %s", queue, r.failedTasks())
+	}
+	if n := len(r.recv.deliveries()); n != 1 {
+		t.Errorf("the target got %d requests for a permanent failure, want 1", n)
+	}
+	as := r.attemptsOf(a["id"].(string))
+	if len(as) != 1 || as[0]["outcome"] != store.OutcomeDeadLetter || as[0]["statusCode"] != 404.0 {
+		t.Errorf("attempts %v, want one DEAD_LETTER with status 404", as)
+	}
+	fixed.Store(true)
+	if err := ins.RunTask(queue, archived[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	got := r.recv.waitCount(t, 2, 10*time.Second)
+	if got[1].Idempotency != got[0].Idempotency {
+		t.Errorf("the replay is another delivery: %q, then %q", got[0].Idempotency, got[1].Idempotency)
+	}
+	if !eventually(5*time.Second, func() bool { return hasAttempt(r.attemptsOf(a["id"].(string)), store.OutcomeDelivered, "") }) {
+		t.Error("the replayed delivery is not recorded")
+	}
+}
