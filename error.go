@@ -15,6 +15,7 @@ const (
 	KindConflict                          // 409
 	KindRateLimited                       // 429
 	KindInternal                          // 500
+	KindUnavailable                       // 503: the store cannot be reached now; try again shortly
 )
 
 // Error is a failure a client is told about: a kind, the API's errorCode, a human detail and the
@@ -113,4 +114,5 @@ const (
 	CodeOrgNameAlreadyExists      = "ORG_ALREADY_EXISTS"
 	CodeRateLimited               = "RATE_LIMITED"
 	CodeUnexpectedError           = "UNEXPECTED_ERROR"
+	CodeServiceUnavailable        = "SERVICE_UNAVAILABLE"
 )
