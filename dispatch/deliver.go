@@ -260,7 +260,7 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 			kind <- struct{}{}
 			go func() {
 				defer func() { <-kind; <-all; wg.Done() }()
-				res, records, err := s.e.try(ctx, n, r)
+				res, records, err := s.e.try(ctx, n, r, false)
 				mu.Lock()
 				defer mu.Unlock()
 				one := n
@@ -492,7 +492,7 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 	fanned := n.UserID == "" && len(rs) > 0 && rs[0].userID != ""
 	var failed error
 	for _, r := range rs {
-		res, records, err := e.try(ctx, n, r)
+		res, records, err := e.try(ctx, n, r, true)
 		last, _ := asynq.GetRetryCount(ctx)
 		max, _ := asynq.GetMaxRetry(ctx)
 		final := res == givenUp || (res == retryLater && !fanned && last >= max)

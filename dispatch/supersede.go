@@ -58,10 +58,15 @@ func noticeKind(n notice, rule *herald.AlertRule) string {
 	return ""
 }
 
-// try is one try of delivery r of notice n, in its place in the order of its alert's notices
-// to that target: a resolution may wait (retryLater with errWaitingForOpening) or be
-// superseded; an opening or repeat is superseded once its alert's resolution was decided.
-func (e *Engine) try(ctx context.Context, n notice, r recipient) (outcome, []store.Attempt, error) {
+// try is one try of delivery r of notice n (retry: by a retry task, not the session that
+// decided it), in its place in the order of its alert's notices to that target: a resolution
+// may wait (retryLater with errWaitingForOpening) or be superseded; a retried opening or
+// repeat is superseded once its alert ended unseen by the target. The session's first try of
+// an opening writes nothing when it reaches the target: only failures and retries are
+// recorded, so the common case costs no Redis call. (A session's own notices go out in commit
+// order, and it hands its project over only once they are settled: a resolution only ever
+// races with a retry task.)
+func (e *Engine) try(ctx context.Context, n notice, r recipient, retry bool) (outcome, []store.Attempt, error) {
 	sc, target := n.scope(), reachTarget(n, r)
 	if n.about().Closing {
 		v, err := e.store.BeginClose(ctx, sc, n.AlertID, target, e.Clock.Now())
@@ -75,18 +80,23 @@ func (e *Engine) try(ctx context.Context, n notice, r recipient) (outcome, []sto
 		}
 		return e.attempt(ctx, n, r)
 	}
-	ok, err := e.store.BeginNotice(ctx, sc, n.AlertID, target, e.Clock.Now().Add(sendingMax))
-	if err != nil {
-		return retryLater, nil, err
-	}
-	if !ok {
-		return superseded, []store.Attempt{e.superseded(n, r.delivery.ID, r.kind, r.via, herald.SupersededClosed)}, nil
+	if retry {
+		ok, err := e.store.BeginNotice(ctx, sc, n.AlertID, target, e.Clock.Now().Add(sendingMax))
+		if err != nil {
+			return retryLater, nil, err
+		}
+		if !ok {
+			return superseded, []store.Attempt{e.superseded(n, r.delivery.ID, r.kind, r.via, herald.SupersededClosed)}, nil
+		}
 	}
 	res, records, err := e.attempt(ctx, n, r)
-	if endErr := e.store.EndNotice(context.WithoutCancel(ctx), sc, n.AlertID, target, mayHaveReached(res, err)); endErr != nil {
-		// The mark of the try under way lapses after sendingMax; the alert's resolution waits
-		// until then and is sent (the opening may have reached the target).
-		e.Log.Warn("recording that an opening was tried", zap.String("delivery", r.delivery.ID), zap.Error(endErr))
+	reached, opening := mayHaveReached(res, err), n.Event == string(channels.EventOpen)
+	if retry || reached != opening { // a retry; a failed opening; a repeat that reached the target
+		if endErr := e.store.EndNotice(context.WithoutCancel(ctx), sc, n.AlertID, target, reached, opening); endErr != nil {
+			// A retry's mark lapses after sendingMax (the resolution then goes, as the try may
+			// have reached the target); a failed opening left unmarked has its resolution sent.
+			e.Log.Warn("recording how an opening went", zap.String("delivery", r.delivery.ID), zap.Error(endErr))
+		}
 	}
 	return res, records, err
 }

@@ -7,18 +7,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// What each target of an alert saw, so that no target sees a resolution before the opening it
-// resolves: a hash per alert with a field per target (a notification, or one person's email or
-// SMS of it).
+// Which targets of an alert have not seen its opening, so that no target sees a resolution
+// before the opening it resolves. Only failures write here: a target whose opening reached it
+// at once costs nothing.
 //
-//	{g:<id>}:reach:<alert>               HASH target -> reached | closing | ended
-//	                                              target#s -> an opening or repeat is being sent until (unix ms)
+//	{g:<id>}:reach:<alert>               HASH target -> unreached | ended
+//	                                              target#s -> an opening or repeat is being retried until (unix ms)
 //	{global}:reach:<project>:<alert>     the same for a global alert
 //
-// reached: an opening or repeat reached the target (or may have: no answer came). closing: a
-// resolution was let through. ended: the alert ended before anything reached the target; no
-// resolution is sent, and an opening tried after it is superseded. Kept a week after the
-// last write: the alert's notices are settled by then.
+// A target is a notification of the alert, or one person's email or SMS of it. unreached: its
+// opening failed (the target answered with a failure) and nothing has reached it since.
+// ended: the alert ended before anything reached it; no resolution is sent, and an opening
+// tried after it is superseded. No field: what was sent reached the target (or may have: no
+// answer came). Kept a week after the last write.
 func (s Scope) reach(alertID string) string {
 	if s.Global {
 		return key(globalTag, "reach", s.GroupID, alertID)
@@ -28,62 +29,69 @@ func (s Scope) reach(alertID string) string {
 
 const reachKept = 7 * 24 * time.Hour
 
-// beginNotice: an opening or repeat to target ARGV[1] is about to be sent, until ARGV[2] ms at
-// the latest. 0 when the alert's resolution was decided already (the notice is superseded).
+// beginNotice: a retry of an opening or repeat to target ARGV[1] is about to be sent, until
+// ARGV[2] ms at the latest. 0 when the alert ended unseen by the target (superseded).
 var beginNotice = redis.NewScript(`
-local v = redis.call('HGET', KEYS[1], ARGV[1])
-if v == 'closing' or v == 'ended' then return 0 end
+if redis.call('HGET', KEYS[1], ARGV[1]) == 'ended' then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1] .. '#s', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 `)
 
-// endNotice: the opening or repeat to target ARGV[1] was tried; ARGV[2] is 1 when it reached
-// the target or may have.
+// endNotice: an opening or repeat to target ARGV[1] was tried. ARGV[2]: 1 when it reached the
+// target (or may have), which clears an earlier failed opening; ARGV[4]: 1 when it was the
+// opening, whose failure marks the target unreached.
 var endNotice = redis.NewScript(`
 redis.call('HDEL', KEYS[1], ARGV[1] .. '#s')
-if ARGV[2] == '1' and redis.call('HGET', KEYS[1], ARGV[1]) == false then
-  redis.call('HSET', KEYS[1], ARGV[1], 'reached')
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v == 'ended' then return 0 end
+if ARGV[2] == '1' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+elseif ARGV[4] == '1' then
+  redis.call('HSET', KEYS[1], ARGV[1], 'unreached')
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 `)
 
-// beginClose: may the resolution to target ARGV[1] be sent at ARGV[2] ms? 1: yes; 0: wait,
-// an opening or repeat is being sent; -1: no, nothing reached the target (and nothing will
-// now).
+// beginClose: may the resolution to target ARGV[1] be sent at ARGV[2] ms? 1: yes; 0: wait, a
+// retry of an opening or repeat is under way; -1: no, nothing reached the target (and nothing
+// will now).
 var beginClose = redis.NewScript(`
 local sending = tonumber(redis.call('HGET', KEYS[1], ARGV[1] .. '#s'))
 if sending and sending > tonumber(ARGV[2]) then return 0 end
-local v = redis.call('HGET', KEYS[1], ARGV[1])
-local verdict = -1
-if v == 'reached' or v == 'closing' or sending then
-  redis.call('HSET', KEYS[1], ARGV[1], 'closing')
-  verdict = 1
-else
-  redis.call('HSET', KEYS[1], ARGV[1], 'ended')
+if sending then -- a retry that never said how it went may have reached the target
+  redis.call('HDEL', KEYS[1], ARGV[1] .. '#s', ARGV[1])
+  return 1
 end
-redis.call('HDEL', KEYS[1], ARGV[1] .. '#s')
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return verdict
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v == 'unreached' or v == 'ended' then
+  redis.call('HSET', KEYS[1], ARGV[1], 'ended')
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  return -1
+end
+return 1
 `)
 
-// BeginNotice records that an opening or repeat of alert alertID is being sent to target
-// until until at the latest (a resolution waits behind it meanwhile). ok is false when the
-// alert's resolution was decided already: the notice is superseded.
+// BeginNotice records that a retry of an opening or repeat of alert alertID is being sent to
+// target until until at the latest (a resolution waits behind it meanwhile). ok is false when
+// the alert ended unseen by the target: the notice is superseded.
 func (s *Store) BeginNotice(ctx context.Context, sc Scope, alertID, target string, until time.Time) (bool, error) {
 	n, err := beginNotice.Run(ctx, s.rdb, []string{sc.reach(alertID)}, target, until.UnixMilli(), reachKept.Milliseconds()).Int()
 	return n == 1, err
 }
 
-// EndNotice records that an opening or repeat was tried: reached says it reached the target or
-// may have (no answer came).
-func (s *Store) EndNotice(ctx context.Context, sc Scope, alertID, target string, reached bool) error {
-	r := "0"
-	if reached {
-		r = "1"
+// EndNotice records that an opening or repeat was tried: reached says it reached the target
+// or may have (no answer came); opening, that it was the alert's opening.
+func (s *Store) EndNotice(ctx context.Context, sc Scope, alertID, target string, reached, opening bool) error {
+	return endNotice.Run(ctx, s.rdb, []string{sc.reach(alertID)}, target, flag(reached), reachKept.Milliseconds(), flag(opening)).Err()
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
 	}
-	return endNotice.Run(ctx, s.rdb, []string{sc.reach(alertID)}, target, r, reachKept.Milliseconds()).Err()
+	return "0"
 }
 
 // CloseVerdict says whether a resolution may be sent.
@@ -91,8 +99,8 @@ type CloseVerdict int
 
 // Close verdicts.
 const (
-	CloseSend        CloseVerdict = iota // an opening reached the target (or may have): send it
-	CloseWait                            // an opening is being sent: try again shortly
+	CloseSend        CloseVerdict = iota // the opening reached the target (or may have): send it
+	CloseWait                            // a retry of an opening is under way: try again shortly
 	CloseNeverOpened                     // nothing reached the target: not sent, nor anything after
 )
 
