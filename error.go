@@ -81,6 +81,7 @@ func IsNotFound(err error) bool {
 const (
 	CodeResourceNotFound          = "RESOURCE_NOT_FOUND"
 	CodeAlertNotFound             = "ALERT_NOT_FOUND"
+	CodeDeadLetterNotFound        = "DEAD_LETTER_NOT_FOUND"
 	CodeAlertConfigNotFound       = "ALERT_CONFIG_NOT_FOUND"
 	CodeGroupNotFound             = "GROUP_NOT_FOUND"
 	CodeOrgNotFound               = "ORG_NOT_FOUND"

@@ -136,8 +136,8 @@ func TestRetryAfterEditIsSuperseded(t *testing.T) {
 }
 
 // A permanent failure (a 404) is a dead letter at once: one request, no retries, the attempt
-// recorded DEAD_LETTER, the task archived where asynqmon shows it; replayed once the target is
-// fixed, it is delivered.
+// recorded DEAD_LETTER, the task archived where asynqmon shows it and listed by the API;
+// replayed through the API once the target is fixed, it is delivered.
 func TestPermanentFailureIsADeadLetter(t *testing.T) {
 	r := newRig(t, 200*time.Millisecond)
 	var fixed atomic.Bool
@@ -166,10 +166,17 @@ func TestPermanentFailureIsADeadLetter(t *testing.T) {
 	if len(as) != 1 || as[0]["outcome"] != store.OutcomeDeadLetter || as[0]["statusCode"] != 404.0 {
 		t.Errorf("attempts %v, want one DEAD_LETTER with status 404", as)
 	}
-	fixed.Store(true)
-	if err := ins.RunTask(queue, archived[0].ID); err != nil {
-		t.Fatal(err)
+	dead := r.do("GET", "/groups/"+r.project+"/deadLetters", nil, 200)["results"].([]any)
+	if len(dead) != 1 {
+		t.Fatalf("the API lists %d dead letters, want 1: %v", len(dead), dead)
 	}
+	dl := dead[0].(map[string]any)
+	if dl["alertId"] != a["id"] || dl["id"] != r.recv.deliveries()[0].Idempotency || dl["queue"] != queue || dl["lastError"] == "" {
+		t.Errorf("dead letter %v", dl)
+	}
+	r.do("POST", "/groups/"+r.project+"/deadLetters/nosuchdelivery/replay", nil, 404)
+	fixed.Store(true)
+	r.do("POST", "/groups/"+r.project+"/deadLetters/"+dl["id"].(string)+"/replay", nil, 204)
 	got := r.recv.waitCount(t, 2, 10*time.Second)
 	if got[1].Idempotency != got[0].Idempotency {
 		t.Errorf("the replay is another delivery: %q, then %q", got[0].Idempotency, got[1].Idempotency)
