@@ -270,8 +270,10 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 					out.notified[n.AlertID] = s.e.Clock.Now()
 				case retryLater:
 					out.retry = append(out.retry, later{n: one, after: retryAfter(err)})
-				case rejected:
+				case rejected: // the credential is removed; the notice waits as a dead letter for a new one
 					out.refused = append(out.refused, refusal{n, r})
+					one.DeadLetter = deadLetterReason(err)
+					out.retry = append(out.retry, later{n: one, kind: r.kind})
 				case givenUp:
 					markDeadLetter(records)
 					one.DeadLetter = deadLetterReason(err)
@@ -514,6 +516,7 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 			if err := e.refused(ctx, n, r, nc.project); err != nil {
 				return err
 			}
+			failed = fmt.Errorf("%w: %v", asynq.SkipRetry, err) // a dead letter, for a new credential
 		case fanned && res == givenUp:
 			one.DeadLetter = deadLetterReason(err)
 			if err := e.dispatcher.retry(ctx, one, r.via, e.DeliveryRetries, 0); err != nil {

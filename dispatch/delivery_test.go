@@ -146,6 +146,10 @@ func testRefusedToken(t *testing.T, refuse http.HandlerFunc) {
 	if n := len(chat.Requests()); n != 1 {
 		t.Errorf("the chat service got %d requests for a refused token, want 1", n)
 	}
+	// The notice waits as a dead letter, to be replayed once a new token is set.
+	if dead := r.do("GET", "/groups/"+r.project+"/deadLetters", nil, 200)["results"].([]any); len(dead) != 1 {
+		t.Errorf("%d dead letters for the refused notice, want 1", len(dead))
+	}
 }
 
 // A GROUP notification reaches the project's owners by email.
