@@ -78,6 +78,10 @@ func TestFailedSaveIsRetried(t *testing.T) {
 	if len(seen) != 4 {
 		t.Errorf("%d notices delivered, want 4", len(seen))
 	}
+	// The save tried again does only what was left: each attempt is recorded once.
+	if n := r.do("GET", "/groups/"+r.project+"/deliveries", nil, 200)["totalCount"].(float64); n != 4 {
+		t.Errorf("%v attempts recorded, want 4", n)
+	}
 }
 
 // A store error while reading a project's people for a GROUP notification is transient: the
