@@ -208,12 +208,16 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 }
 
 // heartbeat renews the session's lease and holds its notices being sent, every quarter of
-// the lease, until stop is closed. A lease found lost, or not renewed before it ran out (Redis
-// unreachable), ends the session: another may hold the project by then.
+// the lease, until stop is closed. A lease found lost ends the session (another may hold the
+// project). A renewal that fails (Redis paused or unreachable) is tried again at the next
+// beat: a Redis that pauses also pauses expiry, so the lease may well still be this session's,
+// and ending the session would leave what it sent to be sent again; after two leases without
+// a renewal the session ends all the same.
 func (s *session) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, stop <-chan struct{}) {
 	every := max(s.e.Lease/4, 10*time.Millisecond)
 	t := time.NewTicker(every)
 	defer t.Stop()
+	renewed := time.Now()
 	for {
 		select {
 		case <-stop:
@@ -224,6 +228,7 @@ func (s *session) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 		}
 		err := s.lock.Extend(ctx, s.e.Lease)
 		if err == nil {
+			renewed = time.Now()
 			err = s.holdInflight(ctx)
 		}
 		switch {
@@ -231,8 +236,8 @@ func (s *session) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 			s.e.Log.Warn("project lease lost: the session stops", zap.String("groupId", s.project.ID))
 			cancel(err)
 			return
-		case err != nil && time.Now().After(s.lock.Expires()):
-			s.e.Log.Warn("project lease ran out unrenewed: the session stops", zap.String("groupId", s.project.ID), zap.Error(err))
+		case err != nil && time.Since(renewed) > 2*s.e.Lease:
+			s.e.Log.Warn("project lease not renewed for two leases: the session stops", zap.String("groupId", s.project.ID), zap.Error(err))
 			cancel(store.ErrLeaseLost)
 			return
 		case err != nil:
