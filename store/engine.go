@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -156,11 +155,9 @@ return 0
 // of its own, so that two sessions of one process never pass for each other. Its methods may
 // be called from several goroutines (a session and its heartbeat).
 type ProjectLock struct {
-	s       *Store
-	key     string
-	token   string
-	mu      sync.Mutex
-	expires time.Time
+	s     *Store
+	key   string
+	token string
 }
 
 // LockProject tries to take the lease for ttl; ok is false when another session holds it.
@@ -168,25 +165,15 @@ func (s *Store) LockProject(ctx context.Context, groupID string, ttl time.Durati
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	l := &ProjectLock{s: s, key: obsLock(groupID), token: hex.EncodeToString(b)}
-	start := time.Now()
 	ok, err := s.rdb.SetNX(ctx, l.key, l.token, ttl).Result()
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	l.expires = start.Add(ttl)
 	return l, true, nil
 }
 
-// Expires is when the lease runs out unless renewed.
-func (l *ProjectLock) Expires() time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.expires
-}
-
-// Extend renews the lease; ErrLeaseLost means it was lost and the holder must stop.
+// Extend renews the lease for ttl; ErrLeaseLost means it was lost and the holder must stop.
 func (l *ProjectLock) Extend(ctx context.Context, ttl time.Duration) error {
-	start := time.Now()
 	n, err := extendLock.Run(ctx, l.s.rdb, []string{l.key}, l.token, ttl.Milliseconds()).Int()
 	if err != nil {
 		return err
@@ -194,9 +181,6 @@ func (l *ProjectLock) Extend(ctx context.Context, ttl time.Duration) error {
 	if n == 0 {
 		return ErrLeaseLost
 	}
-	l.mu.Lock()
-	l.expires = start.Add(ttl)
-	l.mu.Unlock()
 	return nil
 }
 
