@@ -287,10 +287,18 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 	return out
 }
 
-// people are the users a notification of the session's project may reach, read once.
+// people are the users a notification of the session's project may reach, read once it succeeds.
 func (s *session) people(ctx context.Context) ([]herald.User, error) {
-	s.peopleOnce.Do(func() { s.peopleList, s.peopleErr = s.e.store.UsersOf(ctx, s.project, 10000) })
-	return s.peopleList, s.peopleErr
+	s.peopleMu.Lock()
+	defer s.peopleMu.Unlock()
+	if s.peopleList == nil { // a failed read is not kept: the next notice reads again
+		users, err := s.e.store.UsersOf(ctx, s.project, 10000)
+		if err != nil {
+			return nil, err
+		}
+		s.peopleList = append(make([]herald.User, 0, len(users)), users...)
+	}
+	return s.peopleList, nil
 }
 
 // settle records what deliver did: the attempts, lastNotified of the alerts notified, retry

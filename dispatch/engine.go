@@ -104,9 +104,8 @@ type session struct {
 	mu       sync.Mutex                      // guards inflight
 	inflight map[store.Scope]map[string]bool // notices handed to the sender and not yet settled
 
-	peopleOnce sync.Once // the project's users, read when a notice first fans out
-	peopleList []herald.User
-	peopleErr  error
+	peopleMu   sync.Mutex    // guards peopleList
+	peopleList []herald.User // the project's users, read when a notice first fans out (nil: not yet)
 }
 
 // sendGroup is the notices of one committed step, with the alerts they are about.
