@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -251,6 +252,34 @@ func newReceiver(t *testing.T) *receiver {
 }
 
 func (rc *receiver) url() string { return rc.srv.URL + "/hook?team=ops" }
+
+// failing makes the receiver answer status until the switch it returns is set, then 200.
+func (rc *receiver) failing(status int) *atomic.Bool {
+	fixed := new(atomic.Bool)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.status = func(int) int {
+		if fixed.Load() {
+			return 200
+		}
+		return status
+	}
+	return fixed
+}
+
+// waitArchived waits for n dead letters (archived tasks) in queue and returns them.
+func (r *rig) waitArchived(queue string, n int, within time.Duration) []*asynq.TaskInfo {
+	r.t.Helper()
+	ins := asynq.NewInspectorFromRedisClient(r.Store.Redis())
+	var archived []*asynq.TaskInfo
+	if !eventually(within, func() bool {
+		archived, _ = ins.ListArchivedTasks(queue)
+		return len(archived) == n
+	}) {
+		r.t.Fatalf("%d dead letters in %s, want %d: %s", len(archived), queue, n, r.failedTasks())
+	}
+	return archived
+}
 
 func (rc *receiver) deliveries() []delivery {
 	rc.mu.Lock()

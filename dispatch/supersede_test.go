@@ -3,11 +3,8 @@ package dispatch_test
 import (
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/hibiken/asynq"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/dispatch"
@@ -40,14 +37,7 @@ func hasAttempt(as []map[string]any, outcome, reason string) bool {
 // opening that never reached the target. Both are recorded SUPERSEDED with why.
 func TestStaleOpeningIsSuperseded(t *testing.T) {
 	r := newRig(t, 200*time.Millisecond)
-	var failing atomic.Bool
-	failing.Store(true)
-	r.recv.status = func(int) int {
-		if failing.Load() {
-			return 500
-		}
-		return 200
-	}
+	recovered := r.recv.failing(500)
 	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
 	r.observe(hostDown("h1", true))
 	a := r.onlyAlert("OPEN")
@@ -55,7 +45,7 @@ func TestStaleOpeningIsSuperseded(t *testing.T) {
 	r.observe(hostDown("h1", false))
 	r.onlyAlert("CLOSED")
 	closed := time.Now()
-	failing.Store(false)
+	recovered.Store(true)
 	id := a["id"].(string)
 	if !eventually(15*time.Second, func() bool {
 		as := r.attemptsOf(id)
@@ -140,25 +130,12 @@ func TestRetryAfterEditIsSuperseded(t *testing.T) {
 // replayed through the API once the target is fixed, it is delivered.
 func TestPermanentFailureIsADeadLetter(t *testing.T) {
 	r := newRig(t, 200*time.Millisecond)
-	var fixed atomic.Bool
-	r.recv.status = func(int) int {
-		if fixed.Load() {
-			return 200
-		}
-		return 404
-	}
+	fixed := r.recv.failing(404)
 	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
 	r.observe(hostDown("h1", true))
 	a := r.onlyAlert("OPEN")
-	ins := asynq.NewInspectorFromRedisClient(r.Store.Redis())
 	queue := dispatch.DeliveryQueue("WEBHOOK")
-	var archived []*asynq.TaskInfo
-	if !eventually(10*time.Second, func() bool {
-		archived, _ = ins.ListArchivedTasks(queue)
-		return len(archived) == 1
-	}) {
-		t.Fatalf("no dead letter in %s: %s", queue, r.failedTasks())
-	}
+	r.waitArchived(queue, 1, 10*time.Second)
 	if n := len(r.recv.deliveries()); n != 1 {
 		t.Errorf("the target got %d requests for a permanent failure, want 1", n)
 	}
