@@ -34,30 +34,51 @@ func hasAttempt(as []map[string]any, outcome, reason string) bool {
 
 // A retry of an alert's opening after the alert closed is not sent (a PAGING trigger going out
 // after its resolve would open the incident for good), and neither is the resolution of an
-// opening that never reached the target. Both are recorded SUPERSEDED with why.
+// opening that never reached the target; nor a retry after the alert was acknowledged. Each
+// is recorded SUPERSEDED with why.
 func TestStaleOpeningIsSuperseded(t *testing.T) {
-	r := newRig(t, 200*time.Millisecond)
-	recovered := r.recv.failing(500)
-	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
-	r.observe(hostDown("h1", true))
-	a := r.onlyAlert("OPEN")
-	r.recv.waitCount(t, 1, 5*time.Second)
-	r.observe(hostDown("h1", false))
-	r.onlyAlert("CLOSED")
-	closed := time.Now()
-	recovered.Store(true)
-	id := a["id"].(string)
-	if !eventually(15*time.Second, func() bool {
-		as := r.attemptsOf(id)
-		return hasAttempt(as, store.OutcomeSuperseded, herald.SupersededClosed) && hasAttempt(as, store.OutcomeSuperseded, herald.SupersededNeverOpened)
-	}) {
-		t.Fatalf("no SUPERSEDED attempts for the stale opening and the resolution: %v\n%s", r.attemptsOf(id), r.failedTasks())
-	}
-	time.Sleep(time.Second)
-	for _, d := range r.recv.deliveries() {
-		if d.At.After(closed) {
-			t.Errorf("%s sent after the alert closed (%s after)", d.Event, d.At.Sub(closed))
-		}
+	for _, c := range []struct {
+		name string
+		then func(r *rig, alertID string)
+		why  []string
+	}{
+		{"closed", func(r *rig, _ string) {
+			r.observe(hostDown("h1", false))
+			r.onlyAlert("CLOSED")
+		}, []string{herald.SupersededClosed, herald.SupersededNeverOpened}},
+		{"acknowledged", func(r *rig, id string) {
+			until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+			r.do("PATCH", "/groups/"+r.project+"/alerts/"+id, map[string]any{"acknowledgedUntil": until}, 200)
+		}, []string{herald.SupersededAcknowledged}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, 200*time.Millisecond)
+			recovered := r.recv.failing(500)
+			r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+			r.observe(hostDown("h1", true))
+			id := r.onlyAlert("OPEN")["id"].(string)
+			r.recv.waitCount(t, 3, 10*time.Second) // the first try's quick retries failed: a retry task waits
+			c.then(r, id)
+			since := time.Now()
+			recovered.Store(true)
+			if !eventually(15*time.Second, func() bool {
+				as := r.attemptsOf(id)
+				for _, why := range c.why {
+					if !hasAttempt(as, store.OutcomeSuperseded, why) {
+						return false
+					}
+				}
+				return true
+			}) {
+				t.Fatalf("no SUPERSEDED attempts %q: %v\n%s", c.why, r.attemptsOf(id), r.failedTasks())
+			}
+			time.Sleep(time.Second)
+			for _, d := range r.recv.deliveries() {
+				if d.At.After(since) {
+					t.Errorf("%s sent after the alert was %s (%s after)", d.Event, c.name, d.At.Sub(since))
+				}
+			}
+		})
 	}
 }
 
