@@ -134,8 +134,12 @@ func testRefusedToken(t *testing.T, refuse http.HandlerFunc) {
 		t.Errorf("the chat service got %d requests for a refused token, want 1", n)
 	}
 	// The notice waits as a dead letter, to be replayed once a new token is set.
-	if dead := r.do("GET", "/groups/"+r.project+"/deadLetters", nil, 200)["results"].([]any); len(dead) != 1 {
-		t.Errorf("%d dead letters for the refused notice, want 1", len(dead))
+	var dead []any
+	if !eventually(5*time.Second, func() bool {
+		dead = r.do("GET", "/groups/"+r.project+"/deadLetters", nil, 200)["results"].([]any)
+		return len(dead) == 1
+	}) {
+		t.Errorf("%d dead letters for the refused notice, want 1: %s", len(dead), r.failedTasks())
 	}
 }
 
