@@ -84,6 +84,7 @@ func IsNotFound(err error) bool {
 const (
 	CodeResourceNotFound          = "RESOURCE_NOT_FOUND"
 	CodeAlertNotFound             = "ALERT_NOT_FOUND"
+	CodeDeadLetterNotFound        = "DEAD_LETTER_NOT_FOUND"
 	CodeAlertConfigNotFound       = "ALERT_CONFIG_NOT_FOUND"
 	CodeGroupNotFound             = "GROUP_NOT_FOUND"
 	CodeOrgNotFound               = "ORG_NOT_FOUND"
@@ -118,4 +119,5 @@ const (
 	CodeRateLimited               = "RATE_LIMITED"
 	CodeObservationBacklogFull    = "OBSERVATION_BACKLOG_FULL"
 	CodeUnexpectedError           = "UNEXPECTED_ERROR"
+	CodeServiceUnavailable        = "SERVICE_UNAVAILABLE"
 )

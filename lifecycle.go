@@ -243,6 +243,26 @@ func Refresh(a Alert, o Observation, now time.Time) Alert {
 	return a
 }
 
+// Wake is when an active alert in schedule s must be looked at next if nothing happens to it
+// meanwhile: the end of its acknowledgement while it is acknowledged (or its opening, if a
+// TRACKING alert opens sooner), else its earliest next notice (for a TRACKING alert, when it
+// opens). Zero for an ended alert or
+// one with nothing more to send. It is the Wake of the last Step that produced a and s, so a
+// change that does not step the alert (a re-report, an untouched alert) keeps its due time.
+func Wake(a Alert, s Schedule) time.Time {
+	if !Active(a.Status) {
+		return time.Time{}
+	}
+	w := earliest(s.Next)
+	if a.Status == StatusTracking && len(s.Next) == 0 {
+		w = s.Detected // a rule without notifications opens at once
+	}
+	if ack := a.AcknowledgedUntil; !ack.IsZero() && (a.Status != StatusTracking || w.IsZero() || ack.Before(w)) {
+		w = ack.Time // an acknowledged OPEN alert sends nothing before its acknowledgement ends
+	}
+	return w
+}
+
 // firstSlot is when notification n is first due for a condition detected at detected.
 func firstSlot(detected time.Time, n Notification, minute time.Duration) time.Time {
 	return detected.Add(time.Duration(max(n.DelayMin, 0)) * minute)

@@ -428,3 +428,34 @@ func TestLifecycleTimeline(t *testing.T) {
 		t.Errorf("clear: %+v", st)
 	}
 }
+
+// Wake of what a step left is the step's own Wake: an alert that is only refreshed (a
+// re-report) or left untouched keeps the due time its last step gave it.
+func TestWakeAgreesWithAdvance(t *testing.T) {
+	rules := map[string]AlertRule{
+		"at once, repeating": lcRule([2]int{0, 5}),
+		"delayed":            lcRule([2]int{3, 5}),
+		"two, one once":      lcRule([2]int{0, 0}, [2]int{2, 10}),
+		"once only":          lcRule([2]int{0, 0}),
+		"no notifications":   lcRule(),
+	}
+	alerts := map[string]Alert{
+		"tracking":              lcAlert(StatusTracking),
+		"open":                  lcAlert(StatusOpen),
+		"tracking acknowledged": lcAcked(StatusTracking, lcM(20)),
+		"open acknowledged":     lcAcked(StatusOpen, lcM(20)),
+		"closed":                lcAlert(StatusClosed),
+	}
+	for rn, rule := range rules {
+		for an, a := range alerts {
+			_, s := NewAlert("a1", "g1", "c1", rule, Observation{EventTypeName: "HOST_DOWN", HostID: "h1"}, time.Minute, lcT0)
+			for _, at := range []float64{0, 1, 2.5, 7, 12, 19, 21, 30} {
+				st := Advance(a, s, rule, false, time.Minute, lcM(at))
+				if got := Wake(st.Alert, st.Schedule); !got.Equal(st.Wake) {
+					t.Errorf("%s, %s at %v min: Wake %s, the step's %s", rn, an, at, got, st.Wake)
+				}
+				a, s = st.Alert, st.Schedule
+			}
+		}
+	}
+}

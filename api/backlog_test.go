@@ -3,6 +3,7 @@ package api_test
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald"
 )
@@ -34,8 +35,14 @@ func TestObservationBacklogIsCapped(t *testing.T) {
 		t.Errorf("%d batches wait, %d were accepted (%v)", len(waiting), accepted, err)
 	}
 	// Once evaluated batches leave, there is room again.
-	if err := e.Store.DropObservations(t.Context(), p, accepted); err != nil {
-		t.Fatal(err)
+	lock, ok, err := e.Store.LockProject(t.Context(), p, time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("lock the project: %v %v", ok, err)
+	}
+	for _, b := range waiting {
+		if err := lock.DropObservation(t.Context(), p, b); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e.Owner.do("POST", "/groups/"+p+"/observations", batch).wantStatus(202)
 }

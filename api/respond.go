@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
 )
 
 // Link is a link object of a resource or list.
@@ -64,11 +65,23 @@ var statusOfKind = map[herald.ErrorKind]int{
 	herald.KindUnavailable:  http.StatusServiceUnavailable,
 }
 
-// writeError answers with err: a domain error as its kind says, anything else as a 500 whose
-// body says nothing of the cause (which goes to the log).
+// unavailableRetryAfter is the Retry-After of a 503 while Redis cannot be reached: agents back
+// off rather than fail.
+const unavailableRetryAfter = "5"
+
+// writeError answers with err: a domain error as its kind says, Redis unreachable as a 503
+// with Retry-After, anything else as a 500 whose body says nothing of the cause (which goes to
+// the log).
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var e *herald.Error
-	if !errors.As(err, &e) {
+	switch {
+	case errors.As(err, &e):
+	case store.Unavailable(err):
+		s.log.Warn("store unavailable", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+		w.Header().Set("Retry-After", unavailableRetryAfter)
+		e = &herald.Error{Kind: herald.KindUnavailable, Code: herald.CodeServiceUnavailable,
+			Detail: "The service is temporarily unavailable. Try again later."}
+	default:
 		s.log.Error("unexpected error", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
 		e = &herald.Error{Kind: herald.KindInternal, Code: herald.CodeUnexpectedError, Detail: "Unexpected error."}
 	}

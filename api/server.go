@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api/digest"
+	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -56,6 +57,10 @@ type Engine interface {
 	ConfigChanged(ctx context.Context, groupID, configID string, global bool) error
 	// Acknowledged: an alert's acknowledgement changed.
 	Acknowledged(ctx context.Context, a herald.Alert, global bool) error
+	// DeadLetters lists a project's deliveries that failed for good, the latest first.
+	DeadLetters(ctx context.Context, groupID string) ([]dispatch.DeadLetter, error)
+	// ReplayDeadLetter runs one of them again (NotFound when the project has none of that id).
+	ReplayDeadLetter(ctx context.Context, groupID, id string) error
 }
 
 // Server is the HTTP API.
@@ -135,6 +140,8 @@ func (s *Server) routes() []route {
 		// Delivery attempts (docs/api.md#delivery-attempts: readable by an operator).
 		{"GET /groups/{groupId}/deliveries", s.listDeliveries},
 		{"GET /groups/{groupId}/alerts/{alertId}/deliveries", s.listAlertDeliveries},
+		{"GET /groups/{groupId}/deadLetters", s.listDeadLetters},
+		{"POST /groups/{groupId}/deadLetters/{deliveryId}/replay", s.replayDeadLetter},
 
 		// Global alerts (docs/api.md#global-alerts).
 		{"GET /globalAlerts", s.listGlobalAlerts},

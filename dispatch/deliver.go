@@ -46,7 +46,8 @@ const (
 	delivered outcome = iota
 	retryLater
 	rejected
-	givenUp
+	givenUp    // failed for good: a dead letter
+	superseded // not sent: no longer so (recorded with why)
 )
 
 // recipient is one delivery of a notice: the sender kind and what it is given.
@@ -60,18 +61,21 @@ type recipient struct {
 // notified is what a notice's delivery needs besides the notice.
 type noticeContext struct {
 	alert   herald.Alert
-	rule    herald.AlertRule
+	rule    *herald.AlertRule // nil: the configuration is gone
 	project herald.Project
 	integ   map[string]*herald.Integration
 	people  func() ([]herald.User, error) // the project's users, read when a notice fans out
 }
 
+// errNotificationGone: the configuration no longer has the notification a notice is for.
+var errNotificationGone = errors.New("the configuration no longer has this notification")
+
 // recipients are the deliveries of notice n, as the registry says its kind reaches: its one
 // target, or each of its people by the means the notification names. A retry of one person's
 // delivery (n.UserID set) has that one only.
 func (e *Engine) recipients(n notice, nc noticeContext) ([]recipient, error) {
-	if n.Notification >= len(nc.rule.Notifications) {
-		return nil, fmt.Errorf("the configuration no longer has notification %d", n.Notification)
+	if nc.rule == nil || n.Notification >= len(nc.rule.Notifications) {
+		return nil, errNotificationGone
 	}
 	nt := nc.rule.Notifications[n.Notification]
 	kind, ok := herald.LookupKind(nt.TypeName)
@@ -126,7 +130,8 @@ func personalID(noticeID, userID, via string) string {
 func (e *Engine) attempt(ctx context.Context, n notice, r recipient) (outcome, []store.Attempt, error) {
 	notifier, ok := e.Notifiers[r.kind]
 	if !ok {
-		return givenUp, nil, fmt.Errorf("no sender for %s notifications", r.kind)
+		err := fmt.Errorf("no sender for %s notifications", r.kind)
+		return givenUp, []store.Attempt{e.record(n, r, e.Clock.Now(), &channels.Failure{Reason: err.Error()})}, err
 	}
 	var records []store.Attempt
 	backoff := retry.WithMaxDuration(quickBound, retry.WithMaxRetries(quickTries-1,
@@ -195,10 +200,12 @@ type sent struct {
 	attempts []store.Attempt
 }
 
-// later is a delivery to try again, no sooner than after (the target's Retry-After).
+// later is a delivery to try again, no sooner than after (the target's Retry-After), on the
+// queue of kind (empty: the notice's own, kindOf).
 type later struct {
 	n     notice
 	after time.Duration
+	kind  string
 }
 
 // retryAfter is how long a failure asked to be left alone.
@@ -240,11 +247,19 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 			s.e.Log.Error("undecodable notice in the outbox", zap.Error(err))
 			continue
 		}
-		nc := noticeContext{alert: g.alerts[n.AlertID], rule: s.configs[n.ConfigID], project: s.project, integ: s.integ,
+		nc := noticeContext{alert: g.alerts[n.AlertID], rule: g.cfg.rule(n.ConfigID), project: s.project, integ: g.cfg.integ,
 			people: func() ([]herald.User, error) { return s.people(ctx) }}
+		if why := n.about().Superseded(nc.alert, nc.rule, s.e.Clock.Now()); why != "" {
+			mu.Lock()
+			out.attempts = append(out.attempts, s.e.superseded(n, n.DeliveryID, noticeKind(n, nc.rule), "", why))
+			mu.Unlock()
+			continue
+		}
 		rs, err := s.e.recipients(n, nc)
-		if err != nil {
-			s.e.Log.Warn("delivery not possible", zap.String("delivery", n.DeliveryID), zap.Error(err))
+		if err != nil { // reading the project's people failed: the whole notice is tried again
+			mu.Lock()
+			out.retry = append(out.retry, later{n: n, kind: noticeKind(n, nc.rule)}) // on the people kinds' queue
+			mu.Unlock()
 			continue
 		}
 		for _, r := range rs {
@@ -254,22 +269,26 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 			kind <- struct{}{}
 			go func() {
 				defer func() { <-kind; <-all; wg.Done() }()
-				res, records, err := s.e.attempt(ctx, n, r)
+				res, records, err := s.e.try(ctx, n, r, false)
 				mu.Lock()
 				defer mu.Unlock()
-				out.attempts = append(out.attempts, records...)
+				one := n
+				one.UserID, one.Via = r.userID, r.via
 				switch res {
 				case delivered:
 					out.notified[n.AlertID] = s.e.Clock.Now()
 				case retryLater:
-					one := n
-					one.UserID, one.Via = r.userID, r.via
-					out.retry = append(out.retry, later{one, retryAfter(err)})
-				case rejected:
+					out.retry = append(out.retry, later{n: one, after: retryAfter(err)})
+				case rejected: // the credential is removed; the notice waits as a dead letter for a new one
 					out.refused = append(out.refused, refusal{n, r})
+					one.DeadLetter = deadLetterReason(err)
+					out.retry = append(out.retry, later{n: one, kind: r.kind})
 				case givenUp:
-					s.e.Log.Warn("delivery not possible", zap.String("alertId", n.AlertID), zap.String("delivery", r.delivery.ID), zap.Error(err))
+					markDeadLetter(records)
+					one.DeadLetter = deadLetterReason(err)
+					out.retry = append(out.retry, later{n: one, kind: r.kind})
 				}
+				out.attempts = append(out.attempts, records...)
 			}()
 		}
 	}
@@ -277,45 +296,61 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 	return out
 }
 
-// people are the users a notification of the session's project may reach, read once.
+// people are the users a notification of the session's project may reach, read once it succeeds.
 func (s *session) people(ctx context.Context) ([]herald.User, error) {
-	s.peopleOnce.Do(func() { s.peopleList, s.peopleErr = s.e.store.UsersOf(ctx, s.project, 10000) })
-	return s.peopleList, s.peopleErr
+	s.peopleMu.Lock()
+	defer s.peopleMu.Unlock()
+	if s.peopleList == nil { // a failed read is not kept: the next notice reads again
+		users, err := s.e.store.UsersOf(ctx, s.project, 10000)
+		if err != nil {
+			return nil, err
+		}
+		s.peopleList = append(make([]herald.User, 0, len(users)), users...)
+	}
+	return s.peopleList, nil
 }
 
 // settle records what deliver did: the attempts, lastNotified of the alerts notified, retry
 // tasks for what failed for now, refused credentials, and the group's notices out of the
-// outbox.
-func (s *session) settle(ctx context.Context, r sent) error {
+// outbox. Each part done is taken out of r, so that settling again after a failure does only
+// what is left.
+func (s *session) settle(ctx context.Context, r *sent) error {
 	sc := r.group.sc
 	if err := s.e.store.RecordAttempts(ctx, s.project.ID, r.attempts); err != nil {
 		return err
 	}
+	r.attempts = nil
 	if err := s.e.store.MarkNotified(ctx, sc, r.notified, r.group.alerts); err != nil {
 		return err
 	}
-	for _, l := range r.retry {
-		if err := s.e.dispatcher.retry(ctx, l.n, s.kindOf(l.n), s.e.DeliveryRetries, l.after); err != nil {
+	r.notified = nil
+	for len(r.retry) > 0 {
+		l := r.retry[0]
+		kind := l.kind
+		if kind == "" {
+			kind = s.kindOf(l.n)
+		}
+		if err := s.e.dispatcher.retry(ctx, l.n, kind, s.e.DeliveryRetries, l.after); err != nil {
 			return err // the outbox keeps every notice: they come back after the lease
 		}
+		r.retry = r.retry[1:]
 	}
-	for _, f := range r.refused {
-		if err := s.e.refused(ctx, f.n, f.r, s.project); err != nil {
+	for len(r.refused) > 0 {
+		if err := s.e.refused(ctx, r.refused[0].n, r.refused[0].r, s.project); err != nil {
 			return err
 		}
+		r.refused = r.refused[1:]
 	}
 	return s.e.store.DoneOutbox(ctx, sc, r.group.notices...)
 }
 
-// kindOf is the queue kind of a notice's retry: the person's means, or the notification's kind.
+// kindOf is the queue kind of a notice's retry: the person's means, or the notification's kind
+// (none, its configuration gone: DeliveryQueue gives it a served queue, where it is superseded).
 func (s *session) kindOf(n notice) string {
 	if n.Via != "" {
 		return n.Via
 	}
-	if rule, ok := s.configs[n.ConfigID]; ok && n.Notification < len(rule.Notifications) {
-		return rule.Notifications[n.Notification].TypeName
-	}
-	return "WEBHOOK"
+	return noticeKind(n, s.cfg().rule(n.ConfigID))
 }
 
 // retry queues one delivery for its kind's workers, once per delivery, to be tried up to
@@ -431,80 +466,152 @@ func (e *Engine) tellOwners(ctx context.Context, p herald.Project, kind, field, 
 	return nil
 }
 
-// deliverTask is a retry of one delivery, run by a delivery worker. Its last try failing makes
-// it a dead letter (archived by asynq, visible and replayable in asynqmon), recorded as such.
+// deliverTask is a retry of one delivery, run by a delivery worker. Its last try failing, or
+// a permanent failure, makes it a dead letter (archived by asynq, visible and replayable in
+// asynqmon and through the API), recorded as such. A task queued as a dead letter
+// (DeadLetter set) is archived at once the first time it runs, and tried when replayed.
 func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 	var n notice
 	if err := json.Unmarshal(t.Payload(), &n); err != nil {
 		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 	}
+	if n.DeadLetter != "" {
+		if replayed, err := e.replayed(ctx); err != nil {
+			return err
+		} else if !replayed {
+			return fmt.Errorf("%w: %s", asynq.SkipRetry, n.DeadLetter)
+		}
+	}
 	nc, err := e.loadNoticeContext(ctx, n)
 	if herald.IsNotFound(err) {
-		e.Log.Info("delivery dropped: its alert, configuration or project is gone", zap.String("delivery", n.DeliveryID))
+		e.Log.Info("delivery dropped: its project is gone", zap.String("delivery", n.DeliveryID))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
+	why := ""
+	if nc.alert.ID == "" {
+		why = herald.SupersededAlertGone
+	} else {
+		why = n.about().Superseded(nc.alert, nc.rule, e.Clock.Now())
+	}
+	if why != "" {
+		return e.store.RecordAttempts(ctx, n.GroupID, []store.Attempt{e.superseded(n, n.DeliveryID, noticeKind(n, nc.rule), n.Via, why)})
+	}
 	rs, err := e.recipients(n, nc)
 	if err != nil {
-		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
+		return err // reading the project's people failed: tried again
 	}
+	// A notice that fans out and reached nobody yet is tried once for each person here; a
+	// person it fails for gets a retry task of their own, so that the others are not sent it
+	// again.
+	fanned := n.UserID == "" && len(rs) > 0 && rs[0].userID != ""
 	var failed error
 	for _, r := range rs {
-		res, records, err := e.attempt(ctx, n, r)
+		res, records, err := e.try(ctx, n, r, true)
 		last, _ := asynq.GetRetryCount(ctx)
 		max, _ := asynq.GetMaxRetry(ctx)
-		if res == retryLater && last >= max && len(records) > 0 {
-			records[len(records)-1].Outcome = store.OutcomeDeadLetter
+		final := res == givenUp || (res == retryLater && !fanned && last >= max)
+		if final {
+			markDeadLetter(records)
 			e.Log.Warn("delivery failed for good: archived as a dead letter", zap.String("delivery", r.delivery.ID), zap.Error(err))
 		}
 		if rerr := e.store.RecordAttempts(ctx, n.GroupID, records); rerr != nil {
 			return rerr
 		}
-		switch res {
-		case delivered:
+		one := n
+		one.UserID, one.Via, one.DeadLetter = r.userID, r.via, ""
+		switch {
+		case res == delivered:
 			if err := e.store.MarkNotified(ctx, n.scope(), map[string]time.Time{nc.alert.ID: e.Clock.Now()}, nil); err != nil {
 				return err
 			}
-		case retryLater:
-			failed = err
-		case rejected:
+		case res == rejected:
 			if err := e.refused(ctx, n, r, nc.project); err != nil {
 				return err
 			}
-		case givenUp:
-			e.Log.Warn("delivery not possible", zap.String("delivery", r.delivery.ID), zap.Error(err))
+			failed = fmt.Errorf("%w: %v", asynq.SkipRetry, err) // a dead letter, for a new credential
+		case fanned && res == givenUp:
+			one.DeadLetter = deadLetterReason(err)
+			if err := e.dispatcher.retry(ctx, one, r.via, e.DeliveryRetries, 0); err != nil {
+				return err
+			}
+		case fanned && res == retryLater:
+			if err := e.dispatcher.retry(ctx, one, r.via, e.DeliveryRetries, retryAfter(err)); err != nil {
+				return err
+			}
+		case res == givenUp:
+			failed = fmt.Errorf("%w: %v", asynq.SkipRetry, err)
+		case res == retryLater:
+			failed = err
 		}
 	}
 	return failed
 }
 
-// loadNoticeContext reads what a retry of notice n needs.
+// replayed says whether the dead-letter task running now was replayed (it failed before: it
+// was archived, then run again from asynqmon or the API) rather than running for the first
+// time, to be archived.
+func (e *Engine) replayed(ctx context.Context) (bool, error) {
+	id, _ := asynq.GetTaskID(ctx)
+	queue, _ := asynq.GetQueueName(ctx)
+	info, err := e.dispatcher.inspector.GetTaskInfo(queue, id)
+	if err != nil {
+		return false, err
+	}
+	return info.LastErr != "", nil
+}
+
+// markDeadLetter records the last of a delivery's tries as the one that made it a dead letter.
+func markDeadLetter(records []store.Attempt) {
+	if len(records) > 0 {
+		records[len(records)-1].Outcome = store.OutcomeDeadLetter
+	}
+}
+
+// deadLetterReason is what a dead letter says failed: the failure's reason, never a secret.
+func deadLetterReason(err error) string {
+	var f *channels.Failure
+	if errors.As(err, &f) && f.Reason != "" {
+		return f.Reason
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "failed for good"
+}
+
+// loadNoticeContext reads what a retry of notice n needs: as of now, to tell whether the
+// notice is superseded. An alert that is gone has a zero alert, a configuration that is gone a
+// nil rule; a project that is gone is NotFound.
 func (e *Engine) loadNoticeContext(ctx context.Context, n notice) (noticeContext, error) {
 	var nc noticeContext
 	var err error
 	if nc.project, err = e.store.Project(ctx, n.GroupID); err != nil {
 		return nc, err
 	}
+	var rule herald.AlertRule
 	if n.Global {
-		if nc.alert, err = e.store.GlobalAlert(ctx, n.AlertID); err != nil {
-			return nc, err
+		nc.alert, err = e.store.GlobalAlert(ctx, n.AlertID)
+		if err == nil || herald.IsNotFound(err) {
+			var c herald.GlobalAlertConfig
+			c, err = e.store.GlobalAlertConfig(ctx, n.ConfigID)
+			rule = c.AlertRule
 		}
-		c, err := e.store.GlobalAlertConfig(ctx, n.ConfigID)
-		if err != nil {
-			return nc, err
-		}
-		nc.rule = c.AlertRule
 	} else {
-		if nc.alert, err = e.store.Alert(ctx, n.GroupID, n.AlertID); err != nil {
-			return nc, err
+		nc.alert, err = e.store.Alert(ctx, n.GroupID, n.AlertID)
+		if err == nil || herald.IsNotFound(err) {
+			var c herald.AlertConfig
+			c, err = e.store.AlertConfig(ctx, n.GroupID, n.ConfigID)
+			rule = c.AlertRule
 		}
-		c, err := e.store.AlertConfig(ctx, n.GroupID, n.ConfigID)
-		if err != nil {
-			return nc, err
-		}
-		nc.rule = c.AlertRule
+	}
+	switch {
+	case err == nil:
+		nc.rule = &rule
+	case !herald.IsNotFound(err):
+		return nc, err
 	}
 	integrations, err := e.store.Integrations(ctx, n.GroupID)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,26 +48,14 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 // target is back.
 func TestDeadLetterReplays(t *testing.T) {
 	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) { c.DeliveryRetries = 1 })
-	var healthy atomic.Bool
-	r.recv.status = func(int) int {
-		if healthy.Load() {
-			return 200
-		}
-		return 503
-	}
+	healthy := r.recv.failing(503)
 	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
 	r.observe(hostDown("h1", true))
 	a := r.onlyAlert("OPEN")
 
 	ins := asynq.NewInspectorFromRedisClient(r.Store.Redis())
 	queue := dispatch.DeliveryQueue("WEBHOOK")
-	var archived []*asynq.TaskInfo
-	if !eventually(30*time.Second, func() bool {
-		archived, _ = ins.ListArchivedTasks(queue)
-		return len(archived) == 1
-	}) {
-		t.Fatalf("no dead letter in %s: %s", queue, r.failedTasks())
-	}
+	archived := r.waitArchived(queue, 1, 30*time.Second)
 	tries := len(r.recv.deliveries())
 	attempts := r.do("GET", "/groups/"+r.project+"/alerts/"+a["id"].(string)+"/deliveries", nil, 200)
 	res := attempts["results"].([]any)
@@ -145,6 +132,14 @@ func testRefusedToken(t *testing.T, refuse http.HandlerFunc) {
 	time.Sleep(2 * 5 * 200 * time.Millisecond) // two repeat intervals: a storm would show
 	if n := len(chat.Requests()); n != 1 {
 		t.Errorf("the chat service got %d requests for a refused token, want 1", n)
+	}
+	// The notice waits as a dead letter, to be replayed once a new token is set.
+	var dead []any
+	if !eventually(5*time.Second, func() bool {
+		dead = r.do("GET", "/groups/"+r.project+"/deadLetters", nil, 200)["results"].([]any)
+		return len(dead) == 1
+	}) {
+		t.Errorf("%d dead letters for the refused notice, want 1: %s", len(dead), r.failedTasks())
 	}
 }
 

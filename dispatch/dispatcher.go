@@ -14,14 +14,16 @@ import (
 // Dispatcher is the engine's front door, for the API and the scheduler: it queues work, it
 // does none.
 type Dispatcher struct {
-	store  *store.Store
-	client *asynq.Client
-	clock  herald.Clock
+	store     *store.Store
+	client    *asynq.Client
+	inspector *asynq.Inspector
+	clock     herald.Clock
 }
 
 // NewDispatcher queues on the Redis of st.
 func NewDispatcher(st *store.Store, clock herald.Clock) *Dispatcher {
-	return &Dispatcher{store: st, client: asynq.NewClientFromRedisClient(st.Redis()), clock: clock}
+	return &Dispatcher{store: st, client: asynq.NewClientFromRedisClient(st.Redis()),
+		inspector: asynq.NewInspectorFromRedisClient(st.Redis()), clock: clock}
 }
 
 // Observe queues a validated batch of a project's observations, durably and in order, and a

@@ -19,6 +19,18 @@
 // batched: a task carries a project's batch, not one delivery, and deliveries that succeed
 // need no task of their own; only retries become tasks.
 //
+// Every notice ends as exactly one of: delivered; superseded (every try re-checks it against
+// the alert and its notification as they are now, and a resolution goes to a target only
+// after the opening reached it: supersede.go), recorded with why; or a dead letter, an
+// archived asynq task recorded DEAD_LETTER (deadletters.go lists and replays them). A store
+// error is never an end: the notice stays in the outbox or its task retries.
+//
+// Leases. A session's heartbeat renews its project lease and holds the notices it is sending
+// every quarter of the lease, so a slow target never lets another session in; each session
+// has its own token and removes exactly the observation batches it evaluated. A session
+// reloads the project's configurations when their version changed, so an observation is
+// evaluated with everything committed before it.
+//
 // It owns when things happen and in which order. It must not know HTTP routing (package api)
 // or the wire protocol of a service (package channels), and keeps no Redis keys of its own
 // (package store).

@@ -2,12 +2,11 @@ package dispatch
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -22,7 +21,6 @@ type Engine struct {
 	EngineConfig
 	store      *store.Store
 	dispatcher *Dispatcher
-	token      string        // this engine's name in project leases
 	stopping   chan struct{} // closed when the worker shuts down: waits end at once
 	stopOnce   sync.Once
 }
@@ -41,7 +39,8 @@ type EngineConfig struct {
 	Minute time.Duration
 	// Lease is how long a project session, a claimed due alert and an unsent notice belong to
 	// one engine without it renewing them: after a crash, the work comes back after this.
-	// Default 30 s; it must exceed the time a step takes.
+	// A session's heartbeat renews them every quarter of it while the session works or waits
+	// on senders. Default 8 s.
 	Lease time.Duration
 	// DeliveryRetries is how often a failed delivery is retried by a task before it is archived
 	// as a dead letter (default 12: about an hour and a half of backoff).
@@ -57,6 +56,10 @@ type EngineConfig struct {
 	Log      *zap.Logger
 }
 
+// DefaultLease is the lease of a session's project, claims and notices: a killed worker's
+// projects resume within it.
+const DefaultLease = 8 * time.Second
+
 // Settings of the engine's batching.
 const (
 	claimBatch      = 2000                    // due alerts per step
@@ -69,10 +72,8 @@ const (
 
 // NewEngine builds an engine on st, queueing follow-up work with d.
 func NewEngine(st *store.Store, d *Dispatcher, cfg EngineConfig) *Engine {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
 	if cfg.Lease <= 0 {
-		cfg.Lease = 30 * time.Second
+		cfg.Lease = DefaultLease
 	}
 	if cfg.DeliveryRetries <= 0 {
 		cfg.DeliveryRetries = 12
@@ -89,32 +90,31 @@ func NewEngine(st *store.Store, d *Dispatcher, cfg EngineConfig) *Engine {
 	if cfg.Observer == nil {
 		cfg.Observer = nopObserver{}
 	}
-	return &Engine{EngineConfig: cfg, store: st, dispatcher: d, token: hex.EncodeToString(b), stopping: make(chan struct{})}
+	return &Engine{EngineConfig: cfg, store: st, dispatcher: d, stopping: make(chan struct{})}
 }
 
 // errBusy: another engine holds the project; the task is retried shortly.
 var errBusy = errors.New("dispatch: project busy")
 
-// session is one engine's turn at a project: what it loaded once and uses throughout.
+// session is one engine's turn at a project, with the configurations it works with.
 type session struct {
 	e       *Engine
 	project herald.Project
 	lock    *store.ProjectLock
-	configs map[string]herald.AlertRule // project and global configurations by id
-	global  map[string]bool             // which of them are global
-	byType  map[string][]string         // enabled configuration ids by event type
-	windows []herald.MaintenanceWindow
-	integ   map[string]*herald.Integration
-	sends   chan sendGroup // committed notices for the session's sender, in commit order
-	sent    chan error     // the sender's result, once sends is closed
+	snap    atomic.Pointer[configSet] // the configurations, as of the last refresh
+	sends   chan sendGroup            // committed notices for the session's sender, in commit order
+	sent    chan error                // the sender's result, once sends is closed
 
-	peopleOnce sync.Once // the project's users, read when a notice first fans out
-	peopleList []herald.User
-	peopleErr  error
+	mu       sync.Mutex                      // guards inflight
+	inflight map[store.Scope]map[string]bool // notices handed to the sender and not yet settled
+
+	peopleMu   sync.Mutex    // guards peopleList
+	peopleList []herald.User // the project's users, read when a notice first fans out (nil: not yet)
 }
 
 // sendGroup is the notices of one committed step, with the alerts they are about.
 type sendGroup struct {
+	cfg     *configSet // the configurations the step was committed with
 	sc      store.Scope
 	alerts  map[string]herald.Alert
 	notices [][]byte
@@ -155,7 +155,7 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 	var lock *store.ProjectLock
 	backoff := 5 * time.Millisecond
 	for deadline := time.Now().Add(lockWait); ; {
-		l, ok, err := e.store.LockProject(ctx, groupID, e.token, e.Lease)
+		l, ok, err := e.store.LockProject(ctx, groupID, e.Lease)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -180,7 +180,11 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 			e.Log.Warn("releasing project lease", zap.String("groupId", groupID), zap.Error(err))
 		}
 	}()
-	s, err := e.newSession(ctx, groupID, lock)
+	// The heartbeat keeps the lease and the notices being sent held while the session works;
+	// if the lease is lost, the session's context ends with store.ErrLeaseLost.
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s, err := e.newSession(sctx, groupID, lock)
 	if err != nil {
 		if herald.IsNotFound(err) {
 			e.Log.Warn("work for a project that does not exist", zap.String("groupId", groupID))
@@ -188,15 +192,99 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 		}
 		return time.Time{}, err
 	}
-	err = s.work(ctx, fn)
+	beat := make(chan struct{})
+	beating := make(chan struct{})
+	go func() { defer close(beating); s.heartbeat(sctx, cancel, beat) }()
+	defer func() { close(beat); <-beating }()
+	err = s.work(sctx, fn)
 	// Deliveries under way finish before the lease is given back.
 	if sendErr := s.flush(); err == nil {
 		err = sendErr
 	}
+	if cause := context.Cause(sctx); err != nil && errors.Is(cause, store.ErrLeaseLost) {
+		err = cause
+	}
 	if err != nil {
 		return time.Time{}, err
 	}
-	return s.nextDue(ctx)
+	return s.nextDue(sctx)
+}
+
+// heartbeat renews the session's lease and holds its notices being sent, every quarter of
+// the lease, until stop is closed. A lease found lost ends the session (another may hold the
+// project). A renewal that fails (Redis paused or unreachable) is tried again at the next
+// beat: a Redis that pauses also pauses expiry, so the lease may well still be this session's,
+// and ending the session would leave what it sent to be sent again; after two leases without
+// a renewal the session ends all the same.
+func (s *session) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, stop <-chan struct{}) {
+	every := max(s.e.Lease/4, 10*time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	renewed := time.Now()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := s.lock.Extend(ctx, s.e.Lease)
+		if err == nil {
+			renewed = time.Now()
+			err = s.holdInflight(ctx)
+		}
+		switch {
+		case errors.Is(err, store.ErrLeaseLost):
+			s.e.Log.Warn("project lease lost: the session stops", zap.String("groupId", s.project.ID))
+			cancel(err)
+			return
+		case err != nil && time.Since(renewed) > 2*s.e.Lease:
+			s.e.Log.Warn("project lease not renewed for two leases: the session stops", zap.String("groupId", s.project.ID), zap.Error(err))
+			cancel(store.ErrLeaseLost)
+			return
+		case err != nil:
+			s.e.Log.Warn("renewing the project lease", zap.String("groupId", s.project.ID), zap.Error(err))
+		}
+	}
+}
+
+// holdInflight keeps the notices handed to the sender held for another lease.
+func (s *session) holdInflight(ctx context.Context) error {
+	s.mu.Lock()
+	held := map[store.Scope][][]byte{}
+	for sc, ns := range s.inflight {
+		for n := range ns {
+			held[sc] = append(held[sc], []byte(n))
+		}
+	}
+	s.mu.Unlock()
+	until := s.e.Clock.Now().Add(s.e.Lease)
+	for sc, ns := range held {
+		if err := s.e.store.HoldOutbox(ctx, sc, until, ns...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// track records notices as handed to the sender (on) or settled (off).
+func (s *session) track(sc store.Scope, notices [][]byte, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inflight == nil {
+		s.inflight = map[store.Scope]map[string]bool{}
+	}
+	if s.inflight[sc] == nil {
+		s.inflight[sc] = map[string]bool{}
+	}
+	for _, n := range notices {
+		if on {
+			s.inflight[sc][string(n)] = true
+		} else {
+			delete(s.inflight[sc], string(n))
+		}
+	}
 }
 
 // work is what a session does: fn, the notices engines left behind, then whatever waits or is
@@ -234,14 +322,36 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 		go func() {
 			var err error
 			for r := range delivered {
-				if err == nil { // after a failure the rest stays in the outbox, for later
-					err = s.settle(ctx, r)
+				if err == nil { // after a save that failed for good the rest stays in the outbox, for later
+					err = s.settleRetrying(ctx, &r)
 				}
+				s.track(r.group.sc, r.group.notices, false)
 			}
 			s.sent <- err
 		}()
 	}
-	s.sends <- sendGroup{sc: sc, alerts: alerts, notices: notices}
+	s.track(sc, notices, true)
+	s.sends <- sendGroup{cfg: s.cfg(), sc: sc, alerts: alerts, notices: notices}
+}
+
+// settleRetrying settles r, trying again after a failure (backing off up to a second) for as
+// long as the session holds its lease: one failed save must not leave the notices in the
+// outbox, where another session would send them again.
+func (s *session) settleRetrying(ctx context.Context, r *sent) error {
+	wait := 20 * time.Millisecond
+	for {
+		err := s.settle(ctx, r)
+		if err == nil || alive(ctx) != nil {
+			return err
+		}
+		s.e.Log.Warn("saving delivery results failed; trying again", zap.String("groupId", s.project.ID), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
 
 // flush waits for the sender to deliver everything handed to it.
@@ -256,11 +366,58 @@ func (s *session) flush() error {
 }
 
 func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.ProjectLock) (*session, error) {
+	cs, err := e.loadConfigs(ctx, groupID)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{e: e, project: cs.project, lock: lock}
+	s.snap.Store(cs)
+	return s, nil
+}
+
+// configSet is what a session evaluates and delivers with, as committed at one version: never
+// changed once loaded (the sender reads it while the session may load a newer one).
+type configSet struct {
+	version string
+	project herald.Project
+	configs map[string]herald.AlertRule // project and global configurations by id
+	global  map[string]bool             // which of them are global
+	byType  map[string][]string         // enabled configuration ids by event type
+	windows []herald.MaintenanceWindow
+	integ   map[string]*herald.Integration
+}
+
+// cfg is the configurations the session uses now.
+func (s *session) cfg() *configSet { return s.snap.Load() }
+
+// refresh loads the project's configurations again if any changed since the session loaded
+// them: called after reading observations and before evaluating them, so that every
+// configuration committed before an observation was queued is seen.
+func (s *session) refresh(ctx context.Context) error {
+	v, err := s.e.store.ConfigVersion(ctx, s.project.ID)
+	if err != nil || v == s.cfg().version {
+		return err
+	}
+	cs, err := s.e.loadConfigs(ctx, s.project.ID)
+	if err != nil {
+		return err
+	}
+	s.snap.Store(cs)
+	return nil
+}
+
+// loadConfigs reads what a session of project groupID evaluates and delivers with. The
+// version is read first: a write after it makes the next refresh load again.
+func (e *Engine) loadConfigs(ctx context.Context, groupID string) (*configSet, error) {
+	version, err := e.store.ConfigVersion(ctx, groupID)
+	if err != nil {
+		return nil, err
+	}
 	p, err := e.store.Project(ctx, groupID)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{e: e, project: p, lock: lock, configs: map[string]herald.AlertRule{}, global: map[string]bool{},
+	s := &configSet{version: version, project: p, configs: map[string]herald.AlertRule{}, global: map[string]bool{},
 		byType: map[string][]string{}, integ: map[string]*herald.Integration{}}
 	for off := 0; ; off += 500 {
 		cs, _, err := e.store.AlertConfigs(ctx, groupID, store.Page{Offset: off, Limit: 500})
@@ -268,7 +425,7 @@ func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.Pro
 			return nil, err
 		}
 		for _, c := range cs {
-			s.addConfig(c.ID, c.AlertRule, false)
+			s.add(c.ID, c.AlertRule, false)
 		}
 		if len(cs) < 500 {
 			break
@@ -281,7 +438,7 @@ func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.Pro
 		}
 		for _, c := range cs {
 			if c.AppliesTo(p) {
-				s.addConfig(c.ID, c.AlertRule, true)
+				s.add(c.ID, c.AlertRule, true)
 			}
 		}
 		if len(cs) < 500 {
@@ -301,7 +458,15 @@ func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.Pro
 	return s, nil
 }
 
-func (s *session) addConfig(id string, rule herald.AlertRule, global bool) {
+// rule is configuration id's rule, nil when there is none.
+func (s *configSet) rule(id string) *herald.AlertRule {
+	if r, ok := s.configs[id]; ok {
+		return &r
+	}
+	return nil
+}
+
+func (s *configSet) add(id string, rule herald.AlertRule, global bool) {
 	s.configs[id], s.global[id] = rule, global
 	if rule.Enabled {
 		s.byType[rule.EventTypeName] = append(s.byType[rule.EventTypeName], id)
@@ -314,7 +479,7 @@ func (s *session) silenced(eventType string, now time.Time) bool {
 	if !ok {
 		return false
 	}
-	for _, w := range s.windows {
+	for _, w := range s.cfg().windows {
 		if w.Silences(info.Category, now) {
 			return true
 		}
@@ -322,18 +487,14 @@ func (s *session) silenced(eventType string, now time.Time) bool {
 	return false
 }
 
-// keepAlive renews the lease when half of it is gone.
-func (s *session) keepAlive(ctx context.Context) error {
-	if time.Until(s.lock.Expires) > s.e.Lease/2 {
-		return nil
-	}
-	return s.lock.Extend(ctx, s.e.Lease)
-}
+// alive says whether the session may go on: its lease held (the heartbeat ends the context
+// when it is lost) and its task not cancelled.
+func alive(ctx context.Context) error { return context.Cause(ctx) }
 
 // run evaluates waiting observations and due alerts until there is nothing left to do now.
 func (s *session) run(ctx context.Context) error {
 	for {
-		if err := s.keepAlive(ctx); err != nil {
+		if err := alive(ctx); err != nil {
 			return err
 		}
 		observed, err := s.observe(ctx)

@@ -19,6 +19,10 @@ func (s *session) observe(ctx context.Context) (bool, error) {
 	if err != nil || len(batches) == 0 {
 		return false, err
 	}
+	// Read after the batches: every configuration committed before they were queued is seen.
+	if err := s.refresh(ctx); err != nil {
+		return false, err
+	}
 	for _, b := range batches {
 		var obs []herald.Observation
 		if err := json.Unmarshal(b, &obs); err != nil {
@@ -27,10 +31,10 @@ func (s *session) observe(ctx context.Context) (bool, error) {
 		} else if err := s.evaluate(ctx, obs); err != nil {
 			return true, err
 		}
-		if err := s.e.store.DropObservations(ctx, s.project.ID, 1); err != nil {
+		if err := s.lock.DropObservation(ctx, s.project.ID, b); err != nil {
 			return true, err
 		}
-		if err := s.keepAlive(ctx); err != nil {
+		if err := alive(ctx); err != nil {
 			return true, err
 		}
 	}
@@ -52,6 +56,7 @@ type finding struct {
 func (s *session) evaluate(ctx context.Context, obs []herald.Observation) error {
 	now := s.e.Clock.Now()
 	byScope := map[bool][]finding{}
+	cfg := s.cfg()
 	for _, o := range obs {
 		typ := o.EventTypeName
 		if o.IsMeasurement() {
@@ -61,12 +66,12 @@ func (s *session) evaluate(ctx context.Context, obs []herald.Observation) error 
 		if o.At != nil && o.At.Before(now) {
 			at = o.At.Time
 		}
-		for _, id := range s.byType[typ] {
-			rule := s.configs[id]
+		for _, id := range cfg.byType[typ] {
+			rule := cfg.configs[id]
 			if !rule.Matches(o) {
 				continue
 			}
-			byScope[s.global[id]] = append(byScope[s.global[id]], finding{obs: o, config: id, target: store.TargetID(o.TargetKey()), holds: rule.Holds(o), at: at})
+			byScope[cfg.global[id]] = append(byScope[cfg.global[id]], finding{obs: o, config: id, target: store.TargetID(o.TargetKey()), holds: rule.Holds(o), at: at})
 		}
 	}
 	for _, global := range []bool{false, true} {
@@ -108,7 +113,8 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 		current := map[pair]*store.Change{}
 		var order []*store.Change
 		for _, t := range loaded {
-			c := &store.Change{Tracked: t, PrevStatus: t.Alert.Status}
+			// Untouched (or only refreshed by a re-report), an alert keeps its due time.
+			c := &store.Change{Tracked: t, PrevStatus: t.Alert.Status, Wake: herald.Wake(t.Alert, t.Schedule)}
 			current[pair{t.Alert.AlertConfigID, t.Target}] = c
 			order = append(order, c)
 		}
@@ -116,7 +122,7 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 			p := pair{f.config, f.target}
 			c := current[p]
 			active := c != nil && herald.Active(c.Tracked.Alert.Status)
-			rule := s.configs[f.config]
+			rule := s.cfg().configs[f.config]
 			switch {
 			case f.holds && active:
 				c.Tracked.Alert = herald.Refresh(c.Tracked.Alert, f.obs, now)
@@ -125,9 +131,9 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 				c = &store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: f.target, Scope: sc}}
 				current[p] = c
 				order = append(order, c)
-				s.step(c, sc, herald.Advance(a, sched, rule, s.silenced(a.EventTypeName, now), s.e.Minute, now), now)
+				s.step(c, sc, herald.Advance(a, sched, rule, s.silenced(a.EventTypeName, now), s.e.Minute, now), rule, now)
 			case active:
-				s.step(c, sc, herald.Clear(c.Tracked.Alert, c.Tracked.Schedule, s.silenced(c.Tracked.Alert.EventTypeName, now), now), now)
+				s.step(c, sc, herald.Clear(c.Tracked.Alert, c.Tracked.Schedule, s.silenced(c.Tracked.Alert.EventTypeName, now), now), rule, now)
 			}
 		}
 		changes := make([]store.Change, 0, len(order))
@@ -148,10 +154,10 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 
 // step records lifecycle step st in change c: the new state, when to wake, its events and
 // notices.
-func (s *session) step(c *store.Change, sc store.Scope, st herald.Step, now time.Time) {
+func (s *session) step(c *store.Change, sc store.Scope, st herald.Step, rule herald.AlertRule, now time.Time) {
 	c.Tracked.Alert, c.Tracked.Schedule, c.Wake = st.Alert, st.Schedule, st.Wake
 	c.Events = append(c.Events, s.stepEvents(st, now, sc.Global)...)
-	c.Notices = append(c.Notices, stepNotices(sc, st)...)
+	c.Notices = append(c.Notices, stepNotices(sc, st, rule)...)
 }
 
 // due looks at every alert of the project that came due: opening, repeats, acknowledgement
@@ -168,6 +174,9 @@ func (s *session) due(ctx context.Context) (bool, error) {
 			continue
 		}
 		any = true
+		if err := s.refresh(ctx); err != nil {
+			return any, err
+		}
 		ids := make([]string, len(claimed))
 		for i, d := range claimed {
 			ids[i] = d.AlertID
@@ -200,9 +209,9 @@ func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now
 		changes := make([]store.Change, 0, len(loaded))
 		for _, t := range loaded {
 			found[t.Alert.ID] = true
-			rule, ok := s.configs[t.Alert.AlertConfigID]
+			rule, ok := s.cfg().configs[t.Alert.AlertConfigID]
 			c := store.Change{Tracked: t, PrevStatus: t.Alert.Status, OutboxUntil: now.Add(s.e.Lease)}
-			s.step(&c, sc, next(t, rule, ok), now)
+			s.step(&c, sc, next(t, rule, ok), rule, now)
 			changes = append(changes, c)
 			alerts[t.Alert.ID] = c.Tracked.Alert
 			notices = append(notices, c.Notices...)
@@ -252,7 +261,7 @@ func (s *session) cancelConfig(ctx context.Context, sc store.Scope, configID str
 				cancelled++
 				return herald.Cancel(t.Alert, t.Schedule, now)
 			}
-			return herald.Step{Alert: t.Alert, Schedule: t.Schedule, Wake: nextWake(t)}
+			return herald.Step{Alert: t.Alert, Schedule: t.Schedule, Wake: herald.Wake(t.Alert, t.Schedule)}
 		}); err != nil {
 			return err
 		}
@@ -260,19 +269,4 @@ func (s *session) cancelConfig(ctx context.Context, sc store.Scope, configID str
 			return nil
 		}
 	}
-}
-
-// nextWake is when an untouched alert is due: its earliest next notice, or the end of its
-// acknowledgement.
-func nextWake(t store.Tracked) time.Time {
-	var w time.Time
-	for _, n := range t.Schedule.Next {
-		if !n.IsZero() && (w.IsZero() || n.Before(w)) {
-			w = n
-		}
-	}
-	if ack := t.Alert.AcknowledgedUntil; !ack.IsZero() && (w.IsZero() || ack.Before(w)) {
-		w = ack.Time
-	}
-	return w
 }

@@ -32,7 +32,8 @@ func TestDeliveryQueueOfEveryKind(t *testing.T) {
 // The kind of a retry is the person's means, else the notification's, in its configuration's
 // spelling (DeliveryQueue reads both).
 func TestKindOfRetry(t *testing.T) {
-	s := &session{configs: map[string]herald.AlertRule{"c": {Notifications: []herald.Notification{{TypeName: "CHATA"}, {TypeName: "GROUP"}}}}}
+	s := &session{}
+	s.snap.Store(&configSet{configs: map[string]herald.AlertRule{"c": {Notifications: []herald.Notification{{TypeName: "CHATA"}, {TypeName: "GROUP"}}}}})
 	for _, tc := range []struct {
 		n    notice
 		want string
@@ -59,7 +60,7 @@ func TestAdminRecipients(t *testing.T) {
 		{ID: "u-project", EmailAddress: "project@example.com", Roles: []herald.Role{{GroupID: "g1", RoleName: herald.GroupOwner}}},
 	}
 	ctx := func(n herald.Notification) noticeContext {
-		return noticeContext{project: p, rule: herald.AlertRule{Notifications: []herald.Notification{n}},
+		return noticeContext{project: p, rule: &herald.AlertRule{Notifications: []herald.Notification{n}},
 			people: func() ([]herald.User, error) { return users, nil }}
 	}
 	admin := herald.Notification{TypeName: "ADMIN", EmailEnabled: &yes, SMSEnabled: &no}
@@ -108,7 +109,7 @@ func TestAdminRecipients(t *testing.T) {
 // A fan-out whose people cannot be read is an error, not an empty list of recipients.
 func TestRecipientsPeopleError(t *testing.T) {
 	yes := true
-	nc := noticeContext{rule: herald.AlertRule{Notifications: []herald.Notification{{TypeName: "GROUP", EmailEnabled: &yes}}},
+	nc := noticeContext{rule: &herald.AlertRule{Notifications: []herald.Notification{{TypeName: "GROUP", EmailEnabled: &yes}}},
 		people: func() ([]herald.User, error) { return nil, errors.New("redis: i/o timeout") }}
 	if _, err := (&Engine{}).recipients(notice{}, nc); err == nil {
 		t.Error("no error when the project's users could not be read")

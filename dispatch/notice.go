@@ -22,13 +22,17 @@ type notice = deliveryTask
 
 // newNotice is notification idx of alert a's notice of kind ev. Its id is the same however
 // often the notice is tried: the alert, the notification and which notice of it this is.
-func newNotice(sc store.Scope, a herald.Alert, idx int, ev channels.Event, seq int) notice {
+func newNotice(sc store.Scope, a herald.Alert, rule herald.AlertRule, idx int, ev channels.Event, seq int) notice {
 	id := fmt.Sprintf("%s-%d-%d", a.ID, idx, seq)
 	if ev == channels.EventClose {
 		id = fmt.Sprintf("%s-%d-close", a.ID, idx)
 	}
-	return notice{GroupID: sc.GroupID, Global: sc.Global, AlertID: a.ID, ConfigID: a.AlertConfigID,
+	n := notice{GroupID: sc.GroupID, Global: sc.Global, AlertID: a.ID, ConfigID: a.AlertConfigID,
 		Notification: idx, Event: string(ev), DeliveryID: id}
+	if idx < len(rule.Notifications) {
+		n.Fingerprint = rule.Notifications[idx].Fingerprint()
+	}
+	return n
 }
 
 func (n notice) scope() store.Scope { return store.Scope{GroupID: n.GroupID, Global: n.Global} }
@@ -38,18 +42,18 @@ func (n notice) encode() []byte {
 	return b
 }
 
-// stepNotices are the notices of a step, encoded for the outbox.
-func stepNotices(sc store.Scope, st herald.Step) [][]byte {
+// stepNotices are the notices of a step of an alert of rule, encoded for the outbox.
+func stepNotices(sc store.Scope, st herald.Step, rule herald.AlertRule) [][]byte {
 	var out [][]byte
 	for _, i := range st.Notify {
 		ev := channels.EventUpdate
 		if st.Schedule.Sent[i] == 1 {
 			ev = channels.EventOpen
 		}
-		out = append(out, newNotice(sc, st.Alert, i, ev, st.Schedule.Sent[i]).encode())
+		out = append(out, newNotice(sc, st.Alert, rule, i, ev, st.Schedule.Sent[i]).encode())
 	}
 	for _, i := range st.Resolve {
-		out = append(out, newNotice(sc, st.Alert, i, channels.EventClose, 0).encode())
+		out = append(out, newNotice(sc, st.Alert, rule, i, channels.EventClose, 0).encode())
 	}
 	return out
 }

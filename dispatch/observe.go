@@ -7,8 +7,8 @@ import "time"
 // not block.
 type Observer interface {
 	// Delivery: one attempt at delivering a notice of kind (a notification typeName), its
-	// outcome (a store.Attempt outcome: DELIVERED, RETRYING, REJECTED or FAILED) and how long
-	// it took.
+	// outcome (a store.Attempt outcome: DELIVERED, RETRYING, REJECTED, FAILED or SUPERSEDED,
+	// the last with no duration) and how long it took.
 	Delivery(kind, outcome string, d time.Duration)
 	// Lateness: how long after its due time a session claimed an alert's step.
 	Lateness(d time.Duration)

@@ -7,16 +7,19 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/heraldhq/herald"
@@ -41,6 +44,7 @@ type rig struct {
 	project string
 	worker  *dispatch.Worker
 	engine  func() *dispatch.Worker
+	faults  *faults
 }
 
 const webhookSecret = "s3cr3t-for-signing"
@@ -52,6 +56,8 @@ func newRig(t *testing.T, minute time.Duration) *rig { return newRigWith(t, minu
 func newRigWith(t *testing.T, minute time.Duration, adjust func(*dispatch.EngineConfig)) *rig {
 	t.Helper()
 	rdb := storetest.Redis(t)
+	fs := &faults{}
+	rdb.AddHook(fs)
 	st := store.New(rdb)
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
 	t.Cleanup(func() { d.Close() })
@@ -69,7 +75,7 @@ func newRigWith(t *testing.T, minute time.Duration, adjust func(*dispatch.Engine
 	if err := st.CreateAPIKey(context.Background(), k, nil); err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, Store: st, base: srv.URL + api.BasePath, minute: minute, recv: newReceiver(t),
+	r := &rig{t: t, Store: st, base: srv.URL + api.BasePath, minute: minute, recv: newReceiver(t), faults: fs,
 		http: &http.Client{Transport: &digest.Transport{Username: k.PublicKey, Password: priv}, Timeout: 10 * time.Second}}
 	r.engine = func() *dispatch.Worker {
 		cfg := dispatch.EngineConfig{Minute: minute, Lease: 2 * time.Second, Log: log,
@@ -247,6 +253,34 @@ func newReceiver(t *testing.T) *receiver {
 
 func (rc *receiver) url() string { return rc.srv.URL + "/hook?team=ops" }
 
+// failing makes the receiver answer status until the switch it returns is set, then 200.
+func (rc *receiver) failing(status int) *atomic.Bool {
+	fixed := new(atomic.Bool)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.status = func(int) int {
+		if fixed.Load() {
+			return 200
+		}
+		return status
+	}
+	return fixed
+}
+
+// waitArchived waits for n dead letters (archived tasks) in queue and returns them.
+func (r *rig) waitArchived(queue string, n int, within time.Duration) []*asynq.TaskInfo {
+	r.t.Helper()
+	ins := asynq.NewInspectorFromRedisClient(r.Store.Redis())
+	var archived []*asynq.TaskInfo
+	if !eventually(within, func() bool {
+		archived, _ = ins.ListArchivedTasks(queue)
+		return len(archived) == n
+	}) {
+		r.t.Fatalf("%d dead letters in %s, want %d: %s", len(archived), queue, n, r.failedTasks())
+	}
+	return archived
+}
+
 func (rc *receiver) deliveries() []delivery {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
@@ -276,4 +310,80 @@ func (r *rig) failedTasks() string {
 		}
 	}
 	return b.String()
+}
+
+// faults makes chosen Redis commands fail, as a Redis that times out would: the real server
+// stays up, the client's command returns an error. Installed on every rig's client.
+type faults struct {
+	mu    sync.Mutex
+	match func(name string, args []any) bool
+	left  int // failures still to inject
+	hits  int // failures injected
+}
+
+var errInjected = errors.New("i/o timeout (injected)")
+
+// fail makes the next n commands that match fail.
+func (f *faults) fail(n int, match func(name string, args []any) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.match, f.left = match, n
+}
+
+// injected is how many failures were injected so far.
+func (f *faults) injected() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.hits
+}
+
+func (f *faults) hit(cmds ...redis.Cmder) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.left <= 0 {
+		return false
+	}
+	for _, c := range cmds {
+		if f.match(c.Name(), c.Args()) {
+			f.left--
+			f.hits++
+			return true
+		}
+	}
+	return false
+}
+
+func (f *faults) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (f *faults) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if f.hit(cmd) {
+			cmd.SetErr(errInjected)
+			return errInjected
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (f *faults) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if f.hit(cmds...) {
+			for _, c := range cmds {
+				c.SetErr(errInjected)
+			}
+			return errInjected
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// onKey matches commands named name (lower case) whose first key contains part.
+func onKey(name, part string) func(string, []any) bool {
+	return func(n string, args []any) bool {
+		if n != name || len(args) < 2 {
+			return false
+		}
+		k, _ := args[1].(string)
+		return strings.Contains(k, part)
+	}
 }

@@ -65,6 +65,12 @@ type deliveryTask struct {
 	// SMS. Empty: the notification's one target (or, first time round, all its people).
 	UserID string `json:"userId,omitempty"`
 	Via    string `json:"via,omitempty"`
+	// Fingerprint is the notification's (herald.Notification.Fingerprint) when the notice was
+	// decided: a try after the notification was edited is superseded.
+	Fingerprint string `json:"fp,omitempty"`
+	// DeadLetter, on a task queued to be archived at once, is why the delivery failed for good
+	// (a permanent failure on its first try); replayed, the task is tried as any other.
+	DeadLetter string `json:"deadLetter,omitempty"`
 }
 
 func newTask(typ string, payload any, opts ...asynq.Option) *asynq.Task {

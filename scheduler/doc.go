@@ -20,8 +20,9 @@
 // wake-up (skipping the slots a window covers, resuming at the next slot once it ends), so the
 // only work windows make here is deleting old ones in retention.
 //
-// Several schedulers may run; one leads at a time (a lease in Redis, renewed at each run), and
-// the others stand by and take over when it stops renewing. Everything a run does is
+// Several schedulers may run; one leads at a time (a lease in Redis of LeaderLease, renewed by
+// a heartbeat every third of it, apart from the jobs), and the others stand by, asking as often,
+// and take over when it stops renewing, running the jobs at once. Everything a run does is
 // idempotent, so two runs overlapping during a handover do no harm.
 //
 // It owns when the periodic work happens. It must not touch Redis keys itself (package store

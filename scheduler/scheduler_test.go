@@ -319,3 +319,35 @@ func TestRetentionPurgesUnreportedHosts(t *testing.T) {
 		t.Errorf("the reported host is purged (%v)", err)
 	}
 }
+
+// A leader that dies without resigning (killed) is replaced within 15 s at worst, with the
+// production lease and reconcile interval: the standby takes the lead once the lease runs out
+// and runs reconcile at once, not at its next interval.
+func TestStandbyTakesOverFromAKilledLeader(t *testing.T) {
+	e := newEnv(t)
+	start := func() *scheduler.Scheduler {
+		s := scheduler.New(e.st, e.d, scheduler.Config{Log: e.log.Named("scheduler")}) // default intervals
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Shutdown)
+		return s
+	}
+	first := start()
+	if !eventually(5*time.Second, func() bool { _, ok := first.LastRuns()[scheduler.JobReconcile]; return ok }) {
+		t.Fatal("the first scheduler never ran")
+	}
+	second := start()
+	// The worst moment: just after the leader renewed its lease (it does every third of it).
+	time.Sleep(scheduler.LeaderLease / 3)
+	first.Die()
+	killed := time.Now()
+	if !eventually(16*time.Second, func() bool { _, ok := second.LastRuns()[scheduler.JobReconcile]; return ok }) {
+		t.Fatal("the standby did not take over within 16 s")
+	}
+	took := second.LastRuns()[scheduler.JobReconcile].Started.Sub(killed)
+	t.Logf("the standby ran reconcile %s after the leader was killed", took.Round(time.Millisecond))
+	if took > 15*time.Second {
+		t.Errorf("failover took %s, over 15 s", took)
+	}
+}

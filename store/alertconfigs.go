@@ -30,6 +30,7 @@ func (s *Store) CreateAlertConfig(ctx context.Context, c herald.AlertConfig, ev 
 		if err := putAlertConfig(ctx, pipe, c); err != nil {
 			return err
 		}
+		bumpProjectConfig(ctx, pipe, c.GroupID)
 		return recordEvent(ctx, pipe, events(c.GroupID, ""), ev)
 	})
 	return err
@@ -69,6 +70,7 @@ func (s *Store) UpdateAlertConfig(ctx context.Context, groupID, id string, chang
 			return change(c)
 		},
 		func(c herald.AlertConfig, pipe redis.Pipeliner) {
+			bumpProjectConfig(ctx, pipe, groupID)
 			if c.EventTypeName != oldType {
 				pipe.ZRem(ctx, cs.index("type", oldType), c.ID)
 				pipe.ZAdd(ctx, cs.index("type", c.EventTypeName), redis.Z{Score: score(c.Created), Member: c.ID})
@@ -87,6 +89,7 @@ func (s *Store) DeleteAlertConfig(ctx context.Context, groupID, id string, ev he
 		pipe.Del(ctx, cs.doc(id))
 		pipe.ZRem(ctx, cs.index(), id)
 		pipe.ZRem(ctx, cs.index("type", c.EventTypeName), id)
+		bumpProjectConfig(ctx, pipe, groupID)
 		return recordEvent(ctx, pipe, events(groupID, ""), ev)
 	})
 	return err
@@ -102,6 +105,7 @@ func (s *Store) CreateGlobalAlertConfig(ctx context.Context, c herald.GlobalAler
 		z := redis.Z{Score: score(c.Created), Member: c.ID}
 		pipe.ZAdd(ctx, cs.index(), z)
 		pipe.ZAdd(ctx, cs.index("type", c.EventTypeName), z)
+		bumpGlobalConfig(ctx, pipe)
 		return recordEvent(ctx, pipe, events("", ""), ev)
 	})
 	return err
@@ -133,7 +137,8 @@ func (s *Store) UpdateGlobalAlertConfig(ctx context.Context, id string, change f
 	if !herald.ValidID(id) {
 		return herald.GlobalAlertConfig{}, errAlertConfigNotFound(id)
 	}
-	return update(ctx, s, globalAlertConfigs().doc(id), errAlertConfigNotFound(id), events("", ""), change, nil)
+	return update(ctx, s, globalAlertConfigs().doc(id), errAlertConfigNotFound(id), events("", ""), change,
+		func(_ herald.GlobalAlertConfig, pipe redis.Pipeliner) { bumpGlobalConfig(ctx, pipe) })
 }
 
 // DeleteGlobalAlertConfig removes a global configuration and records ev.
@@ -147,6 +152,7 @@ func (s *Store) DeleteGlobalAlertConfig(ctx context.Context, id string, ev heral
 		pipe.Del(ctx, cs.doc(id))
 		pipe.ZRem(ctx, cs.index(), id)
 		pipe.ZRem(ctx, cs.index("type", c.EventTypeName), id)
+		bumpGlobalConfig(ctx, pipe)
 		return recordEvent(ctx, pipe, events("", ""), ev)
 	})
 	return err

@@ -24,7 +24,7 @@ type Attempt struct {
 	DeliveryID string      `json:"deliveryId"`
 	Kind       string      `json:"typeName"`
 	Via        string      `json:"via,omitempty"` // EMAIL or SMS, when a notification fans out to people
-	Outcome    string      `json:"outcome"`       // DELIVERED, RETRYING, REJECTED, FAILED, DEAD_LETTER
+	Outcome    string      `json:"outcome"`       // DELIVERED, RETRYING, REJECTED, FAILED, DEAD_LETTER, SUPERSEDED
 	StatusCode int         `json:"statusCode,omitempty"`
 	DurationMs int64       `json:"durationMs"`
 	Reason     string      `json:"reason,omitempty"`
@@ -37,6 +37,7 @@ const (
 	OutcomeRejected   = "REJECTED"
 	OutcomeFailed     = "FAILED"
 	OutcomeDeadLetter = "DEAD_LETTER"
+	OutcomeSuperseded = "SUPERSEDED" // not sent: what it said is no longer so (Reason says why)
 )
 
 // RecordAttempts adds attempts to their project's log.

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha1"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -100,17 +102,6 @@ redis.call('INCRBY', KEYS[2], #ARGV[1])
 return 1
 `)
 
-// dropCounted removes a project's ARGV[1] oldest batches and their bytes from the count.
-var dropCounted = redis.NewScript(`
-local n = tonumber(ARGV[1])
-local gone = 0
-for _, b in ipairs(redis.call('LRANGE', KEYS[1], 0, n - 1)) do gone = gone + #b end
-redis.call('LTRIM', KEYS[1], n, -1)
-local left = redis.call('DECRBY', KEYS[2], gone)
-if left <= 0 or redis.call('LLEN', KEYS[1]) == 0 then redis.call('DEL', KEYS[2]) end
-return 1
-`)
-
 // DefaultObservationBacklog is how many bytes of observations may wait for the engine per
 // project (while workers are down or behind) before more are refused.
 const DefaultObservationBacklog = 64 << 20
@@ -156,9 +147,34 @@ func (s *Store) PendingObservations(ctx context.Context, groupID string, n int) 
 	return out, err
 }
 
-// DropObservations removes a project's n oldest batches, once they are evaluated.
-func (s *Store) DropObservations(ctx context.Context, groupID string, n int) error {
-	return dropCounted.Run(ctx, s.rdb, []string{obsList(groupID), obsBytes(groupID)}, n).Err()
+// dropObservation removes the oldest batch of a project's list KEYS[1] only if it is still
+// ARGV[2] and the lease KEYS[2] is still held by ARGV[1]: a session that lost its lease (or
+// a batch another session removed first) removes nothing. The batch's bytes leave the
+// backlog's count KEYS[3]. Returns 1 when it removed it.
+var dropObservation = redis.NewScript(`
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return -1 end
+if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[2] then return 0 end
+redis.call('LPOP', KEYS[1])
+local left = redis.call('DECRBY', KEYS[3], #ARGV[2])
+if left <= 0 or redis.call('LLEN', KEYS[1]) == 0 then redis.call('DEL', KEYS[3]) end
+return 1
+`)
+
+// ErrLeaseLost says the session's lease on its project ran out and another may hold it: the
+// session must stop without writing more.
+var ErrLeaseLost = errors.New("store: project lease lost")
+
+// DropObservation removes batch, which the holder of lock read and evaluated, from the head
+// of its project's queue: exactly that batch, and only while lock still holds the project.
+func (l *ProjectLock) DropObservation(ctx context.Context, groupID string, batch []byte) error {
+	n, err := dropObservation.Run(ctx, l.s.rdb, []string{obsList(groupID), l.key, obsBytes(groupID)}, l.token, batch).Int()
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		return ErrLeaseLost
+	}
+	return nil
 }
 
 // HasPendingObservations reports whether batches wait for a project.
@@ -179,38 +195,37 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 `)
 
-// ProjectLock is the lease on evaluating a project's alerts: one engine at a time, so that a
-// project's observations are evaluated in the order they came.
+// ProjectLock is the lease on evaluating a project's alerts: one engine session at a time, so
+// that a project's observations are evaluated in the order they came. Each lock has a token
+// of its own, so that two sessions of one process never pass for each other. Its methods may
+// be called from several goroutines (a session and its heartbeat).
 type ProjectLock struct {
-	s       *Store
-	key     string
-	token   string
-	Expires time.Time
+	s     *Store
+	key   string
+	token string
 }
 
-// LockProject tries to take the lease for ttl; ok is false when another engine holds it.
-func (s *Store) LockProject(ctx context.Context, groupID, token string, ttl time.Duration) (*ProjectLock, bool, error) {
-	l := &ProjectLock{s: s, key: obsLock(groupID), token: token}
-	start := time.Now()
-	ok, err := s.rdb.SetNX(ctx, l.key, token, ttl).Result()
+// LockProject tries to take the lease for ttl; ok is false when another session holds it.
+func (s *Store) LockProject(ctx context.Context, groupID string, ttl time.Duration) (*ProjectLock, bool, error) {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	l := &ProjectLock{s: s, key: obsLock(groupID), token: hex.EncodeToString(b)}
+	ok, err := s.rdb.SetNX(ctx, l.key, l.token, ttl).Result()
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	l.Expires = start.Add(ttl)
 	return l, true, nil
 }
 
-// Extend renews the lease; an error means it was lost and the holder must stop.
+// Extend renews the lease for ttl; ErrLeaseLost means it was lost and the holder must stop.
 func (l *ProjectLock) Extend(ctx context.Context, ttl time.Duration) error {
-	start := time.Now()
 	n, err := extendLock.Run(ctx, l.s.rdb, []string{l.key}, l.token, ttl.Milliseconds()).Int()
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return errors.New("store: project lock lost")
+		return ErrLeaseLost
 	}
-	l.Expires = start.Add(ttl)
 	return nil
 }
 
@@ -279,6 +294,19 @@ func (s *Store) ClaimOutbox(ctx context.Context, sc Scope, now time.Time, lease 
 		out = append(out, []byte(vals[i]))
 	}
 	return out, nil
+}
+
+// HoldOutbox keeps notices of scope that a session is still sending held until until, so
+// that no other session takes them back meanwhile; notices already done stay done.
+func (s *Store) HoldOutbox(ctx context.Context, sc Scope, until time.Time, notices ...[]byte) error {
+	if len(notices) == 0 {
+		return nil
+	}
+	zs := make([]redis.Z, len(notices))
+	for i, n := range notices {
+		zs[i] = redis.Z{Score: float64(until.UnixMilli()), Member: string(n)}
+	}
+	return s.rdb.ZAddArgs(ctx, sc.outbox(), redis.ZAddArgs{XX: true, GT: true, Members: zs}).Err()
 }
 
 // DoneOutbox removes notices that were delivered or handed over.

@@ -79,6 +79,7 @@ func (s *Store) PutIntegration(ctx context.Context, groupID, typ string, change 
 			out = next
 			_, err = tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 				pipe.HSet(ctx, h, typ, b)
+				bumpProjectConfig(ctx, pipe, groupID)
 				return recordEvents(ctx, pipe, events(groupID, ""), evs)
 			})
 			return err
@@ -96,6 +97,7 @@ func (s *Store) DeleteIntegration(ctx context.Context, groupID, typ string, ev h
 	var removed *redis.IntCmd
 	_, err := s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 		removed = pipe.HDel(ctx, integrationsHash(groupID), typ)
+		bumpProjectConfig(ctx, pipe, groupID)
 		return recordEvent(ctx, pipe, events(groupID, ""), ev)
 	})
 	if err != nil {

@@ -30,6 +30,7 @@ func (s *Store) CreateWindow(ctx context.Context, w herald.MaintenanceWindow, ev
 		if err := putWindow(ctx, pipe, w); err != nil {
 			return err
 		}
+		bumpProjectConfig(ctx, pipe, w.GroupID)
 		return recordEvent(ctx, pipe, events(w.GroupID, ""), ev)
 	})
 	return err
@@ -59,6 +60,7 @@ func (s *Store) UpdateWindow(ctx context.Context, groupID, id string, change fun
 	return update(ctx, s, ws.doc(id), errWindowNotFound(id), events(groupID, ""), change,
 		func(w herald.MaintenanceWindow, pipe redis.Pipeliner) {
 			pipe.ZAdd(ctx, ws.index(), redis.Z{Score: score(w.EndDate), Member: w.ID})
+			bumpProjectConfig(ctx, pipe, groupID)
 		})
 }
 
@@ -71,6 +73,7 @@ func (s *Store) DeleteWindow(ctx context.Context, groupID, id string, ev herald.
 	_, err := s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 		pipe.Del(ctx, ws.doc(id))
 		pipe.ZRem(ctx, ws.index(), id)
+		bumpProjectConfig(ctx, pipe, groupID)
 		return recordEvent(ctx, pipe, events(groupID, ""), ev)
 	})
 	return err

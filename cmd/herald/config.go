@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/dispatch"
 )
 
 // common are the settings of the roles that serve or run the engine. Each role binds only the
@@ -72,7 +73,7 @@ func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 	s.string(&c.AdminEmail, "admin-email", "HERALD_ADMIN_EMAIL", "",
 		"the installation's administrators, comma-separated addresses, whom ADMIN notifications email (unset: the users holding GLOBAL_OWNER)")
 	c.services.bind(s)
-	s.duration(&c.Lease, "lease", "HERALD_ENGINE_LEASE", 30*time.Second, "how long a worker's claim on a project's work lasts unrenewed: after a worker dies, its work resumes after this")
+	s.duration(&c.Lease, "lease", "HERALD_ENGINE_LEASE", dispatch.DefaultLease, "how long a worker's claim on a project's work lasts unrenewed (a working session renews it every quarter): after a worker dies, its work resumes after this")
 	s.check(func() error {
 		switch {
 		case c.Minute <= 0:

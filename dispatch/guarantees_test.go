@@ -1,0 +1,180 @@
+package dispatch_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/email"
+	"github.com/heraldhq/herald/dispatch"
+)
+
+// An agent re-reporting a condition that still holds changes nothing about when the alert's
+// next step is due: TRACKING turns OPEN on time and repeats keep their cadence, with no
+// scheduler running to repair the schedule.
+func TestReReportsKeepTheSchedule(t *testing.T) {
+	const minute = 100 * time.Millisecond
+	r := newRig(t, minute)
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(2, 5)}})
+	start := time.Now()
+	r.observe(hostDown("h1", true))
+	detected := time.Time{}
+	const span = 3 * time.Second
+	for time.Since(start) < span {
+		time.Sleep(100 * time.Millisecond)
+		r.observe(hostDown("h1", true))
+		if detected.IsZero() {
+			if as := r.alerts(""); len(as) == 1 {
+				detected = r.schedule(as[0]["id"].(string)).Detected
+			}
+		}
+	}
+	if detected.IsZero() {
+		t.Fatal("no alert")
+	}
+	got := r.recv.deliveries()
+	if len(got) == 0 {
+		t.Fatal("the alert never opened while its condition was re-reported")
+	}
+	if d := got[0].At.Sub(detected.Add(2 * minute)); d > late {
+		t.Errorf("opened %s late", d)
+	}
+	// Slots at 2, 7, 12, ... minutes after detection: all those before the end of the span.
+	want := 1 + int((time.Since(detected)-2*minute-late)/(5*minute))
+	if len(got) < want-1 {
+		t.Errorf("%d notices in %s of re-reports, want about %d (one per interval)", len(got), span, want)
+	}
+	checkNotEarly(t, got, detected.Add(2*minute), 5*minute)
+}
+
+// One failed save of a batch's delivery results is retried: the notices leave the outbox
+// and are not sent again when their lease runs out.
+func TestFailedSaveIsRetried(t *testing.T) {
+	r := newRig(t, 200*time.Millisecond)
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.faults.fail(1, onKey("zrem", ":outbox"))
+	for _, h := range []string{"h1", "h2", "h3"} {
+		r.observe(hostDown(h, true))
+	}
+	r.recv.waitCount(t, 3, 10*time.Second)
+	time.Sleep(2*time.Second + 500*time.Millisecond) // the lease: anything left in the outbox comes back
+	r.observe(hostDown("h4", true))                  // at the next session
+	r.recv.waitCount(t, 4, 10*time.Second)
+	time.Sleep(3 * time.Second) // a notice recovered from the outbox is retried a second later
+	if r.faults.injected() != 1 {
+		t.Fatalf("%d failures injected, want 1", r.faults.injected())
+	}
+	seen := map[string]int{}
+	for _, d := range r.recv.deliveries() {
+		seen[d.Idempotency]++
+	}
+	for k, n := range seen {
+		if n > 1 {
+			t.Errorf("notice %s delivered %d times", k, n)
+		}
+	}
+	if len(seen) != 4 {
+		t.Errorf("%d notices delivered, want 4", len(seen))
+	}
+	// The save tried again does only what was left: each attempt is recorded once.
+	if n := r.do("GET", "/groups/"+r.project+"/deliveries", nil, 200)["totalCount"].(float64); n != 4 {
+		t.Errorf("%v attempts recorded, want 4", n)
+	}
+}
+
+// A store error while reading a project's people for a GROUP notification is transient: the
+// notice is not dropped, the owner gets the mail.
+func TestPeopleReadFailureIsTransient(t *testing.T) {
+	mail := channelstest.NewSMTPServer(t)
+	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) {
+		c.Notifiers["EMAIL"] = email.Notifier{Config: email.Config{Addr: mail.Addr, From: "herald@example.com"}}
+	})
+	r.do("POST", "/users", map[string]any{"username": "owner@example.com", "password": "s3cret-pass", "emailAddress": "owner@example.com",
+		"firstName": "A", "lastName": "B", "roles": []any{map[string]any{"groupId": r.project, "roleName": "GROUP_OWNER"}}}, 201)
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{map[string]any{
+		"typeName": "GROUP", "role": "GROUP_OWNER", "emailEnabled": true, "smsEnabled": false, "delayMin": 0, "intervalMin": 60}}})
+	r.faults.fail(2, onKey("zrange", ":group:"+r.project))
+	r.observe(hostDown("h1", true))
+	if !eventually(15*time.Second, func() bool { return len(mail.Mails()) >= 1 }) {
+		t.Fatalf("the owner never got the mail after %d failed reads of the project's people\n%s", r.faults.injected(), r.failedTasks())
+	}
+	if r.faults.injected() != 2 {
+		t.Errorf("%d failures injected, want 2", r.faults.injected())
+	}
+}
+
+// A target answering in longer than the lease: the session's heartbeat keeps the project and
+// the notices it is sending, so no other session takes them and nothing is sent twice.
+func TestSlowTargetKeepsTheLease(t *testing.T) {
+	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) { c.Lease = time.Second })
+	r.recv.respond = func(n int, w http.ResponseWriter) { time.Sleep(2500 * time.Millisecond) }
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.observe(hostDown("h1", true))
+	r.recv.waitCount(t, 1, 5*time.Second)
+	r.observe(hostDown("h2", true)) // another session wants the project while the first waits
+	r.recv.waitCount(t, 2, 10*time.Second)
+	time.Sleep(4 * time.Second)
+	seen := map[string]int{}
+	for _, d := range r.recv.deliveries() {
+		seen[d.Idempotency]++
+	}
+	if len(seen) != 2 {
+		t.Errorf("%d notices, want 2: %v", len(seen), seen)
+	}
+	for k, n := range seen {
+		if n > 1 {
+			t.Errorf("notice %s sent %d times", k, n)
+		}
+	}
+	if n := len(r.alerts("?status=OPEN")); n != 2 {
+		t.Errorf("%d open alerts, want 2", n)
+	}
+}
+
+// A worker killed in a session leaves its project leased, unrenewed: the project's work
+// resumes within 10 s (the default lease, 8 s), not the old 30 s.
+func TestKilledSessionsProjectResumesWithin10s(t *testing.T) {
+	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) { c.Lease = 0 }) // the default
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	if _, ok, err := r.Store.LockProject(context.Background(), r.project, dispatch.DefaultLease); err != nil || !ok {
+		t.Fatal("could not take the project's lease as the killed session", ok, err)
+	}
+	killed := time.Now()
+	r.observe(hostDown("h1", true))
+	got := r.recv.waitCount(t, 1, 15*time.Second)
+	if took := got[0].At.Sub(killed); took > 10*time.Second {
+		t.Errorf("the project resumed %s after its session was killed, over 10 s", took)
+	} else {
+		t.Logf("resumed after %s", took.Round(time.Millisecond))
+	}
+}
+
+// A session sees every configuration committed before the observation it evaluates: one
+// created while a session is busy (its sender waits on a slow target) applies to an
+// observation posted right after it, in that same session.
+func TestSessionSeesConfigurationsCommittedBeforeTheObservation(t *testing.T) {
+	r := newRig(t, 200*time.Millisecond)
+	r.recv.respond = func(n int, w http.ResponseWriter) { time.Sleep(1500 * time.Millisecond) }
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	for _, h := range []string{"h1", "h2", "h3", "h4"} {
+		r.observe(hostDown(h, true))
+	}
+	r.recv.waitCount(t, 1, 5*time.Second) // the session is busy sending
+	other := newReceiver(t)
+	later := r.config(map[string]any{"eventTypeName": "HOST_DOWN", "matchers": []any{map[string]any{"fieldName": "HOSTNAME_AND_PORT",
+		"operator": "STARTS_WITH", "value": "h9"}}, "notifications": []any{map[string]any{"typeName": "WEBHOOK", "webhookUrl": other.url(),
+		"webhookSecret": webhookSecret, "delayMin": 0, "intervalMin": 60}}})
+	r.observe(hostDown("h9", true))
+	if !eventually(15*time.Second, func() bool {
+		for _, a := range r.alerts("") {
+			if a["alertConfigId"] == later {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatal("the observation was evaluated without the configuration created before it")
+	}
+}

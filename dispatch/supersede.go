@@ -1,0 +1,115 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/store"
+)
+
+// Every try of a notice (the first, each retry, a replayed dead letter) re-checks it against
+// the present (herald.NoticeAbout.Superseded), and per target keeps a resolution behind the
+// opening it resolves (store.BeginNotice, BeginClose): a resolution waits while an opening is
+// being sent, goes once one reached the target (or may have), and is withheld when none did,
+// which also withholds any opening tried after it. So no target sees a resolution before its
+// opening, and a PAGING incident opened at the service is always resolved.
+
+// sendingMax bounds how long a try of an opening may be under way (its quick retries
+// included): a resolution waits for it no longer, should its sender have died.
+const sendingMax = 2 * time.Minute
+
+// errWaitingForOpening: a resolution waits while an opening to its target is being sent.
+var errWaitingForOpening = errors.New("waiting for the alert's opening to this target to be sent first")
+
+// about is what notice n was about.
+func (n notice) about() herald.NoticeAbout {
+	return herald.NoticeAbout{Closing: n.Event == string(channels.EventClose), Notification: n.Notification, Fingerprint: n.Fingerprint}
+}
+
+// reachTarget names the target of one delivery of a notice among its alert's targets: the
+// notification, or one person's means of it.
+func reachTarget(n notice, r recipient) string {
+	t := strconv.Itoa(n.Notification)
+	if r.userID != "" {
+		t += ":" + r.userID + ":" + r.via
+	}
+	return t
+}
+
+// superseded is the record of a notice (or one delivery of it) not sent, and why.
+func (e *Engine) superseded(n notice, deliveryID, kind, via, why string) store.Attempt {
+	e.Observer.Delivery(kind, store.OutcomeSuperseded, 0)
+	e.Log.Info("notice superseded", zap.String("delivery", deliveryID), zap.String("why", why))
+	return store.Attempt{At: herald.At(e.Clock.Now()), AlertID: n.AlertID, Global: n.Global, DeliveryID: deliveryID,
+		Kind: kind, Via: via, Outcome: store.OutcomeSuperseded, Reason: why}
+}
+
+// noticeKind is the kind a notice of rule is recorded under before it is resolved to people.
+func noticeKind(n notice, rule *herald.AlertRule) string {
+	if rule != nil && n.Notification >= 0 && n.Notification < len(rule.Notifications) {
+		return rule.Notifications[n.Notification].TypeName
+	}
+	return ""
+}
+
+// try is one try of delivery r of notice n (retry: by a retry task, not the session that
+// decided it), in its place in the order of its alert's notices to that target: a resolution
+// may wait (retryLater with errWaitingForOpening) or be superseded; a retried opening or
+// repeat is superseded once its alert ended unseen by the target. The session's first try of
+// an opening writes nothing when it reaches the target: only failures and retries are
+// recorded, so the common case costs no Redis call. (A session's own notices go out in commit
+// order, and it hands its project over only once they are settled: a resolution only ever
+// races with a retry task.)
+func (e *Engine) try(ctx context.Context, n notice, r recipient, retry bool) (outcome, []store.Attempt, error) {
+	sc, target := n.scope(), reachTarget(n, r)
+	if n.about().Closing {
+		v, err := e.store.BeginClose(ctx, sc, n.AlertID, target, e.Clock.Now())
+		switch {
+		case err != nil:
+			return retryLater, nil, err
+		case v == store.CloseWait:
+			return retryLater, nil, errWaitingForOpening
+		case v == store.CloseNeverOpened:
+			return superseded, []store.Attempt{e.superseded(n, r.delivery.ID, r.kind, r.via, herald.SupersededNeverOpened)}, nil
+		}
+		return e.attempt(ctx, n, r)
+	}
+	if retry {
+		ok, err := e.store.BeginNotice(ctx, sc, n.AlertID, target, e.Clock.Now().Add(sendingMax))
+		if err != nil {
+			return retryLater, nil, err
+		}
+		if !ok {
+			return superseded, []store.Attempt{e.superseded(n, r.delivery.ID, r.kind, r.via, herald.SupersededClosed)}, nil
+		}
+	}
+	res, records, err := e.attempt(ctx, n, r)
+	reached, opening := mayHaveReached(res, err), n.Event == string(channels.EventOpen)
+	if retry || reached != opening { // a retry; a failed opening; a repeat that reached the target
+		if endErr := e.store.EndNotice(context.WithoutCancel(ctx), sc, n.AlertID, target, reached, opening); endErr != nil {
+			// A retry's mark lapses after sendingMax (the resolution then goes, as the try may
+			// have reached the target); a failed opening left unmarked has its resolution sent.
+			e.Log.Warn("recording how an opening went", zap.String("delivery", r.delivery.ID), zap.Error(endErr))
+		}
+	}
+	return res, records, err
+}
+
+// mayHaveReached says whether a try may have reached its target: it did, or no answer came (a
+// target that hangs may have acted on it). A target that answered with a failure did not.
+func mayHaveReached(res outcome, err error) bool {
+	if res == delivered {
+		return true
+	}
+	var f *channels.Failure
+	if errors.As(err, &f) {
+		return f.Status == 0 && res == retryLater
+	}
+	return res == retryLater
+}

@@ -1,0 +1,68 @@
+package dispatch
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/store"
+)
+
+// A try may have reached its target when it succeeded or got no answer; a target that
+// answered with a failure did not take it.
+func TestMayHaveReached(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		res  outcome
+		err  error
+		want bool
+	}{
+		{"delivered", delivered, nil, true},
+		{"timed out: no answer", retryLater, &channels.Failure{Retry: true, Reason: "timeout"}, true},
+		{"unclassified error", retryLater, errors.New("boom"), true},
+		{"answered 500", retryLater, &channels.Failure{Status: 500, Retry: true}, false},
+		{"answered 429", retryLater, &channels.Failure{Status: 429, Retry: true}, false},
+		{"answered 404", givenUp, &channels.Failure{Status: 404}, false},
+		{"refused credential", rejected, &channels.Failure{Status: 401, Rejected: true}, false},
+		{"refused before any request (private target)", givenUp, &channels.Failure{Reason: "target refused"}, false},
+		{"superseded", superseded, nil, false},
+		{"waiting behind the opening", retryLater, errWaitingForOpening, true},
+	} {
+		if got := mayHaveReached(c.res, c.err); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// A notice carries what it was about: its notification's fingerprint, and whether it is a
+// resolution; each target of an alert has its own name.
+func TestNoticeCarriesWhatItWasAbout(t *testing.T) {
+	rule := herald.AlertRule{Notifications: []herald.Notification{
+		{TypeName: "WEBHOOK", WebhookURL: "https://a.example/hook"},
+		{TypeName: "GROUP", Roles: []string{"GROUP_OWNER"}},
+	}}
+	a := herald.Alert{ID: "a1", AlertConfigID: "c1"}
+	sc := store.Scope{GroupID: "g1"}
+	open := newNotice(sc, a, rule, 0, channels.EventOpen, 1)
+	closing := newNotice(sc, a, rule, 1, channels.EventClose, 0)
+	if open.Fingerprint != rule.Notifications[0].Fingerprint() || closing.Fingerprint != rule.Notifications[1].Fingerprint() {
+		t.Errorf("fingerprints %q, %q", open.Fingerprint, closing.Fingerprint)
+	}
+	if ab := open.about(); ab.Closing || ab.Notification != 0 || ab.Fingerprint != open.Fingerprint {
+		t.Errorf("opening about %+v", ab)
+	}
+	if !closing.about().Closing {
+		t.Error("a resolution is not about closing")
+	}
+	if gone := newNotice(sc, a, rule, 5, channels.EventOpen, 1); gone.Fingerprint != "" {
+		t.Errorf("a notice of a notification the rule lacks has fingerprint %q", gone.Fingerprint)
+	}
+	targets := map[string]bool{}
+	for _, r := range []recipient{{}, {userID: "u1", via: "EMAIL"}, {userID: "u1", via: "SMS"}, {userID: "u2", via: "EMAIL"}} {
+		targets[reachTarget(closing, r)] = true
+	}
+	if len(targets) != 4 {
+		t.Errorf("targets %v, want four apart", targets)
+	}
+}

@@ -1,0 +1,185 @@
+package dispatch_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/store"
+)
+
+// attemptsOf lists the recorded attempts of an alert, newest first.
+func (r *rig) attemptsOf(alertID string) []map[string]any {
+	r.t.Helper()
+	res := r.do("GET", "/groups/"+r.project+"/alerts/"+alertID+"/deliveries", nil, 200)["results"].([]any)
+	out := make([]map[string]any, len(res))
+	for i, v := range res {
+		out[i] = v.(map[string]any)
+	}
+	return out
+}
+
+// hasAttempt says whether attempts hold one with outcome and reason.
+func hasAttempt(as []map[string]any, outcome, reason string) bool {
+	for _, a := range as {
+		if a["outcome"] == outcome && (reason == "" || a["reason"] == reason) {
+			return true
+		}
+	}
+	return false
+}
+
+// A retry of an alert's opening after the alert closed is not sent (a PAGING trigger going out
+// after its resolve would open the incident for good), and neither is the resolution of an
+// opening that never reached the target; nor a retry after the alert was acknowledged. Each
+// is recorded SUPERSEDED with why.
+func TestStaleOpeningIsSuperseded(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		then func(r *rig, alertID string)
+		why  []string
+	}{
+		{"closed", func(r *rig, _ string) {
+			r.observe(hostDown("h1", false))
+			r.onlyAlert("CLOSED")
+		}, []string{herald.SupersededClosed, herald.SupersededNeverOpened}},
+		{"acknowledged", func(r *rig, id string) {
+			until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+			r.do("PATCH", "/groups/"+r.project+"/alerts/"+id, map[string]any{"acknowledgedUntil": until}, 200)
+		}, []string{herald.SupersededAcknowledged}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, 200*time.Millisecond)
+			recovered := r.recv.failing(500)
+			r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+			r.observe(hostDown("h1", true))
+			id := r.onlyAlert("OPEN")["id"].(string)
+			r.recv.waitCount(t, 3, 10*time.Second) // the first try's quick retries failed: a retry task waits
+			c.then(r, id)
+			since := time.Now()
+			recovered.Store(true)
+			if !eventually(15*time.Second, func() bool {
+				as := r.attemptsOf(id)
+				for _, why := range c.why {
+					if !hasAttempt(as, store.OutcomeSuperseded, why) {
+						return false
+					}
+				}
+				return true
+			}) {
+				t.Fatalf("no SUPERSEDED attempts %q: %v\n%s", c.why, r.attemptsOf(id), r.failedTasks())
+			}
+			time.Sleep(time.Second)
+			for _, d := range r.recv.deliveries() {
+				if d.At.After(since) {
+					t.Errorf("%s sent after the alert was %s (%s after)", d.Event, c.name, d.At.Sub(since))
+				}
+			}
+		})
+	}
+}
+
+// A resolution waits behind its opening: while a retry of the opening is under way at a slow
+// target, the alert clears; the resolution reaches the target only after the opening was
+// answered.
+func TestResolutionWaitsBehindItsOpening(t *testing.T) {
+	r := newRig(t, 200*time.Millisecond)
+	var mu sync.Mutex
+	var openAnswered time.Time
+	r.recv.respond = func(n int, w http.ResponseWriter) {
+		switch {
+		case n <= 3: // the opening's quick tries fail: it becomes a retry task
+			w.WriteHeader(500)
+		case n == 4: // the retry hangs a while, then succeeds
+			time.Sleep(3 * time.Second)
+			mu.Lock()
+			openAnswered = time.Now()
+			mu.Unlock()
+		}
+	}
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.observe(hostDown("h1", true))
+	r.onlyAlert("OPEN")
+	r.recv.waitCount(t, 4, 15*time.Second) // the retry is under way
+	r.observe(hostDown("h1", false))
+	var closing delivery
+	if !eventually(20*time.Second, func() bool {
+		for _, d := range r.recv.deliveries() {
+			if d.Event == "alert.close" {
+				closing = d
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("no resolution: %s", r.failedTasks())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if openAnswered.IsZero() || closing.At.Before(openAnswered) {
+		t.Errorf("the resolution arrived at %s, before the opening was answered (%s)", closing.At.Format(time.StampMilli), openAnswered.Format(time.StampMilli))
+	}
+}
+
+// A notice whose notification was edited since it was decided is not sent to the new
+// target: a retry of it is superseded.
+func TestRetryAfterEditIsSuperseded(t *testing.T) {
+	r := newRig(t, 200*time.Millisecond)
+	r.recv.status = func(int) int { return 500 }
+	cfg := r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.observe(hostDown("h1", true))
+	a := r.onlyAlert("OPEN")
+	r.recv.waitCount(t, 1, 5*time.Second)
+	other := newReceiver(t)
+	r.do("PUT", "/groups/"+r.project+"/alertConfigs/"+cfg, map[string]any{"eventTypeName": "HOST_DOWN", "enabled": true,
+		"notifications": []any{map[string]any{"typeName": "WEBHOOK", "webhookUrl": other.url(), "webhookSecret": webhookSecret,
+			"delayMin": 0, "intervalMin": 60}}}, 200)
+	id := a["id"].(string)
+	if !eventually(15*time.Second, func() bool { return hasAttempt(r.attemptsOf(id), store.OutcomeSuperseded, "") }) {
+		t.Fatalf("the retry was not superseded: %v", r.attemptsOf(id))
+	}
+	if n := len(other.deliveries()); n != 0 {
+		t.Errorf("the new target got %d notices decided for the old one", n)
+	}
+}
+
+// A permanent failure (a 404) is a dead letter at once: one request, no retries, the attempt
+// recorded DEAD_LETTER, the task archived where asynqmon shows it and listed by the API;
+// replayed through the API once the target is fixed, it is delivered.
+func TestPermanentFailureIsADeadLetter(t *testing.T) {
+	r := newRig(t, 200*time.Millisecond)
+	fixed := r.recv.failing(404)
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.observe(hostDown("h1", true))
+	a := r.onlyAlert("OPEN")
+	queue := dispatch.DeliveryQueue("WEBHOOK")
+	r.waitArchived(queue, 1, 10*time.Second)
+	if n := len(r.recv.deliveries()); n != 1 {
+		t.Errorf("the target got %d requests for a permanent failure, want 1", n)
+	}
+	as := r.attemptsOf(a["id"].(string))
+	if len(as) != 1 || as[0]["outcome"] != store.OutcomeDeadLetter || as[0]["statusCode"] != 404.0 {
+		t.Errorf("attempts %v, want one DEAD_LETTER with status 404", as)
+	}
+	dead := r.do("GET", "/groups/"+r.project+"/deadLetters", nil, 200)["results"].([]any)
+	if len(dead) != 1 {
+		t.Fatalf("the API lists %d dead letters, want 1: %v", len(dead), dead)
+	}
+	dl := dead[0].(map[string]any)
+	if dl["alertId"] != a["id"] || dl["id"] != r.recv.deliveries()[0].Idempotency || dl["queue"] != queue || dl["lastError"] == "" {
+		t.Errorf("dead letter %v", dl)
+	}
+	r.do("POST", "/groups/"+r.project+"/deadLetters/nosuchdelivery/replay", nil, 404)
+	fixed.Store(true)
+	r.do("POST", "/groups/"+r.project+"/deadLetters/"+dl["id"].(string)+"/replay", nil, 204)
+	got := r.recv.waitCount(t, 2, 10*time.Second)
+	if got[1].Idempotency != got[0].Idempotency {
+		t.Errorf("the replay is another delivery: %q, then %q", got[0].Idempotency, got[1].Idempotency)
+	}
+	if !eventually(5*time.Second, func() bool { return hasAttempt(r.attemptsOf(a["id"].(string)), store.OutcomeDelivered, "") }) {
+		t.Error("the replayed delivery is not recorded")
+	}
+}
