@@ -49,6 +49,8 @@ var routeAccess = map[string]string{
 	"PATCH /groups/{groupId}/alerts/{alertId}":                  "writeMonitoring",
 	"GET /groups/{groupId}/deliveries":                          "readProject",
 	"GET /groups/{groupId}/alerts/{alertId}/deliveries":         "readProject",
+	"GET /groups/{groupId}/deadLetters":                         "writeMonitoring",
+	"POST /groups/{groupId}/deadLetters/{deliveryId}/replay":    "writeMonitoring",
 	"GET /globalAlerts":                                         "monitorGlobal",
 	"GET /globalAlerts/{alertId}":                               "monitorGlobal",
 	"PATCH /globalAlerts/{alertId}":                             "monitorGlobal",
@@ -111,7 +113,7 @@ func TestRoleMatrix(t *testing.T) {
 	const none = "5f0000000000000000000000" // an id nothing has: authorization comes before lookups
 	ids := strings.NewReplacer("{groupId}", p, "{orgId}", org, "{integrationType}", "WEBHOOK", "{hostId}", "h1",
 		"{partitionName}", "sda1", "{alertConfigId}", none, "{alertId}", none, "{windowId}", none,
-		"{apiKeyId}", none, "{eventId}", none, "{userId}", none)
+		"{apiKeyId}", none, "{eventId}", none, "{userId}", none, "{deliveryId}", none)
 	patterns := api.RoutePatterns()
 	for _, pattern := range patterns {
 		level, ok := routeAccess[pattern]

@@ -33,19 +33,23 @@ type DeadLetter struct {
 // deadLetterPrefix is the start of a delivery task's id (Dispatcher.retry names them).
 const deadLetterPrefix = "delivery:"
 
-// deliveryQueues are the delivery queues Redis knows of.
+// deliveryQueues are the kinds' queues that Redis knows of (asynq knows a queue once a task
+// was queued on it).
 func (d *Dispatcher) deliveryQueues() ([]string, error) {
 	qs, err := d.inspector.Queues()
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	known := map[string]bool{}
 	for _, q := range qs {
-		if strings.HasPrefix(q, DeliveryQueue("")) {
+		known[q] = true
+	}
+	var out []string
+	for _, q := range DeliveryQueues() {
+		if known[q] {
 			out = append(out, q)
 		}
 	}
-	sort.Strings(out)
 	return out, nil
 }
 

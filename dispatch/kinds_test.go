@@ -115,3 +115,19 @@ func TestRecipientsPeopleError(t *testing.T) {
 		t.Error("no error when the project's users could not be read")
 	}
 }
+
+// DeliveryQueues, where dead letters are looked for, are exactly the delivery queues a worker
+// serves by default.
+func TestDeliveryQueuesAreServed(t *testing.T) {
+	served := DefaultQueues()
+	delete(served, QueueEngine)
+	got := DeliveryQueues()
+	if len(got) != len(served) {
+		t.Errorf("DeliveryQueues %v, served by default %v", got, served)
+	}
+	for _, q := range got {
+		if served[q] == 0 {
+			t.Errorf("%s is not served by default", q)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -30,6 +31,21 @@ func DeliveryQueue(typeName string) string {
 		k, _ = herald.LookupKind("WEBHOOK")
 	}
 	return k.Queue
+}
+
+// DeliveryQueues are the queues of every kind, from the registry: where retries and dead
+// letters wait.
+func DeliveryQueues() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, k := range herald.Kinds() {
+		if !seen[k.Queue] {
+			seen[k.Queue] = true
+			out = append(out, k.Queue)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // DefaultQueues are the worker's queues and their priorities: the engine first, then each
