@@ -89,7 +89,7 @@ func TestBadSettingStopsTheRole(t *testing.T) {
 		// durations
 		{role: "worker", env: "HERALD_MINUTE", value: "1", want: []string{`HERALD_MINUTE: "1" has no unit`, "ms, s, m, h, or d for days", "e.g. HERALD_MINUTE=1m"}},
 		{role: "scheduler", env: "HERALD_RETENTION", value: "30x", want: []string{`HERALD_RETENTION: "30x" is not a duration`, "e.g. HERALD_RETENTION=90d"}},
-		{role: "dev", env: "HERALD_ENGINE_LEASE", value: "soon", want: []string{`HERALD_ENGINE_LEASE: "soon" is not a duration`, "e.g. HERALD_ENGINE_LEASE=30s"}},
+		{role: "dev", env: "HERALD_ENGINE_LEASE", value: "soon", want: []string{`HERALD_ENGINE_LEASE: "soon" is not a duration`, "e.g. HERALD_ENGINE_LEASE=8s"}},
 		{role: "scheduler", env: "HERALD_RECONCILE_INTERVAL", value: "0s", want: []string{"HERALD_RECONCILE_INTERVAL must be positive"}},
 		// whole numbers
 		{role: "worker", env: "HERALD_WORKER_CONCURRENCY", value: "abc", want: []string{`HERALD_WORKER_CONCURRENCY: "abc" is not a whole number`, "e.g. HERALD_WORKER_CONCURRENCY=20"}},
