@@ -240,7 +240,7 @@ func (in NotificationInput) Validate(path string, rules NotificationRules) (Noti
 	n.TypeName = *in.TypeName
 	kind, known := LookupKind(n.TypeName)
 	if !known || !kind.Accepts(n.TypeName, rules.Global) {
-		return n, Invalid(CodeInvalidEnumValue, path+".typeName", "Notification type %s is not allowed here.", n.TypeName)
+		return n, NotOneOf(path+".typeName", n.TypeName, NotificationTypes(rules.Global), "Notification type %s is not allowed here.", n.TypeName)
 	}
 
 	n.DelayMin, n.IntervalMin = DefaultDelayMin, DefaultIntervalMin
@@ -417,7 +417,7 @@ func (in AlertRuleInput) Validate(rules NotificationRules) (AlertRule, error) {
 	r.EventTypeName = *in.EventTypeName
 	info, ok := LookupEventType(r.EventTypeName)
 	if !ok {
-		return r, Invalid(CodeInvalidEnumValue, "eventTypeName", "Event type %s is not an alert type.", r.EventTypeName)
+		return r, NotOneOf("eventTypeName", r.EventTypeName, EventTypeNames(), "Event type %s is not an alert type.", r.EventTypeName)
 	}
 	r.Enabled = in.Enabled != nil && *in.Enabled
 
@@ -460,7 +460,7 @@ func (in AlertRuleInput) Validate(rules NotificationRules) (AlertRule, error) {
 			}
 			if t.Units != "" {
 				if _, ok := UnitKindOf(t.Units); !ok {
-					return r, Invalid(CodeInvalidEnumValue, "threshold.units", "Unknown units %s.", t.Units)
+					return r, NotOneOf("threshold.units", t.Units, UnitNames(), "Unknown units %s.", t.Units)
 				}
 			}
 			r.Threshold = &t
@@ -544,13 +544,13 @@ func (m MatcherInput) validate(path string, info EventTypeInfo) (Matcher, error)
 		return Matcher{}, MissingAttribute(path + ".fieldName")
 	}
 	if !contains(fields, *name) {
-		return Matcher{}, Invalid(CodeInvalidEnumValue, path+".fieldName", "Matcher field %s does not apply to %s alerts.", *name, info.Name)
+		return Matcher{}, NotOneOf(path+".fieldName", *name, fields, "Matcher field %s does not apply to %s alerts.", *name, info.Name)
 	}
 	if m.Operator == nil || *m.Operator == "" {
 		return Matcher{}, MissingAttribute(path + ".operator")
 	}
 	if !ValidMatcherOperator(*m.Operator) {
-		return Matcher{}, Invalid(CodeInvalidEnumValue, path+".operator", "Unknown matcher operator %s.", *m.Operator)
+		return Matcher{}, NotOneOf(path+".operator", *m.Operator, MatcherOperators(), "Unknown matcher operator %s.", *m.Operator)
 	}
 	if m.Value == nil {
 		return Matcher{}, MissingAttribute(path + ".value")
@@ -573,7 +573,7 @@ func (mt MetricThreshold) validate() (MetricThreshold, error) {
 	}
 	kind, ok := LookupMetric(mt.MetricName)
 	if !ok {
-		return mt, Invalid(CodeInvalidEnumValue, "metricThreshold.metricName", "Unknown metric %s.", mt.MetricName)
+		return mt, NotOneOf("metricThreshold.metricName", mt.MetricName, MetricNames(), "Unknown metric %s.", mt.MetricName)
 	}
 	if mt.Mode == "" {
 		mt.Mode = "AVERAGE"
@@ -592,7 +592,7 @@ func (mt MetricThreshold) validate() (MetricThreshold, error) {
 	}
 	uk, ok := UnitKindOf(mt.Units)
 	if !ok {
-		return mt, Invalid(CodeInvalidEnumValue, "metricThreshold.units", "Unknown units %s.", mt.Units)
+		return mt, NotOneOf("metricThreshold.units", mt.Units, UnitNames(), "Unknown units %s.", mt.Units)
 	}
 	if uk != kind {
 		return mt, InvalidAttribute("metricThreshold.units", "Units %s do not measure %s.", mt.Units, mt.MetricName)

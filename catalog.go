@@ -197,6 +197,14 @@ var (
 		"GROUP_OWNER", "GROUP_READ_ONLY", "GROUP_USER_ADMIN")
 )
 
+// MatcherOperators are the matchers.operator values, sorted.
+func MatcherOperators() []string { return catalogSortedKeys(catalogMatcherOperators) }
+
+// GlobalRoles, OrgRoles and ProjectRoles are the role names of each scope, sorted.
+func GlobalRoles() []string  { return catalogSortedKeys(catalogGlobalRoles) }
+func OrgRoles() []string     { return catalogSortedKeys(catalogOrgRoles) }
+func ProjectRoles() []string { return catalogSortedKeys(catalogProjectRoles) }
+
 // ValidMatcherOperator reports whether s is a matchers.operator value.
 func ValidMatcherOperator(s string) bool { return catalogMatcherOperators[s] }
 
@@ -287,6 +295,9 @@ var catalogUnits = map[string]catalogUnit{
 }
 
 // UnitKindOf reports the kind of a `units` value.
+// UnitNames are the units values, sorted.
+func UnitNames() []string { return catalogSortedKeys(catalogUnits) }
+
 func UnitKindOf(units string) (UnitKind, bool) {
 	f, ok := catalogUnits[units]
 	return f.kind, ok

@@ -25,6 +25,26 @@ const (
 	EventOrgCreated            = "ORG_CREATED"
 )
 
+// Event types the engine records when an alert ends (docs/decisions.md#events). An alert's
+// opening is recorded under its own eventTypeName (the condition, e.g. HOST_DOWN); its end has
+// a type of its own, so that a reader of the events tells the two apart without includeRaw.
+const (
+	EventAlertClosed    = "ALERT_CLOSED_AUDIT"
+	EventAlertCancelled = "ALERT_CANCELLED_AUDIT"
+)
+
+// AlertEventType is the eventTypeName of the engine's event about alert a as a lifecycle step
+// left it: a CLOSED or CANCELLED alert has its own; any other the alert's condition.
+func AlertEventType(a Alert) string {
+	switch a.Status {
+	case StatusClosed:
+		return EventAlertClosed
+	case StatusCancelled:
+		return EventAlertCancelled
+	}
+	return a.EventTypeName
+}
+
 // Event is an audit record, as the API shows it. Raw is the internal record behind it, shown
 // only when a reader asks for it with includeRaw.
 type Event struct {

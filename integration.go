@@ -194,7 +194,7 @@ func (i *Integration) field(name string) *string {
 func ApplyIntegration(typ string, body map[string]any, existing *Integration) (Integration, error) {
 	kind, ok := integrationKinds[typ]
 	if !ok {
-		return Integration{}, Invalid(CodeInvalidEnumValue, "type", "Unknown integration type %s.", typ)
+		return Integration{}, NotOneOf("type", typ, IntegrationTypes(), "Unknown integration type %s.", typ)
 	}
 	out := Integration{Type: typ}
 	if existing != nil {

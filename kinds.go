@@ -152,6 +152,18 @@ func Senders() []string {
 	return slices.Compact(out)
 }
 
+// NotificationTypes are the typeNames a project (global false) or global configuration's
+// notifications may have, in the registry's order.
+func NotificationTypes(global bool) []string {
+	var out []string
+	for _, k := range kindRegistry {
+		if global && k.Global || !global && k.Project {
+			out = append(out, k.TypeName(global))
+		}
+	}
+	return out
+}
+
 // TypeName is how a configuration spells the kind: in global ones its GlobalName if it has one.
 func (k Kind) TypeName(global bool) string {
 	if global && k.GlobalName != "" {

@@ -1,6 +1,8 @@
 package herald
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"time"
 )
@@ -39,28 +41,25 @@ func (t Time) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + t.String() + `"`), nil
 }
 
-// UnmarshalJSON reads what ParseTime reads; a bad value is an error naming it.
+// UnmarshalJSON reads what ParseTime reads. A bad value is a *json.UnmarshalTypeError of
+// type Time whose Value is the JSON text given: encoding/json fills in the Field path of that
+// type of error (and of no other), so that the answer can name the attribute, not only the value.
 func (t *Time) UnmarshalJSON(b []byte) error {
 	s := string(b)
 	if s == "null" {
 		*t = Time{}
 		return nil
 	}
-	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
-		return &TimeFormatError{Value: s}
+	v, ok := Time{}, len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"'
+	if ok {
+		v, ok = ParseTime(s[1 : len(s)-1])
 	}
-	v, ok := ParseTime(s[1 : len(s)-1])
 	if !ok {
-		return &TimeFormatError{Value: s}
+		return &json.UnmarshalTypeError{Value: s, Type: reflect.TypeFor[Time]()}
 	}
 	*t = v
 	return nil
 }
-
-// TimeFormatError is a value that is not an ISO 8601 date-time.
-type TimeFormatError struct{ Value string }
-
-func (e *TimeFormatError) Error() string { return "not an ISO 8601 date-time: " + e.Value }
 
 // Clock tells the time; tests and the engine pass their own.
 type Clock interface{ Now() time.Time }

@@ -2,6 +2,7 @@ package herald
 
 import (
 	"net/mail"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -76,20 +77,20 @@ func (in UserInput) Validate() (User, string, error) {
 
 // validate checks role i of a user request: its name must be one of the scope it names.
 func (r Role) validate(i int) error {
-	var valid func(string) bool
 	var what string
+	var names []string
 	switch {
 	case r.OrgID != "" && r.GroupID != "":
 		return InvalidAttribute("roles", "Role %d names both an organization and a project; a role applies to one.", i)
 	case r.GroupID != "":
-		valid, what = ValidProjectRole, "project"
+		what, names = "project", ProjectRoles()
 	case r.OrgID != "":
-		valid, what = ValidOrgRole, "organization"
+		what, names = "organization", OrgRoles()
 	default:
-		valid, what = ValidGlobalRole, "global"
+		what, names = "global", GlobalRoles()
 	}
-	if !valid(r.RoleName) {
-		return Invalid(CodeInvalidEnumValue, "roles", "Role %d: %q is not a %s role.", i, r.RoleName, what)
+	if !slices.Contains(names, r.RoleName) {
+		return NotOneOf("roles", r.RoleName, names, "Role %d: %q is not a %s role.", i, r.RoleName, what)
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ func (in MaintenanceWindowInput) Apply(w *MaintenanceWindow, creating bool, now 
 		}
 		for _, t := range in.AlertTypeNames {
 			if !ValidMaintenanceAlertType(t) {
-				return Invalid(CodeInvalidEnumValue, "alertTypeNames", "Unknown alert type %s.", t)
+				return NotOneOf("alertTypeNames", t, MaintenanceAlertTypes(), "Unknown alert type %s.", t)
 			}
 		}
 		w.AlertTypeNames = dedupe(in.AlertTypeNames)

@@ -182,7 +182,7 @@ func TestAcknowledgeProjectAlert(t *testing.T) {
 	}{
 		{map[string]any{"acknowledgementComment": "on it"}, "MISSING_ATTRIBUTE", "acknowledgedUntil"},
 		{map[string]any{"acknowledgedUntil": nil}, "MISSING_ATTRIBUTE", "acknowledgedUntil"},
-		{map[string]any{"acknowledgedUntil": "next tuesday"}, "INVALID_DATE", ""},
+		{map[string]any{"acknowledgedUntil": "next tuesday"}, "INVALID_DATE", "acknowledgedUntil"},
 		{map[string]any{"acknowledgedUntil": iso(until), "acknowledgementComment": strings.Repeat("x", 201)}, "INVALID_ATTRIBUTE", "acknowledgementComment"},
 		{map[string]any{"acknowledgedUntil": iso(until), "acknowledgementComment": 7}, "INVALID_ATTRIBUTE", "acknowledgementComment"},
 		{map[string]any{"acknowledgedUntil": iso(until), "status": "CLOSED"}, "INVALID_ATTRIBUTE", "status"},

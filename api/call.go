@@ -1,10 +1,12 @@
 package api
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -175,11 +177,16 @@ func (c *call) event(typ string, scope herald.Scope) herald.Event {
 	return herald.NewEvent(typ, c.who, scope, c.now)
 }
 
-// decodeJSON is decode's core, separate so the fuzz test can drive it.
-func decodeJSON(body io.Reader, dst any) error {
-	dec := json.NewDecoder(body)
+// decodeJSON is decode's core, separate so the fuzz test can drive it. A syntax error says
+// where in body it is.
+func decodeJSON(body []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			return invalidJSON(syntax.Error(), position(body, syntax.Offset))
+		}
 		return decodeError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
@@ -188,12 +195,28 @@ func decodeJSON(body io.Reader, dst any) error {
 	return nil
 }
 
+// invalidJSON is the answer to a body that is not JSON: what the parser found, and where.
+func invalidJSON(what, where string) error {
+	return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body is not valid JSON: %s, at %s.", what, where)
+}
+
+// position is where the syntax error that encoding/json found after reading offset bytes of
+// body is, as an editor shows it: line and column (1-based, in bytes), and the offset (0-based).
+func position(body []byte, offset int64) string {
+	i := int(min(max(offset-1, 0), int64(len(body))))
+	before := body[:i]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := i - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("line %d, column %d (offset %d)", line, col, i)
+}
+
+// decodeError is the answer to a body that could not be decoded (for a syntax error without
+// its position: decodeJSON and decodeItems say where).
 func decodeError(err error) error {
 	var (
 		syntax   *json.SyntaxError
 		typ      *json.UnmarshalTypeError
 		tooLarge *http.MaxBytesError
-		timeErr  *herald.TimeFormatError
 	)
 	switch {
 	case errors.As(err, &tooLarge):
@@ -201,8 +224,13 @@ func decodeError(err error) error {
 			"The request body is larger than %d bytes.", tooLarge.Limit)
 	case errors.Is(err, io.EOF):
 		return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body is empty.")
-	case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
-		return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body is not valid JSON.")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body is not valid JSON: it ends inside a value.")
+	case errors.As(err, &syntax):
+		return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body is not valid JSON: %s.", syntax)
+	case errors.As(err, &typ) && typ.Type == reflect.TypeFor[herald.Time]():
+		field := requestPath(typ.Field)
+		return herald.Invalid(herald.CodeInvalidDate, field, "Attribute %s must be an ISO 8601 date-time such as 2026-11-24T09:30:00Z: %s given.", field, typ.Value)
 	case errors.As(err, &typ):
 		field := requestPath(typ.Field)
 		if field == "" {
@@ -213,8 +241,6 @@ func decodeError(err error) error {
 			return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body must be a JSON %s.", want)
 		}
 		return herald.InvalidAttribute(field, "Attribute %s has the wrong type: %s given.", field, typ.Value)
-	case errors.As(err, &timeErr):
-		return herald.Errorf(herald.KindInvalid, herald.CodeInvalidDate, []any{timeErr.Value}, "%s is not an ISO 8601 date-time.", timeErr.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		return herald.InvalidAttribute(field, "Attribute %s is not recognized.", field)

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/heraldhq/herald"
 )
@@ -46,7 +48,7 @@ func (c *call) decode(dst any) error {
 	if err := checkShape(buf.Bytes(), 0); err != nil {
 		return err
 	}
-	return decodeJSON(&buf, dst)
+	return decodeJSON(buf.Bytes(), dst)
 }
 
 // decodeItems streams a JSON array body item by item: each is decoded and given to check (with
@@ -58,7 +60,7 @@ func decodeItems[T any](c *call, max int, check func(item T, i int) error) ([]T,
 	dec.DisallowUnknownFields()
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, decodeError(err)
+		return nil, itemsError(err, "the start of the body")
 	}
 	if tok == nil {
 		return nil, endOfBody(dec)
@@ -74,7 +76,7 @@ func decodeItems[T any](c *call, max int, check func(item T, i int) error) ([]T,
 		}
 		var item T
 		if err := dec.Decode(&item); err != nil {
-			return nil, decodeError(err)
+			return nil, itemsError(err, fmt.Sprintf("item %d", i))
 		}
 		if err := check(item, i); err != nil {
 			return nil, err
@@ -82,9 +84,29 @@ func decodeItems[T any](c *call, max int, check func(item T, i int) error) ([]T,
 		items = append(items, item)
 	}
 	if _, err := dec.Token(); err != nil { // the closing ]
-		return nil, decodeError(err)
+		where := "the end of the array"
+		if len(items) > 0 {
+			where += fmt.Sprintf(", after item %d", len(items)-1)
+		}
+		return nil, itemsError(err, where)
 	}
 	return items, endOfBody(dec)
+}
+
+// itemsError is the answer to err, met reading an array body at where ("item 3"): a stream's
+// syntax errors carry no reliable offset, so the item says where; an attribute's error is
+// the item's.
+func itemsError(err error, where string) error {
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		return invalidJSON(syntax.Error(), where)
+	}
+	answer := decodeError(err)
+	var e *herald.Error
+	if errors.As(answer, &e) && e.Code != herald.CodeInvalidJSON && e.Code != herald.CodeRequestTooLarge {
+		e.Detail = strings.ToUpper(where[:1]) + where[1:] + ": " + e.Detail
+	}
+	return answer
 }
 
 // endOfBody refuses data after the body's one JSON value.

@@ -10,7 +10,7 @@ import (
 func (c *call) integrationType() (string, error) {
 	typ := c.param("integrationType")
 	if !herald.KnownIntegrationType(typ) {
-		return "", herald.Invalid(herald.CodeInvalidEnumValue, "integrationType", "Unknown integration type %s.", typ)
+		return "", herald.NotOneOf("integrationType", typ, herald.IntegrationTypes(), "Unknown integration type %s.", typ)
 	}
 	return typ, nil
 }

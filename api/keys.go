@@ -54,14 +54,14 @@ type keyRequest struct {
 
 // roles validates the role names of a key request: at least one, each valid for the scope.
 // A role named twice is held once.
-func (in keyRequest) roles(valid func(string) bool, what string) ([]string, error) {
+func (in keyRequest) roles(valid []string, what string) ([]string, error) {
 	if len(in.Roles) == 0 {
 		return nil, herald.MissingAttribute("roles")
 	}
 	names := make([]string, 0, len(in.Roles))
 	for _, r := range in.Roles {
-		if !valid(r) {
-			return nil, herald.Invalid(herald.CodeInvalidEnumValue, "roles", "%s is not a %s role.", r, what)
+		if !slices.Contains(valid, r) {
+			return nil, herald.NotOneOf("roles", r, valid, "%s is not a %s role.", r, what)
 		}
 		if !slices.Contains(names, r) {
 			names = append(names, r)
@@ -102,7 +102,7 @@ func (s *Server) createGlobalAPIKey(c *call) (reply, error) {
 	if err := c.decode(&in); err != nil {
 		return reply{}, err
 	}
-	names, err := in.roles(herald.ValidGlobalRole, "global")
+	names, err := in.roles(herald.GlobalRoles(), "global")
 	if err != nil {
 		return reply{}, err
 	}
@@ -129,7 +129,7 @@ func (s *Server) createOrgAPIKey(c *call) (reply, error) {
 	if err := c.decode(&in); err != nil {
 		return reply{}, err
 	}
-	names, err := in.roles(herald.ValidOrgRole, "organization")
+	names, err := in.roles(herald.OrgRoles(), "organization")
 	if err != nil {
 		return reply{}, err
 	}
@@ -178,7 +178,7 @@ func (s *Server) assignAPIKey(c *call) (reply, error) {
 	if err := c.decode(&in); err != nil {
 		return reply{}, err
 	}
-	names, err := keyRequest{Roles: in.Roles}.roles(herald.ValidProjectRole, "project")
+	names, err := keyRequest{Roles: in.Roles}.roles(herald.ProjectRoles(), "project")
 	if err != nil {
 		return reply{}, err
 	}

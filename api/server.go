@@ -41,9 +41,9 @@ type Config struct {
 	// Ready says whether the API can serve (Redis reachable): /readyz answers 503 while it
 	// errs. /healthz answers 200 while the process runs.
 	Ready func(ctx context.Context) error
-	// Observe, when set, is told of every request: its route pattern (the path when none
-	// matched), status and duration.
-	Observe func(route string, status int, d time.Duration)
+	// Observe, when set, is told of every request: its method, its route pattern (the path
+	// when none matched), status and duration.
+	Observe func(method, route string, status int, d time.Duration)
 }
 
 // MonitoringPath is where Config.Monitoring is served.
@@ -200,7 +200,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	route := r.URL.Path
 	if s.cfg.Observe != nil {
-		defer func() { s.cfg.Observe(route, rec.status, time.Since(start)) }()
+		defer func() { s.cfg.Observe(r.Method, route, rec.status, time.Since(start)) }()
 	}
 	defer s.recoverPanic(rec, r)
 	s.versionHeaders(rec.Header())

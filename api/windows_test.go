@@ -113,8 +113,8 @@ func TestWindowCreateRejected(t *testing.T) {
 		{"start after end", map[string]any{"alertTypeNames": []string{"HOST"}, "startDate": end, "endDate": start}, "MAINTENANCE_WINDOW_START_DATE_AFTER_END_DATE", end},
 		{"start at end", map[string]any{"alertTypeNames": []string{"HOST"}, "startDate": start, "endDate": start}, "MAINTENANCE_WINDOW_START_DATE_AFTER_END_DATE", start},
 		{"end passed", map[string]any{"alertTypeNames": []string{"HOST"}, "startDate": iso(now.Add(-2 * time.Hour)), "endDate": iso(now.Add(-time.Hour))}, "INVALID_ATTRIBUTE", "endDate"},
-		{"not a date", map[string]any{"alertTypeNames": []string{"HOST"}, "startDate": "tomorrow", "endDate": end}, "INVALID_DATE", `"tomorrow"`},
-		{"date as a number", map[string]any{"alertTypeNames": []string{"HOST"}, "startDate": 1767225600, "endDate": end}, "INVALID_DATE", "1767225600"},
+		{"not a date", map[string]any{"alertTypeNames": []string{"HOST"}, "startDate": "tomorrow", "endDate": end}, "INVALID_DATE", "startDate"},
+		{"date as a number", map[string]any{"alertTypeNames": []string{"HOST"}, "startDate": 1767225600, "endDate": end}, "INVALID_DATE", "startDate"},
 		{"unknown field", map[string]any{"alertTypeNames": []string{"HOST"}, "startDate": start, "endDate": end, "name": "x"}, "INVALID_ATTRIBUTE", "name"},
 		{"alert types not an array", map[string]any{"alertTypeNames": "HOST", "startDate": start, "endDate": end}, "INVALID_ATTRIBUTE", "alertTypeNames"},
 		{"not JSON", "alertTypeNames=HOST", "INVALID_JSON", ""},
@@ -169,7 +169,7 @@ func TestWindowUpdate(t *testing.T) {
 		{map[string]any{}, "MISSING_ATTRIBUTE", "alertTypeNames"},
 		{map[string]any{"alertTypeNames": []string{"SHARDED_CLUSTER"}}, "INVALID_ENUM_VALUE", "alertTypeNames"},
 		{map[string]any{"description": "x", "startDate": iso(now.Add(6 * time.Hour))}, "MAINTENANCE_WINDOW_START_DATE_AFTER_END_DATE", iso(now.Add(6 * time.Hour))},
-		{map[string]any{"endDate": "2026-13-45"}, "INVALID_DATE", `"2026-13-45"`},
+		{map[string]any{"endDate": "2026-13-45"}, "INVALID_DATE", "endDate"},
 		{map[string]any{"id": id}, "INVALID_ATTRIBUTE", "id"},
 	} {
 		wantErrorParameter(e.Owner.do("PATCH", path, bad.body).wantError(400, bad.code), bad.param)

@@ -550,7 +550,7 @@ func (s *session) stepEvents(st herald.Step, now time.Time, global bool) []heral
 	var evs []herald.Event
 	a := st.Alert
 	if st.Opened || st.Closed || st.Cancelled {
-		evs = append(evs, s.event(a.EventTypeName, a, now, global))
+		evs = append(evs, s.event(herald.AlertEventType(a), a, now, global))
 	}
 	if st.Unacknowledged {
 		evs = append(evs, s.event(herald.EventAlertUnacknowledged, a, now, global))

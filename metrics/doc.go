@@ -12,10 +12,15 @@
 //
 // route is the API's route pattern ("/api/public/v1.0/groups/{groupId}/alerts"), never the
 // requested path, so ids never become label values; requests that matched no route count as
-// route="unmatched" (a request refused by authentication counts under the route it asked for). kind is the notification typeName (WEBHOOK, PAGING, ...); outcome is the
-// attempt's outcome in lower case (delivered, retrying, rejected, failed: an attempt that ends
-// a retry task's last try is counted as retrying, and the dead letter it leaves shows in
-// herald_queue_size{state="archived"}). task is "alert" for an alert's step (when a session
+// route="unmatched" (a request refused by authentication counts under the route it asked
+// for). method is the request's, for every route (HTTP's own methods; any other is "other").
+// kind is the sender a delivery went through: a notification typeName (WEBHOOK, PAGING, ...),
+// or EMAIL or SMS for the kinds that reach people; outcome is the attempt's outcome in lower
+// case (delivered, retrying, rejected, failed: an attempt that ends a retry task's last try is
+// counted as retrying, and the dead letter it leaves shows in
+// herald_queue_size{state="archived"}). Every kind × outcome series, and every kind's
+// duration, exists at zero from the start, so that rate() and alerts on absence work before
+// the first delivery. task is "alert" for an alert's step (when a session
 // claimed it, after its due time) or the scheduler job (reconcile, retention).
 //
 // The installation's gauges (Cluster), read from Redis at most once per MaxAge (5 s) per

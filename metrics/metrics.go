@@ -9,6 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
 )
 
 // Metrics are one process's instruments, on a registry of Herald's own with the Go runtime's
@@ -62,6 +65,15 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.deliveries, m.deliveryDuration, m.lateness,
 	)
+	// Every kind's series exist from the start, at zero, so that rate() and alerts on absence
+	// work before the first delivery: the kinds are the registry's senders (people are
+	// reached through EMAIL and SMS), the outcomes those an attempt is made with.
+	for _, kind := range herald.Senders() {
+		for _, outcome := range store.AttemptOutcomes() {
+			m.deliveries.WithLabelValues(kind, strings.ToLower(outcome))
+		}
+		m.deliveryDuration.WithLabelValues(kind)
+	}
 	return m
 }
 
@@ -78,30 +90,43 @@ func (m *Metrics) Handler(cluster ...prometheus.Collector) http.Handler {
 	return promhttp.HandlerFor(gatherers, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
-// ObserveRequest counts an API request (api.Config.Observe). route is the mux pattern the
-// request matched, "METHOD /path/{param}", or one of the fixed paths; anything else (a path
-// no route matched, or a request refused before routing) counts as "unmatched", so that ids
-// and typos in paths never become label values.
-func (m *Metrics) ObserveRequest(route string, status int, d time.Duration) {
-	method, path := routeLabels(route)
+// ObserveRequest counts an API request (api.Config.Observe). method is the request's; route
+// is the mux pattern the request matched, "METHOD /path/{param}", or one of the fixed paths;
+// anything else (a path no route matched, or a request refused before routing) counts as
+// "unmatched", so that ids and typos in paths never become label values.
+func (m *Metrics) ObserveRequest(method, route string, status int, d time.Duration) {
+	path, label := routeLabel(route), methodLabel(method)
 	if status == 0 { // nothing written: net/http answered 200
 		status = http.StatusOK
 	}
-	m.requests.WithLabelValues(path, method, strconv.Itoa(status)).Inc()
-	m.requestDuration.WithLabelValues(path, method).Observe(d.Seconds())
+	m.requests.WithLabelValues(path, label, strconv.Itoa(status)).Inc()
+	m.requestDuration.WithLabelValues(path, label).Observe(d.Seconds())
 }
 
 // fixedPaths are the paths the API serves outside its mux, reported as they are.
 var fixedPaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true, "/monitoring/": true}
 
-func routeLabels(route string) (method, path string) {
-	if method, path, ok := strings.Cut(route, " "); ok {
-		return method, path
+// routeLabel is the route label of a route: the path of a mux pattern, a fixed path, or
+// "unmatched".
+func routeLabel(route string) string {
+	if _, path, ok := strings.Cut(route, " "); ok {
+		return path
 	}
 	if fixedPaths[route] {
-		return "", route
+		return route
 	}
-	return "", "unmatched"
+	return "unmatched"
+}
+
+// methodLabel is the method label of a request method: HTTP's own methods by name, any other
+// as "other" (a client may send any token as its method; it must not become a label value).
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "other"
 }
 
 // Delivery counts one delivery attempt of kind (a notification typeName) and its duration;

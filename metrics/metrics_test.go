@@ -146,12 +146,12 @@ func (e exposition) grep(name string) string {
 // observed: route patterns (never paths), lower-case outcomes, lateness by task.
 func TestProcessMetrics(t *testing.T) {
 	m := metrics.New()
-	m.ObserveRequest("GET "+alertsRoute, 200, 40*time.Millisecond)
-	m.ObserveRequest("GET "+alertsRoute, 200, 60*time.Millisecond)
-	m.ObserveRequest("POST /api/public/v1.0/groups/{groupId}/observations", 202, 10*time.Millisecond)
-	m.ObserveRequest("/api/public/v1.0/groups/"+groupID+"/alerts", 401, time.Millisecond) // refused before routing
-	m.ObserveRequest("/no/such/"+groupID, 404, time.Millisecond)
-	m.ObserveRequest("/healthz", 0, time.Millisecond) // nothing written: 200
+	m.ObserveRequest("GET", "GET "+alertsRoute, 200, 40*time.Millisecond)
+	m.ObserveRequest("GET", "GET "+alertsRoute, 200, 60*time.Millisecond)
+	m.ObserveRequest("POST", "POST /api/public/v1.0/groups/{groupId}/observations", 202, 10*time.Millisecond)
+	m.ObserveRequest("GET", "/api/public/v1.0/groups/"+groupID+"/alerts", 401, time.Millisecond) // refused before routing
+	m.ObserveRequest("BREW", "/no/such/"+groupID, 404, time.Millisecond)                         // a method of the client's own
+	m.ObserveRequest("GET", "/healthz", 0, time.Millisecond)                                     // nothing written: 200
 	m.Delivery("WEBHOOK", store.OutcomeDelivered, 30*time.Millisecond)
 	m.Delivery("WEBHOOK", store.OutcomeRetrying, 20*time.Millisecond)
 	m.Delivery("PAGING", store.OutcomeRejected, 10*time.Millisecond)
@@ -162,9 +162,9 @@ func TestProcessMetrics(t *testing.T) {
 	e := scrape(t, m.Handler())
 	e.want(t, "herald_api_requests_total", map[string]string{"route": alertsRoute, "method": "GET", "code": "200"}, 2)
 	e.want(t, "herald_api_requests_total", map[string]string{"route": "/api/public/v1.0/groups/{groupId}/observations", "method": "POST", "code": "202"}, 1)
-	e.want(t, "herald_api_requests_total", map[string]string{"route": "unmatched", "code": "401"}, 1)
-	e.want(t, "herald_api_requests_total", map[string]string{"route": "unmatched", "code": "404"}, 1)
-	e.want(t, "herald_api_requests_total", map[string]string{"route": "/healthz", "code": "200"}, 1)
+	e.want(t, "herald_api_requests_total", map[string]string{"route": "unmatched", "method": "GET", "code": "401"}, 1)
+	e.want(t, "herald_api_requests_total", map[string]string{"route": "unmatched", "method": "other", "code": "404"}, 1)
+	e.want(t, "herald_api_requests_total", map[string]string{"route": "/healthz", "method": "GET", "code": "200"}, 1)
 	e.want(t, "herald_api_request_duration_seconds", map[string]string{"route": alertsRoute, "method": "GET"}, 2, 0.1)
 	e.want(t, "herald_deliveries_total", map[string]string{"kind": "WEBHOOK", "outcome": "delivered"}, 1)
 	e.want(t, "herald_deliveries_total", map[string]string{"kind": "WEBHOOK", "outcome": "retrying"}, 1)
@@ -179,6 +179,21 @@ func TestProcessMetrics(t *testing.T) {
 	}
 	if strings.Contains(e.text, groupID) {
 		t.Errorf("an id from a request path became a label value:\n%s", e.grep("herald_api"))
+	}
+}
+
+// Every delivery series exists from the start, at zero: each sender of the registry of kinds
+// by each outcome an attempt can have, and each sender's duration histogram.
+func TestDeliverySeriesStartAtZero(t *testing.T) {
+	e := scrape(t, metrics.New().Handler())
+	for _, kind := range herald.Senders() {
+		for _, outcome := range store.AttemptOutcomes() {
+			e.want(t, "herald_deliveries_total", map[string]string{"kind": kind, "outcome": strings.ToLower(outcome)}, 0)
+		}
+		e.want(t, "herald_delivery_duration_seconds", map[string]string{"kind": kind}, 0, 0)
+	}
+	if n, want := len(e.families["herald_deliveries_total"].GetMetric()), len(herald.Senders())*len(store.AttemptOutcomes()); n != want {
+		t.Errorf("%d delivery series, want %d (senders × outcomes):\n%s", n, want, e.grep("herald_deliveries_total"))
 	}
 }
 
@@ -300,12 +315,18 @@ func TestAPIRequestsCountByRoute(t *testing.T) {
 	get(api.BasePath+"/globalAlerts", 200)
 	get(api.BasePath+"/groups/"+groupID+"/alerts", 404) // no such project: still its route
 	get("/healthz", 200)
+	get("/metrics", 200)
+	if resp, err := http.Head(srv.URL + "/readyz"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("HEAD /readyz: %v %v", resp, err)
+	}
 
 	e := scrapeURL(t, srv.URL+"/metrics")
 	e.want(t, "herald_api_requests_total", map[string]string{"route": api.BasePath + "/globalAlerts", "method": "GET", "code": "200"}, 2)
 	e.want(t, "herald_api_requests_total", map[string]string{"route": api.BasePath + "/groups/{groupId}/alerts", "method": "GET", "code": "404"}, 1)
 	e.want(t, "herald_api_requests_total", map[string]string{"route": api.BasePath + "/globalAlerts", "method": "GET", "code": "401"}, 1)
-	e.want(t, "herald_api_requests_total", map[string]string{"route": "/healthz", "code": "200"}, 1)
+	e.want(t, "herald_api_requests_total", map[string]string{"route": "/healthz", "method": "GET", "code": "200"}, 1)
+	e.want(t, "herald_api_requests_total", map[string]string{"route": "/metrics", "method": "GET", "code": "200"}, 1)
+	e.want(t, "herald_api_requests_total", map[string]string{"route": "/readyz", "method": "HEAD", "code": "200"}, 1)
 	e.want(t, "herald_api_request_duration_seconds", map[string]string{"route": api.BasePath + "/globalAlerts", "method": "GET"}, 3)
 	if strings.Contains(e.text, groupID) {
 		t.Errorf("an id from a request path became a label value:\n%s", e.grep("herald_api"))

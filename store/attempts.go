@@ -40,6 +40,12 @@ const (
 	OutcomeSuperseded = "SUPERSEDED" // not sent: what it said is no longer so (Reason says why)
 )
 
+// AttemptOutcomes are the outcomes an attempt has when it is made. DEAD_LETTER is not one:
+// it re-marks, in the log, the RETRYING attempt that was its task's last try.
+func AttemptOutcomes() []string {
+	return []string{OutcomeDelivered, OutcomeRetrying, OutcomeRejected, OutcomeFailed}
+}
+
 // RecordAttempts adds attempts to their project's log.
 func (s *Store) RecordAttempts(ctx context.Context, groupID string, as []Attempt) error {
 	if len(as) == 0 {

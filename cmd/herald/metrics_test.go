@@ -74,14 +74,15 @@ func fetch(t *testing.T, url string) (int, string) {
 
 // Workers and schedulers, which have no API, serve /metrics, /healthz and /readyz on
 // HERALD_METRICS_LISTEN. A scheduler's metrics include the installation's gauges and its jobs'
-// lateness; a worker's leave the gauges to the API and the schedulers.
+// lateness; a worker's leave the gauges to the API and the schedulers, and show every delivery
+// series at zero before any delivery.
 func TestRolesServeMetrics(t *testing.T) {
 	redisURL := storetest.URL(storetest.Redis(t))
 	for _, tc := range []struct {
 		role        string
 		has, hasNot []string
 	}{
-		{"worker", []string{"go_goroutines", "process_resident_memory_bytes"}, []string{"herald_queue_size", "herald_open_alerts"}},
+		{"worker", []string{"go_goroutines", "process_resident_memory_bytes", `herald_deliveries_total{kind="WEBHOOK",outcome="delivered"} 0`, `herald_deliveries_total{kind="SMS",outcome="failed"} 0`}, []string{"herald_queue_size", "herald_open_alerts"}},
 		{"scheduler", []string{"go_goroutines", `herald_queue_size{queue="engine",state="pending"}`,
 			`herald_open_alerts{scope="project",status="open"}`, `herald_schedule_lateness_seconds_count{task="reconcile"}`}, nil},
 	} {
