@@ -1,0 +1,263 @@
+package faults
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/mail"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+)
+
+// Events of a notice, as the suite counts them.
+const (
+	evOpen   = "open"
+	evUpdate = "update"
+	evClose  = "close"
+)
+
+// notice is one delivery a receiver accepted: a webhook answered 200, or an email whose DATA
+// the SMTP server took.
+type notice struct {
+	via     string // "webhook" or "email"
+	key     string // the Idempotency-Key, or the delivery id in an email's Message-ID
+	event   string // evOpen, evUpdate, evClose
+	alertID string
+	group   string // the project (webhooks only)
+	host    string // hostnameAndPort of the alert
+	status  string // the alert's status as the notice tells it
+	to      string // the email's recipient
+	at      time.Time
+}
+
+// answer is how the webhook receiver answers at a moment: a status after a delay; hang holds
+// the request until the client gives up (or the answer changes).
+type answer struct {
+	status int
+	delay  time.Duration
+	hang   bool
+}
+
+var answerOK = answer{status: http.StatusOK}
+
+// hookReceiver is a real HTTP server on 127.0.0.1 that webhooks are sent to. It records every
+// request it answered 200 as a delivered notice, counts the others by status, and remembers
+// requests whose client went away before the answer (cut: the sender died or timed out).
+type hookReceiver struct {
+	url string
+
+	mu        sync.Mutex
+	answer    answer
+	delivered []notice
+	refused   map[int]int
+	cut       []notice // requests whose client went away, at when it did
+	inFlight  int
+}
+
+func startHooks(t *testing.T) *hookReceiver {
+	t.Helper()
+	h := &hookReceiver{answer: answerOK, refused: map[int]int{}}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	h.url = srv.URL + "/hook"
+	return h
+}
+
+// setAnswer changes how requests are answered from now on.
+func (h *hookReceiver) setAnswer(a answer) {
+	h.mu.Lock()
+	h.answer = a
+	h.mu.Unlock()
+}
+
+func (h *hookReceiver) currentAnswer() answer {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.answer
+}
+
+func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	n := parseWebhook(r.Header, raw)
+	h.mu.Lock()
+	h.inFlight++
+	a := h.answer
+	h.mu.Unlock()
+	defer func() { h.mu.Lock(); h.inFlight--; h.mu.Unlock() }()
+	if a.hang {
+		// Held until the client gives up, or until the receiver answers otherwise again.
+		for a.hang {
+			select {
+			case <-r.Context().Done():
+				h.cutOff(n)
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			a = h.currentAnswer()
+		}
+	}
+	if a.delay > 0 {
+		select {
+		case <-r.Context().Done():
+			h.cutOff(n)
+			return
+		case <-time.After(a.delay):
+		}
+	}
+	if a.status != http.StatusOK {
+		h.mu.Lock()
+		h.refused[a.status]++
+		h.mu.Unlock()
+		w.WriteHeader(a.status)
+		return
+	}
+	n.at = time.Now()
+	h.mu.Lock()
+	h.delivered = append(h.delivered, n)
+	h.mu.Unlock()
+}
+
+func (h *hookReceiver) cutOff(n notice) {
+	n.at = time.Now()
+	h.mu.Lock()
+	h.cut = append(h.cut, n)
+	h.mu.Unlock()
+}
+
+// parseWebhook reads what a webhook request tells: the body is the alert as the API shows it.
+func parseWebhook(hdr http.Header, body []byte) notice {
+	var a struct {
+		ID, GroupID, Status, HostnameAndPort string
+	}
+	_ = json.Unmarshal(body, &a)
+	return notice{via: "webhook", key: hdr.Get("Idempotency-Key"), event: strings.TrimPrefix(hdr.Get("X-Vendor-Event"), "alert."),
+		alertID: a.ID, group: a.GroupID, host: a.HostnameAndPort, status: a.Status}
+}
+
+// notices is what was delivered so far.
+func (h *hookReceiver) notices() []notice {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]notice(nil), h.delivered...)
+}
+
+// cutRequests are the requests whose client went away before the answer.
+func (h *hookReceiver) cutRequests() []notice {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]notice(nil), h.cut...)
+}
+
+// busy is how many requests are being answered now.
+func (h *hookReceiver) busy() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.inFlight
+}
+
+// refusals is how many requests were answered with an error status.
+func (h *hookReceiver) refusals() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, c := range h.refused {
+		n += c
+	}
+	return n
+}
+
+// smtpReceiver is a real SMTP server (go-smtp) on 127.0.0.1, no TLS, no AUTH, that records
+// every message as a delivered notice.
+type smtpReceiver struct {
+	addr string
+	mu   sync.Mutex
+	got  []notice
+}
+
+func startSMTP(t *testing.T) *smtpReceiver {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &smtpReceiver{addr: l.Addr().String()}
+	srv := smtp.NewServer(s)
+	srv.Domain = "localhost"
+	srv.ReadTimeout, srv.WriteTimeout = 30*time.Second, 30*time.Second
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return s
+}
+
+func (s *smtpReceiver) notices() []notice {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]notice(nil), s.got...)
+}
+
+// NewSession is go-smtp's backend hook.
+func (s *smtpReceiver) NewSession(*smtp.Conn) (smtp.Session, error) { return &smtpSession{srv: s}, nil }
+
+type smtpSession struct {
+	srv *smtpReceiver
+	to  string
+}
+
+func (ss *smtpSession) Mail(string, *smtp.MailOptions) error { return nil }
+func (ss *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	ss.to = to
+	return nil
+}
+
+func (ss *smtpSession) Data(r io.Reader) error {
+	m, err := mail.ReadMessage(r)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, m.Body)
+	n := parseEmail(ss.to, m.Header)
+	n.at = time.Now()
+	ss.srv.mu.Lock()
+	ss.srv.got = append(ss.srv.got, n)
+	ss.srv.mu.Unlock()
+	return nil
+}
+
+func (ss *smtpSession) Reset()        { ss.to = "" }
+func (ss *smtpSession) Logout() error { return nil }
+
+// parseEmail reads what an alert email tells. Its Message-ID is <delivery id@herald>, the id
+// <alert>-<notification>-<seq|close>-<user>-EMAIL; its subject
+// "[Herald] <STATUS> <EVENT TYPE>: <host>".
+func parseEmail(to string, h mail.Header) notice {
+	n := notice{via: "email", to: to}
+	n.key = strings.TrimSuffix(strings.TrimPrefix(h.Get("Message-Id"), "<"), "@herald>")
+	parts := strings.Split(n.key, "-")
+	if len(parts) >= 3 {
+		n.alertID = parts[0]
+		switch parts[2] {
+		case "close":
+			n.event = evClose
+		case "1":
+			n.event = evOpen
+		default:
+			n.event = evUpdate
+		}
+	}
+	subject := strings.TrimPrefix(h.Get("Subject"), "[Herald] ")
+	status, rest, _ := strings.Cut(subject, " ")
+	n.status = status
+	if _, host, ok := strings.Cut(rest, ": "); ok {
+		n.host = host
+	}
+	return n
+}
