@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -40,7 +41,7 @@ var (
 	ciScale = scale{name: "ci",
 		killProjects: 12, killHosts: 100, kills: 4,
 		restartProjects: 8, restartHosts: 50, restarts: []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL, syscall.SIGKILL},
-		pauseProjects: 4, pauseHosts: 25, pauseMembers: 4,
+		pauseProjects: 20, pauseHosts: 10, pauseMembers: 5,
 		flakyAlerts: 200, flaky500: 20 * time.Second, flakyHang: 14 * time.Second,
 		slowAlerts:    120,
 		rereportHosts: 20, rereportFor: 30 * time.Second,
@@ -223,7 +224,9 @@ func noFault(t *testing.T, sc scale) row {
 func workerSIGKILL(t *testing.T, sc scale) row {
 	c := startCluster(t, clusterSpec{workers: 2, schedulers: 1})
 	h := startHooks(t)
-	h.setAnswer(answer{status: http.StatusOK, delay: 10 * time.Millisecond})
+	// A target taking 200 ms keeps the workers' sessions busy sending, so that a kill finds
+	// work under way.
+	h.setAnswer(answer{status: http.StatusOK, delay: 200 * time.Millisecond})
 	l := newLoad()
 	type proj struct {
 		g     *agent
@@ -241,17 +244,23 @@ func workerSIGKILL(t *testing.T, sc scale) row {
 			for from := 0; from < sc.killHosts; from += chunk {
 				for _, p := range ps {
 					l.report(t, p.g, p.hosts[from:min(from+chunk, sc.killHosts)], active, "webhook")
-					time.Sleep(100 * time.Millisecond)
+					time.Sleep(50 * time.Millisecond)
 				}
 			}
 		}
 		loadDone <- time.Now()
 	}()
 	var lastKill time.Time
+	midSend := 0 // kills that cut a delivery under way
 	for k := range sc.kills {
-		time.Sleep(3 * time.Second)
+		time.Sleep(2 * time.Second)
+		pollUntil(5*time.Second, func() (bool, string) { return h.busy() > 0, "" })
+		cut := len(h.cutRequests())
 		c.replaceWorker(k%2, syscall.SIGKILL)
 		lastKill = time.Now()
+		if pollUntil(time.Second, func() (bool, string) { return len(h.cutRequests()) > cut, "" }) {
+			midSend++
+		}
 	}
 	loaded := <-loadDone
 	from := latest(lastKill, loaded)
@@ -263,7 +272,7 @@ func workerSIGKILL(t *testing.T, sc scale) row {
 		t.Errorf("everything arrived %s after the last kill or report, want within %s", recovery, workerResumeTarget)
 	}
 	return row{scale: fmt.Sprintf("%d alerts, %d kills", sc.killProjects*sc.killHosts, sc.kills), tally: tl, recovery: recovery,
-		figure: fmt.Sprintf("%d kills; %s", sc.kills, tl)}
+		figure: fmt.Sprintf("%d kills, %d of them cutting a delivery under way", sc.kills, midSend)}
 }
 
 // Redis stopped (SIGTERM) and killed (SIGKILL) and restarted under load, with the append-only
@@ -284,7 +293,7 @@ func redisRestarts(t *testing.T, sc scale) row {
 		id := c.admin.project(t, fmt.Sprintf("restart-%d", p), webhookTo(h.url, 0, 60))
 		ps = append(ps, proj{c.agent(id), hostNames(fmt.Sprintf("restart%d-h", p), sc.restartHosts)})
 	}
-	const chunk = 25
+	chunk := sc.restartHosts / 10 // ten reports down and ten up per project, spread over the restarts
 	loadDone := make(chan time.Time)
 	var wg sync.WaitGroup
 	for _, p := range ps { // every project's agent at once, as in production
@@ -292,7 +301,7 @@ func redisRestarts(t *testing.T, sc scale) row {
 			for _, active := range []bool{true, false} {
 				for from := 0; from < sc.restartHosts; from += chunk {
 					l.report(t, p.g, p.hosts[from:min(from+chunk, sc.restartHosts)], active, "webhook")
-					time.Sleep(700 * time.Millisecond)
+					time.Sleep(600 * time.Millisecond)
 				}
 			}
 		})
@@ -313,17 +322,20 @@ func redisRestarts(t *testing.T, sc scale) row {
 	recovery := since(latest(back, loaded), done)
 	checkRoles(t, c)
 	checkPromises(t, tl)
-	var refusals []string
+	byStatus := map[int]int{}
 	noRetry := 0
 	for _, p := range ps {
 		p.g.mu.Lock()
 		for st, n := range p.g.refusals {
-			refusals = append(refusals, fmt.Sprintf("%d×%d", n, st))
+			byStatus[st] += n
 		}
 		noRetry += p.g.noRetry
 		p.g.mu.Unlock()
 	}
-	slices.Sort(refusals)
+	var refusals []string
+	for _, st := range slices.Sorted(maps.Keys(byStatus)) {
+		refusals = append(refusals, fmt.Sprintf("%d×%d", byStatus[st], st))
+	}
 	if noRetry > 0 {
 		t.Errorf("while Redis was down the API refused %d reports with a 5xx that did not say when to retry (want 503 with Retry-After): %v", noRetry, refusals)
 	}
@@ -334,9 +346,10 @@ func redisRestarts(t *testing.T, sc scale) row {
 		figure: fmt.Sprintf("%d SIGKILLs; API refusals (count×status, 0 = no answer) %v, %d without Retry-After", len(kills), refusals, noRetry)}
 }
 
-// Redis paused 7 s (CLIENT PAUSE ALL, past go-redis' timeouts) just as GROUP notifications fan
-// out by email to every member of the projects and webhooks flow, once for the openings and
-// once for the closings. Every person must get every email; no webhook may tell a wrong status.
+// Redis paused 7 s, past go-redis' 5 s timeouts, just as GROUP notifications fan out by email
+// to every member of the projects and webhooks flow: once for the openings (CLIENT PAUSE ALL:
+// commands wait) and once for the closings (DEBUG SLEEP: Redis answers nothing, takes no
+// connection). Every person must get every email; no webhook may tell a wrong status.
 func redisPause(t *testing.T, sc scale) row {
 	c := startCluster(t, clusterSpec{workers: 2, schedulers: 1})
 	h := startHooks(t)
@@ -356,21 +369,34 @@ func redisPause(t *testing.T, sc scale) row {
 		ps = append(ps, proj{c.agent(id), hostNames(fmt.Sprintf("pause%d-h", p), sc.pauseHosts), rcpt})
 	}
 	const pause = 7 * time.Second
+	const chunk = 1
+	h.setAnswer(answer{status: http.StatusOK, delay: 100 * time.Millisecond})
+	c.smtp.setDelay(100 * time.Millisecond)
 	var resumed time.Time
 	for _, active := range []bool{true, false} {
 		before := len(received(c, h))
 		var wg sync.WaitGroup
-		for _, p := range ps {
-			wg.Go(func() { l.report(t, p.g, p.hosts, active, p.rcpt...) })
+		for _, p := range ps { // agents report a few hosts at a time, so that sessions keep starting
+			wg.Go(func() {
+				for from := 0; from < len(p.hosts); from += chunk {
+					l.report(t, p.g, p.hosts[from:min(from+chunk, len(p.hosts))], active, p.rcpt...)
+					time.Sleep(100 * time.Millisecond)
+				}
+			})
 		}
-		wg.Wait()
-		// Pause as the first notices of this wave arrive: the fan-out is under way.
+		// Pause once this wave's fan-out is under way.
 		if !pollUntil(10*time.Second, func() (bool, string) { return len(received(c, h)) > before, "" }) {
 			t.Fatal("no notice arrived within 10 s of the reports")
 		}
-		c.redis.pause(pause)
-		resumed = time.Now().Add(pause)
-		time.Sleep(pause)
+		time.Sleep(300 * time.Millisecond)
+		if active {
+			c.redis.pause(pause)
+			time.Sleep(pause)
+		} else {
+			c.redis.sleep(pause)
+		}
+		resumed = time.Now()
+		wg.Wait()
 		if active {
 			// Every opening first (no condition is cleared yet), so that the closings' wave is a
 			// wave of its own.
@@ -386,9 +412,11 @@ func redisPause(t *testing.T, sc scale) row {
 		emails += 2 * (len(cd.recipients) - 1)
 	}
 	lostEmails := count(emailOnly(l.conditions()), c.smtp.notices(), nil).lost
-	return row{scale: fmt.Sprintf("%d alerts, %d people, 2 pauses of %s", sc.pauseProjects*sc.pauseHosts, sc.pauseMembers, pause),
+	timeouts := c.logLines("i/o timeout")
+	return row{scale: fmt.Sprintf("%d alerts, %d people, pause+sleep %s", sc.pauseProjects*sc.pauseHosts, sc.pauseMembers, pause),
 		tally: tl, recovery: recovery,
-		figure: fmt.Sprintf("emails: %d expected, %d lost; %d stale webhook bodies", emails, lostEmails, tl.stale)}
+		figure: fmt.Sprintf("emails: %d expected, %d lost; %d stale webhook bodies; %d log lines of the roles say i/o timeout",
+			emails, lostEmails, tl.stale, timeouts)}
 }
 
 // emailOnly is conds with only their email recipients.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -169,7 +171,7 @@ func (r *redisServer) start() {
 	}
 	r.proc = startProc(r.t, "redis-server", "redis-server", []string{"--port", "0", "--unixsocket", r.sock,
 		"--unixsocketperm", "700", "--save", "", "--appendonly", appendonly, "--appendfsync", "everysec",
-		"--maxmemory-policy", "noeviction", "--dir", r.dir, "--loglevel", "warning"}, os.Environ())
+		"--maxmemory-policy", "noeviction", "--enable-debug-command", "local", "--dir", r.dir, "--loglevel", "warning"}, os.Environ())
 	c := redis.NewClient(&redis.Options{Network: "unix", Addr: r.sock})
 	defer c.Close()
 	waitUntil(r.t, 20*time.Second, "redis-server to answer", func() (bool, string) {
@@ -199,6 +201,17 @@ func (r *redisServer) pause(d time.Duration) {
 	r.t.Helper()
 	if err := r.ctl.Do(context.Background(), "CLIENT", "PAUSE", d.Milliseconds(), "ALL").Err(); err != nil {
 		r.t.Fatalf("CLIENT PAUSE: %v", err)
+	}
+}
+
+// sleep blocks Redis entirely for d (DEBUG SLEEP): it neither answers nor takes connections,
+// harsher than pause. It returns when Redis answers again.
+func (r *redisServer) sleep(d time.Duration) {
+	r.t.Helper()
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: r.sock, ReadTimeout: d + 10*time.Second, MaxRetries: -1})
+	defer c.Close()
+	if err := c.Do(context.Background(), "DEBUG", "SLEEP", d.Seconds()).Err(); err != nil {
+		r.t.Fatalf("DEBUG SLEEP: %v", err)
 	}
 }
 
@@ -327,6 +340,24 @@ func (c *cluster) exitedRoles() []string {
 		}
 	}
 	return out
+}
+
+// logLines is how many lines of every role's output, the killed ones' included, contain s.
+func (c *cluster) logLines(s string) int {
+	seen := map[*proc]bool{}
+	n := 0
+	for _, p := range append(append(append([]*proc{c.api}, c.workers...), c.schedulers...), slices.Collect(maps.Keys(c.killed))...) {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		for line := range strings.Lines(p.logs.String()) {
+			if strings.Contains(line, s) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // waitUntil polls cond every 50 ms until it holds, failing t after within with what cond

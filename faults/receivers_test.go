@@ -178,9 +178,10 @@ func (h *hookReceiver) refusals() int {
 // smtpReceiver is a real SMTP server (go-smtp) on 127.0.0.1, no TLS, no AUTH, that records
 // every message as a delivered notice.
 type smtpReceiver struct {
-	addr string
-	mu   sync.Mutex
-	got  []notice
+	addr  string
+	delay time.Duration // how long the server takes to accept a message, as a real one does
+	mu    sync.Mutex
+	got   []notice
 }
 
 func startSMTP(t *testing.T) *smtpReceiver {
@@ -189,13 +190,20 @@ func startSMTP(t *testing.T) *smtpReceiver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &smtpReceiver{addr: l.Addr().String()}
+	s := &smtpReceiver{addr: l.Addr().String(), delay: 20 * time.Millisecond}
 	srv := smtp.NewServer(s)
 	srv.Domain = "localhost"
 	srv.ReadTimeout, srv.WriteTimeout = 30*time.Second, 30*time.Second
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return s
+}
+
+// setDelay changes how long the server takes to accept a message.
+func (s *smtpReceiver) setDelay(d time.Duration) {
+	s.mu.Lock()
+	s.delay = d
+	s.mu.Unlock()
 }
 
 func (s *smtpReceiver) notices() []notice {
@@ -224,6 +232,10 @@ func (ss *smtpSession) Data(r io.Reader) error {
 		return err
 	}
 	_, _ = io.Copy(io.Discard, m.Body)
+	ss.srv.mu.Lock()
+	delay := ss.srv.delay
+	ss.srv.mu.Unlock()
+	time.Sleep(delay)
 	n := parseEmail(ss.to, m.Header)
 	n.at = time.Now()
 	ss.srv.mu.Lock()
