@@ -342,6 +342,28 @@ func (c *cluster) exitedRoles() []string {
 	return out
 }
 
+// queued says what asynq still holds of Herald's tasks, over every queue: those waiting to be
+// retried or scheduled, and those archived (dead letters). A notice missing at the end is
+// late while a task still holds it, and gone when none does.
+func (c *cluster) queued() (waiting, archived int) {
+	ins := asynq.NewInspectorFromRedisClient(c.redis.ctl)
+	queues, err := ins.Queues()
+	if err != nil {
+		c.t.Logf("asynq queues: %v", err)
+		return -1, -1
+	}
+	for _, q := range queues {
+		info, err := ins.GetQueueInfo(q)
+		if err != nil {
+			c.t.Logf("asynq queue %s: %v", q, err)
+			continue
+		}
+		waiting += info.Pending + info.Scheduled + info.Retry + info.Active
+		archived += info.Archived
+	}
+	return waiting, archived
+}
+
 // logLines is how many lines of every role's output, the killed ones' included, contain s.
 func (c *cluster) logLines(s string) int {
 	seen := map[*proc]bool{}
