@@ -20,5 +20,7 @@
 // written to the file HERALD_FAULTS_REPORT names, when set. Without redis-server the suite is
 // skipped, except in CI (CI set), where that is a failure.
 //
-// The package holds tests only; this file says what it owns.
+// The suite runs on Linux (CI's Debian): children die with the test (Pdeathsig), and the
+// receiver asks /proc which worker sent a request. The package holds tests only; this file
+// says what it owns.
 package faults

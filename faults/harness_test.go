@@ -1,10 +1,13 @@
+//go:build linux
+
 package faults
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"net/http"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -362,6 +365,25 @@ func (c *cluster) queued() (waiting, archived int) {
 		archived += info.Archived
 	}
 	return waiting, archived
+}
+
+// sessions are the projects whose engine tasks each worker process runs, by pid, as asynq's
+// heartbeat last recorded them (every few seconds).
+func (c *cluster) sessions() map[int][]string {
+	servers, err := asynq.NewInspectorFromRedisClient(c.redis.ctl).Servers()
+	if err != nil {
+		return nil
+	}
+	out := map[int][]string{}
+	for _, s := range servers {
+		for _, w := range s.ActiveWorkers {
+			var task struct{ GroupID string }
+			if w.Queue == "engine" && json.Unmarshal(w.TaskPayload, &task) == nil && task.GroupID != "" {
+				out[s.PID] = append(out[s.PID], task.GroupID)
+			}
+		}
+	}
+	return out
 }
 
 // logLines is how many lines of every role's output, the killed ones' included, contain s.

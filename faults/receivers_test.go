@@ -1,12 +1,19 @@
+//go:build linux
+
 package faults
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/mail"
+	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -58,14 +65,17 @@ type hookReceiver struct {
 	refused   map[int]int
 	cut       []notice // requests whose client went away, at when it did
 	inFlight  int
+	ports     map[int]int // client ports of the requests being answered now, and how many each
+	port      int         // the receiver's own
 }
 
 func startHooks(t *testing.T) *hookReceiver {
 	t.Helper()
-	h := &hookReceiver{answer: answerOK, refused: map[int]int{}}
+	h := &hookReceiver{answer: answerOK, refused: map[int]int{}, ports: map[int]int{}}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	h.url = srv.URL + "/hook"
+	h.port = srv.Listener.Addr().(*net.TCPAddr).Port
 	return h
 }
 
@@ -88,11 +98,23 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n := parseWebhook(r.Header, raw)
+	port := 0
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		port = int(ap.Port())
+	}
 	h.mu.Lock()
 	h.inFlight++
+	h.ports[port]++
 	a := h.answer
 	h.mu.Unlock()
-	defer func() { h.mu.Lock(); h.inFlight--; h.mu.Unlock() }()
+	defer func() {
+		h.mu.Lock()
+		h.inFlight--
+		if h.ports[port]--; h.ports[port] == 0 {
+			delete(h.ports, port)
+		}
+		h.mu.Unlock()
+	}()
 	if a.hang {
 		// Held until the client gives up, or until the receiver answers otherwise again.
 		for a.hang {
@@ -162,6 +184,45 @@ func (h *hookReceiver) busy() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.inFlight
+}
+
+// senders counts the requests being answered now by the process that sent them, by pid,
+// among pids. A webhook names no worker, so the receiver asks the kernel: the inode of each
+// client socket (/proc/net/tcp), and the process holding a descriptor on it (/proc/<pid>/fd).
+func (h *hookReceiver) senders(pids []int) map[int]int {
+	h.mu.Lock()
+	ports := maps.Clone(h.ports)
+	h.mu.Unlock()
+	inodes := map[string]int{} // socket inode -> requests under way on it
+	f, err := os.Open("/proc/net/tcp")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode;
+		// addresses in hex, IPv4 in the kernel's (little-endian) byte order.
+		fs := strings.Fields(sc.Text())
+		if len(fs) <= 9 || fs[2] != fmt.Sprintf("0100007F:%04X", h.port) {
+			continue
+		}
+		var local int
+		if _, err := fmt.Sscanf(fs[1], "0100007F:%X", &local); err == nil && ports[local] > 0 {
+			inodes[fs[9]] += ports[local]
+		}
+	}
+	out := map[int]int{}
+	for _, pid := range pids {
+		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		for _, fd := range fds {
+			link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+			if n := inodes[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")]; n > 0 && strings.HasPrefix(link, "socket:[") {
+				out[pid] += n
+			}
+		}
+	}
+	return out
 }
 
 // refusals is how many requests were answered with an error status.
