@@ -414,9 +414,17 @@ func waitUntil(t *testing.T, within time.Duration, what string, cond func() (boo
 	}
 }
 
+// suiteDeadline, when set, is when `go test -timeout` would kill the suite, less time to report:
+// no wait goes past it, so that a suite finding much missing still prints its table.
+var suiteDeadline time.Time
+
 // pollUntil polls cond every 50 ms until it holds (true) or within has passed (false).
 func pollUntil(within time.Duration, cond func() (bool, string)) bool {
-	for deadline := time.Now().Add(within); ; time.Sleep(50 * time.Millisecond) {
+	deadline := time.Now().Add(within)
+	if !suiteDeadline.IsZero() && suiteDeadline.Before(deadline) {
+		deadline = suiteDeadline
+	}
+	for ; ; time.Sleep(50 * time.Millisecond) {
 		if ok, _ := cond(); ok {
 			return true
 		}
