@@ -154,6 +154,30 @@ func (l *load) conditions() []condition {
 	return out
 }
 
+// project is one project of a scenario: its agent, its hosts, and who hears of them.
+type project struct {
+	g          *agent
+	hosts      []string
+	recipients []string // "webhook", and the email addresses of its members
+}
+
+// projects creates n projects named name-<i>, each with hosts name<i>-h<j>, a HOST_DOWN
+// configuration with notifications (a webhook among them), and members people to reach by
+// email.
+func (c *cluster) projects(t *testing.T, name string, n, hosts, members int, notifications ...notification) []project {
+	t.Helper()
+	var ps []project
+	for i := range n {
+		id := c.admin.project(t, fmt.Sprintf("%s-%d", name, i), notifications...)
+		rcpt := []string{"webhook"}
+		for m := range members {
+			rcpt = append(rcpt, c.admin.member(t, id, fmt.Sprintf("%s-%d-%d", name, i, m)))
+		}
+		ps = append(ps, project{c.agent(id), hostNames(fmt.Sprintf("%s%d-h", name, i), hosts), rcpt})
+	}
+	return ps
+}
+
 // received is everything both receivers got.
 func received(c *cluster, h *hookReceiver) []notice {
 	return append(h.notices(), c.smtp.notices()...)
@@ -201,17 +225,11 @@ func noFault(t *testing.T, sc scale) row {
 	l := newLoad()
 	const projects, hosts, members = 2, 50, 2
 	var wg sync.WaitGroup
-	for p := range projects {
-		id := c.admin.project(t, fmt.Sprintf("selfcheck-%d", p), webhookTo(h.url, 0, 60), groupByEmail(0, 60))
-		rcpt := []string{"webhook"}
-		for m := range members {
-			rcpt = append(rcpt, c.admin.member(t, id, fmt.Sprintf("self-%d-%d", p, m)))
-		}
-		g, names := c.agent(id), hostNames(fmt.Sprintf("self%d-h", p), hosts)
+	for _, p := range c.projects(t, "self", projects, hosts, members, webhookTo(h.url, 0, 60), groupByEmail(0, 60)) {
 		wg.Go(func() {
-			l.report(t, g, names, true, rcpt...)
+			l.report(t, p.g, p.hosts, true, p.recipients...)
 			time.Sleep(2 * time.Second)
-			l.report(t, g, names, false)
+			l.report(t, p.g, p.hosts, false)
 		})
 	}
 	start := time.Now()
@@ -237,15 +255,7 @@ func workerSIGKILL(t *testing.T, sc scale) row {
 	// work under way.
 	h.setAnswer(answer{status: http.StatusOK, delay: 200 * time.Millisecond})
 	l := newLoad()
-	type proj struct {
-		g     *agent
-		hosts []string
-	}
-	var ps []proj
-	for p := range sc.killProjects {
-		id := c.admin.project(t, fmt.Sprintf("kill-%d", p), webhookTo(h.url, 0, 60))
-		ps = append(ps, proj{c.agent(id), hostNames(fmt.Sprintf("kill%d-h", p), sc.killHosts)})
-	}
+	ps := c.projects(t, "kill", sc.killProjects, sc.killHosts, 0, webhookTo(h.url, 0, 60))
 	const chunk = 25
 	loadDone := make(chan time.Time)
 	go func() { // opens, then clears, a chunk of a project at a time, paced over the kills
@@ -293,15 +303,7 @@ func redisRestarts(t *testing.T, sc scale) row {
 	h := startHooks(t)
 	h.setAnswer(answer{status: http.StatusOK, delay: 10 * time.Millisecond})
 	l := newLoad()
-	type proj struct {
-		g     *agent
-		hosts []string
-	}
-	var ps []proj
-	for p := range sc.restartProjects {
-		id := c.admin.project(t, fmt.Sprintf("restart-%d", p), webhookTo(h.url, 0, 60))
-		ps = append(ps, proj{c.agent(id), hostNames(fmt.Sprintf("restart%d-h", p), sc.restartHosts)})
-	}
+	ps := c.projects(t, "restart", sc.restartProjects, sc.restartHosts, 0, webhookTo(h.url, 0, 60))
 	chunk := sc.restartHosts / 10 // ten reports down and ten up per project, spread over the restarts
 	loadDone := make(chan time.Time)
 	var wg sync.WaitGroup
@@ -363,20 +365,7 @@ func redisPause(t *testing.T, sc scale) row {
 	c := startCluster(t, clusterSpec{workers: 2, schedulers: 1})
 	h := startHooks(t)
 	l := newLoad()
-	type proj struct {
-		g     *agent
-		hosts []string
-		rcpt  []string
-	}
-	var ps []proj
-	for p := range sc.pauseProjects {
-		id := c.admin.project(t, fmt.Sprintf("pause-%d", p), groupByEmail(0, 60), webhookTo(h.url, 0, 60))
-		rcpt := []string{"webhook"}
-		for m := range sc.pauseMembers {
-			rcpt = append(rcpt, c.admin.member(t, id, fmt.Sprintf("pause-%d-%d", p, m)))
-		}
-		ps = append(ps, proj{c.agent(id), hostNames(fmt.Sprintf("pause%d-h", p), sc.pauseHosts), rcpt})
-	}
+	ps := c.projects(t, "pause", sc.pauseProjects, sc.pauseHosts, sc.pauseMembers, groupByEmail(0, 60), webhookTo(h.url, 0, 60))
 	// 8 s: past go-redis' 5 s read timeout and its 6 s wait for a pooled connection, with more
 	// sessions at once than a worker's pool has connections (40 projects, 20 per worker).
 	const pause = 8 * time.Second
@@ -390,7 +379,7 @@ func redisPause(t *testing.T, sc scale) row {
 		for _, p := range ps { // agents report a few hosts at a time, so that sessions keep starting
 			wg.Go(func() {
 				for from := 0; from < len(p.hosts); from += chunk {
-					l.report(t, p.g, p.hosts[from:min(from+chunk, len(p.hosts))], active, p.rcpt...)
+					l.report(t, p.g, p.hosts[from:min(from+chunk, len(p.hosts))], active, p.recipients...)
 					time.Sleep(100 * time.Millisecond)
 				}
 			})
@@ -451,16 +440,15 @@ func flakyTarget(t *testing.T, sc scale) row {
 	l := newLoad()
 	const projects = 4
 	per := sc.flakyAlerts / projects
+	ps := c.projects(t, "flaky", projects, per, 0, webhookTo(h.url, 0, 60))
 	h.setAnswer(answer{status: http.StatusInternalServerError})
 	faultStart := time.Now()
 	var wg sync.WaitGroup
-	for p := range projects {
-		id := c.admin.project(t, fmt.Sprintf("flaky-%d", p), webhookTo(h.url, 0, 60))
-		g, names := c.agent(id), hostNames(fmt.Sprintf("flaky%d-h", p), per)
+	for _, p := range ps {
 		wg.Go(func() {
-			l.report(t, g, names, true, "webhook")
+			l.report(t, p.g, p.hosts, true, "webhook")
 			time.Sleep(5 * time.Second)
-			l.report(t, g, names, false)
+			l.report(t, p.g, p.hosts, false)
 		})
 	}
 	wg.Wait()
@@ -565,10 +553,8 @@ func leaderKilled(t *testing.T, sc scale) row {
 	const slow, projects, hosts = 6 * time.Second, 8, 10
 	h.setAnswer(answer{status: http.StatusOK, delay: slow})
 	var wg sync.WaitGroup
-	for p := range projects {
-		id := c.admin.project(t, fmt.Sprintf("resume-%d", p), webhookTo(h.url, 0, 60))
-		g, names := c.agent(id), hostNames(fmt.Sprintf("resume%d-h", p), hosts)
-		wg.Go(func() { l.report(t, g, names, true, "webhook") })
+	for _, p := range c.projects(t, "resume", projects, hosts, 0, webhookTo(h.url, 0, 60)) {
+		wg.Go(func() { l.report(t, p.g, p.hosts, true, "webhook") })
 	}
 	wg.Wait()
 	// The victim is the worker with the most deliveries under way.
