@@ -417,11 +417,11 @@ func redisPause(t *testing.T, sc scale) row {
 	lostEmails := count(emailOnly(l.conditions()), c.smtp.notices(), nil).lost
 	// Whether the pause made Redis commands fail at all: go-redis retries a timed-out command
 	// on a new connection, so a pause it rides out causes no error anywhere.
-	timeouts := c.logLines("timeout")
+	timeouts, dropped := c.logLines("timeout"), c.logLines("delivery not possible")
 	return row{scale: fmt.Sprintf("%d alerts, %d people, pause+sleep %s", sc.pauseProjects*sc.pauseHosts, sc.pauseMembers, pause),
 		tally: tl, recovery: recovery,
-		figure: fmt.Sprintf("emails: %d expected, %d lost; %d stale webhook bodies; %d log lines of the roles tell a timeout",
-			emails, lostEmails, tl.stale, timeouts)}
+		figure: fmt.Sprintf("emails: %d expected, %d lost; %d stale webhook bodies; role log lines: %d timeout, %d delivery not possible",
+			emails, lostEmails, tl.stale, timeouts, dropped)}
 }
 
 // emailOnly is conds with only their email recipients.
