@@ -418,10 +418,11 @@ func redisPause(t *testing.T, sc scale) row {
 	// Whether the pause made Redis commands fail at all: go-redis retries a timed-out command
 	// on a new connection, so a pause it rides out causes no error anywhere.
 	timeouts, dropped := c.logLines("timeout"), c.logLines("delivery not possible")
+	waiting, archived := c.queued()
 	return row{scale: fmt.Sprintf("%d alerts, %d people, pause+sleep %s", sc.pauseProjects*sc.pauseHosts, sc.pauseMembers, pause),
 		tally: tl, recovery: recovery,
-		figure: fmt.Sprintf("emails: %d expected, %d lost; %d stale webhook bodies; role log lines: %d timeout, %d delivery not possible",
-			emails, lostEmails, tl.stale, timeouts, dropped)}
+		figure: fmt.Sprintf("emails: %d expected, %d lost; %d stale webhook bodies; role log lines: %d timeout, %d delivery not possible; at the end %d tasks waiting, %d archived",
+			emails, lostEmails, tl.stale, timeouts, dropped, waiting, archived)}
 }
 
 // emailOnly is conds with only their email recipients.
