@@ -293,16 +293,18 @@ func (c *cluster) env(extra ...string) []string {
 
 // startWorker starts one more `herald worker`, with the defaults an operator gets (lease,
 // concurrency, queues).
-func (c *cluster) startWorker(name string) *proc {
-	w := startProc(c.t, name, heraldBin, []string{"worker"}, c.env())
-	c.workers = append(c.workers, w)
-	return w
+func (c *cluster) startWorker(name string) {
+	c.workers = append(c.workers, c.worker(name))
+}
+
+func (c *cluster) worker(name string) *proc {
+	return startProc(c.t, name, heraldBin, []string{"worker"}, c.env())
 }
 
 // replaceWorker kills worker i with sig and starts a new one in its place.
 func (c *cluster) replaceWorker(i int, sig syscall.Signal) {
 	c.kill(c.workers[i], sig)
-	c.workers[i] = startProc(c.t, c.workers[i].name, heraldBin, []string{"worker"}, c.env())
+	c.workers[i] = c.worker(c.workers[i].name)
 }
 
 // kill stops p with sig on the scenario's behalf: its exit is not a finding.
