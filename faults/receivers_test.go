@@ -65,13 +65,13 @@ type hookReceiver struct {
 	refused   map[int]int
 	cut       []notice // requests whose client went away, at when it did
 	inFlight  int
-	ports     map[int]int // client ports of the requests being answered now, and how many each
-	port      int         // the receiver's own
+	ports     map[int][]string // client port -> projects of the requests being answered now on it
+	port      int              // the receiver's own
 }
 
 func startHooks(t *testing.T) *hookReceiver {
 	t.Helper()
-	h := &hookReceiver{answer: answerOK, refused: map[int]int{}, ports: map[int]int{}}
+	h := &hookReceiver{answer: answerOK, refused: map[int]int{}, ports: map[int][]string{}}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	h.url = srv.URL + "/hook"
@@ -104,13 +104,13 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Lock()
 	h.inFlight++
-	h.ports[port]++
+	h.ports[port] = append(h.ports[port], n.group)
 	a := h.answer
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
 		h.inFlight--
-		if h.ports[port]--; h.ports[port] == 0 {
+		if h.ports[port] = h.ports[port][1:]; len(h.ports[port]) == 0 {
 			delete(h.ports, port)
 		}
 		h.mu.Unlock()
@@ -186,14 +186,14 @@ func (h *hookReceiver) busy() int {
 	return h.inFlight
 }
 
-// senders counts the requests being answered now by the process that sent them, by pid,
-// among pids. A webhook names no worker, so the receiver asks the kernel: the inode of each
+// senders are the projects of the requests being answered now, by the pid of the process that
+// sent them, among pids. A webhook names no worker, so the receiver asks the kernel: the inode of each
 // client socket (/proc/net/tcp), and the process holding a descriptor on it (/proc/<pid>/fd).
-func (h *hookReceiver) senders(pids []int) map[int]int {
+func (h *hookReceiver) senders(pids []int) map[int][]string {
 	h.mu.Lock()
 	ports := maps.Clone(h.ports)
 	h.mu.Unlock()
-	inodes := map[string]int{} // socket inode -> requests under way on it
+	inodes := map[string][]string{} // socket inode -> projects of the requests under way on it
 	f, err := os.Open("/proc/net/tcp")
 	if err != nil {
 		return nil
@@ -208,17 +208,17 @@ func (h *hookReceiver) senders(pids []int) map[int]int {
 			continue
 		}
 		var local int
-		if _, err := fmt.Sscanf(fs[1], "0100007F:%X", &local); err == nil && ports[local] > 0 {
-			inodes[fs[9]] += ports[local]
+		if _, err := fmt.Sscanf(fs[1], "0100007F:%X", &local); err == nil && len(ports[local]) > 0 {
+			inodes[fs[9]] = append(inodes[fs[9]], ports[local]...)
 		}
 	}
-	out := map[int]int{}
+	out := map[int][]string{}
 	for _, pid := range pids {
 		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 		for _, fd := range fds {
 			link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-			if n := inodes[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")]; n > 0 && strings.HasPrefix(link, "socket:[") {
-				out[pid] += n
+			if inode, ok := strings.CutPrefix(link, "socket:["); ok {
+				out[pid] = append(out[pid], inodes[strings.TrimSuffix(inode, "]")]...)
 			}
 		}
 	}
