@@ -418,11 +418,11 @@ func redisPause(t *testing.T, sc scale) row {
 	// Whether the pause made Redis commands fail at all: go-redis retries a timed-out command
 	// on a new connection, so a pause it rides out causes no error anywhere.
 	timeouts, dropped := c.logLines("timeout"), c.logLines("delivery not possible")
-	waiting, archived := c.queued()
+	queued := c.queued()
 	return row{scale: fmt.Sprintf("%d alerts, %d people, pause+sleep %s", sc.pauseProjects*sc.pauseHosts, sc.pauseMembers, pause),
 		tally: tl, recovery: recovery,
-		figure: fmt.Sprintf("emails: %d expected, %d lost; %d stale webhook bodies; role log lines: %d timeout, %d delivery not possible; at the end %d tasks waiting, %d archived",
-			emails, lostEmails, tl.stale, timeouts, dropped, waiting, archived)}
+		figure: fmt.Sprintf("emails: %d expected, %d lost; %d stale webhook bodies; role log lines: %d timeout, %d delivery not possible; %s",
+			emails, lostEmails, tl.stale, timeouts, dropped, queued)}
 }
 
 // emailOnly is conds with only their email recipients.
@@ -463,11 +463,11 @@ func flakyTarget(t *testing.T, sc scale) row {
 	recovered := time.Now()
 	done, tl := awaitAll(c, h, l, nil, 100*time.Second, sc.settle)
 	recovery := since(recovered, done)
-	waiting, archived := c.queued()
+	queued := c.queued()
 	checkRoles(t, c)
 	checkPromises(t, tl)
 	return row{scale: fmt.Sprintf("%d alerts, 500 %s, hang %s", per*projects, sc.flaky500, sc.flakyHang), tally: tl, recovery: recovery,
-		figure: fmt.Sprintf("%d answered 5xx, %d hung up on; at the end %d tasks waiting, %d archived", h.refusals(), len(h.cutRequests()), waiting, archived)}
+		figure: fmt.Sprintf("%d answered 5xx, %d hung up on; %s", h.refusals(), len(h.cutRequests()), queued)}
 }
 
 // A target answering every request in 9 s: a project's session waits on it far longer than

@@ -4,7 +4,6 @@ package faults
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -347,45 +346,43 @@ func (c *cluster) exitedRoles() []string {
 	return out
 }
 
-// queued says what asynq still holds of Herald's tasks, over every queue: those waiting to be
-// retried or scheduled, and those archived (dead letters). A notice missing at the end is
-// late while a task still holds it, and gone when none does.
-func (c *cluster) queued() (waiting, archived int) {
+// queued says what asynq still holds of deliveries at the end, by delivery queue: tasks
+// waiting (to be retried, or to run), and archived ones (dead letters). A notice missing at the
+// end is late while a task still holds it, and stranded when no worker serves its queue.
+func (c *cluster) queued() string {
 	ins := asynq.NewInspectorFromRedisClient(c.redis.ctl)
 	queues, err := ins.Queues()
 	if err != nil {
-		c.t.Logf("asynq queues: %v", err)
-		return -1, -1
+		return "asynq: " + err.Error()
 	}
-	for _, q := range queues {
-		info, err := ins.GetQueueInfo(q)
-		if err != nil {
-			c.t.Logf("asynq queue %s: %v", q, err)
-			continue
-		}
-		waiting += info.Pending + info.Scheduled + info.Retry + info.Active
-		archived += info.Archived
-	}
-	return waiting, archived
-}
-
-// sessions are the projects whose engine tasks each worker process runs, by pid, as asynq's
-// heartbeat last recorded them (every few seconds).
-func (c *cluster) sessions() map[int][]string {
-	servers, err := asynq.NewInspectorFromRedisClient(c.redis.ctl).Servers()
-	if err != nil {
-		return nil
-	}
-	out := map[int][]string{}
-	for _, s := range servers {
-		for _, w := range s.ActiveWorkers {
-			var task struct{ GroupID string }
-			if w.Queue == "engine" && json.Unmarshal(w.TaskPayload, &task) == nil && task.GroupID != "" {
-				out[s.PID] = append(out[s.PID], task.GroupID)
+	served := map[string]bool{}
+	if servers, err := ins.Servers(); err == nil {
+		for _, s := range servers {
+			for q := range s.Queues {
+				served[q] = true
 			}
 		}
 	}
-	return out
+	var parts []string
+	archived := 0
+	for _, q := range queues {
+		info, err := ins.GetQueueInfo(q)
+		if err != nil || !strings.HasPrefix(q, "deliveries-") {
+			continue
+		}
+		archived += info.Archived
+		if n := info.Pending + info.Scheduled + info.Retry + info.Active; n > 0 {
+			part := fmt.Sprintf("%s %d", q, n)
+			if !served[q] {
+				part += " (served by no worker)"
+			}
+			parts = append(parts, part)
+		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"none"}
+	}
+	return fmt.Sprintf("delivery tasks waiting at the end: %s; %d archived", strings.Join(parts, ", "), archived)
 }
 
 // logLines is how many lines of every role's output, the killed ones' included, contain s.
