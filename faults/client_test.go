@@ -1,0 +1,187 @@
+//go:build linux
+
+package faults
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/api/digest"
+)
+
+// client calls the API process with digest authentication, one request at a time (a digest
+// client's requests must reach the API in the order of their nonce counts): each agent has
+// its own.
+type client struct {
+	base string
+	http *http.Client
+}
+
+func (c *cluster) client() *client {
+	return &client{base: "http://" + c.apiAddr + api.BasePath,
+		http: &http.Client{Transport: &digest.Transport{Username: bootstrapPublic, Password: bootstrapPrivate}, Timeout: 30 * time.Second}}
+}
+
+// apiError is an answer other than the one wanted.
+type apiError struct {
+	status     int
+	retryAfter string
+	body       string
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("%d: %s", e.status, e.body) }
+
+// do sends body as JSON, checks the answer's status and decodes it into out (when not nil).
+func (a *client) do(method, path string, body any, want int, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, a.base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := a.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != want {
+		return &apiError{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: string(raw)}
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(raw, out)
+}
+
+// call is do for setup: an error fails the test.
+func (a *client) call(t *testing.T, method, path string, body any, want int, out any) {
+	t.Helper()
+	if err := a.do(method, path, body, want, out); err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+}
+
+// notification is one notification of a configuration, as the API takes it.
+type notification map[string]any
+
+func webhookTo(url string, delayMin, intervalMin int) notification {
+	return notification{"typeName": "WEBHOOK", "webhookUrl": url, "delayMin": delayMin, "intervalMin": intervalMin}
+}
+
+// groupByEmail reaches every member of the project by email.
+func groupByEmail(delayMin, intervalMin int) notification {
+	return notification{"typeName": "GROUP", "emailEnabled": true, "delayMin": delayMin, "intervalMin": intervalMin}
+}
+
+// project creates a project whose only enabled configuration is HOST_DOWN with notifications,
+// and returns its id.
+func (a *client) project(t *testing.T, name string, notifications ...notification) string {
+	t.Helper()
+	var org, project struct{ ID string }
+	var defaults struct{ Results []struct{ ID string } }
+	a.call(t, "POST", "/orgs", map[string]any{"name": name}, http.StatusCreated, &org)
+	a.call(t, "POST", "/groups", map[string]any{"name": name, "orgId": org.ID}, http.StatusCreated, &project)
+	a.call(t, "GET", "/groups/"+project.ID+"/alertConfigs?itemsPerPage=500", nil, http.StatusOK, &defaults)
+	for _, c := range defaults.Results {
+		a.call(t, "PATCH", "/groups/"+project.ID+"/alertConfigs/"+c.ID, map[string]any{"enabled": false}, http.StatusOK, nil)
+	}
+	a.call(t, "POST", "/groups/"+project.ID+"/alertConfigs", map[string]any{"eventTypeName": "HOST_DOWN", "enabled": true,
+		"notifications": notifications}, http.StatusCreated, nil)
+	return project.ID
+}
+
+// member creates a user invited to project (a member, for GROUP notifications) and returns
+// its email address.
+func (a *client) member(t *testing.T, project, username string) string {
+	t.Helper()
+	email := username + "@faults.example.com"
+	a.call(t, "POST", "/users", map[string]any{"username": username, "password": "faults-password-1",
+		"emailAddress": email, "firstName": "Fault", "lastName": username,
+		"roles": []map[string]string{{"groupId": project, "roleName": "GROUP_READ_ONLY"}}}, http.StatusCreated, nil)
+	return email
+}
+
+// agent reports a project's hosts as a monitoring agent does, retrying a request the API did
+// not accept (Redis down, say) until it is accepted; it records when each host's report was
+// accepted, since only what the API accepted is promised.
+type agent struct {
+	api     *client
+	project string
+
+	mu       sync.Mutex
+	refusals map[int]int // answers other than 202 while retrying, by status
+	noRetry  int         // refusals (5xx) that did not say when to retry (Retry-After)
+}
+
+func (c *cluster) agent(project string) *agent {
+	return &agent{api: c.client(), project: project, refusals: map[int]int{}}
+}
+
+// report posts that hosts are down (active) or up again, in one request, until the API accepts
+// it (at most within), and returns when it did.
+func (g *agent) report(hosts []string, active bool, within time.Duration) (time.Time, error) {
+	obs := make([]map[string]any, len(hosts))
+	for i, h := range hosts {
+		obs[i] = map[string]any{"eventTypeName": "HOST_DOWN", "active": active, "hostId": h, "hostnameAndPort": h + ":27017"}
+	}
+	deadline := time.Now().Add(within)
+	for {
+		err := g.api.do("POST", "/groups/"+g.project+"/observations", obs, http.StatusAccepted, nil)
+		if err == nil {
+			return time.Now(), nil
+		}
+		g.mu.Lock()
+		if e, ok := err.(*apiError); ok {
+			g.refusals[e.status]++
+			if e.status >= 500 && e.retryAfter == "" {
+				g.noRetry++
+			}
+		} else {
+			g.refusals[0]++ // no answer at all
+		}
+		g.mu.Unlock()
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("observations of %d hosts not accepted within %s: %w", len(hosts), within, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// hostNames are n host ids of a project: prefix0, prefix1, ...
+func hostNames(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%d", prefix, i)
+	}
+	return out
+}
+
+// freeLoopbackAddr is a 127.0.0.1 address with a port free a moment ago, for the API to listen on.
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
