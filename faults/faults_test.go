@@ -172,6 +172,7 @@ func (c *cluster) projects(t *testing.T, name string, n, hosts, members int, not
 	var ps []project
 	for i := range n {
 		id := c.admin.project(t, fmt.Sprintf("%s-%d", name, i), notifications...)
+		c.groups = append(c.groups, id)
 		rcpt := []string{"webhook"}
 		for m := range members {
 			rcpt = append(rcpt, c.admin.member(t, id, fmt.Sprintf("%s-%d-%d", name, i, m)))
@@ -190,11 +191,63 @@ func received(c *cluster, h *hookReceiver) []notice {
 // Redis SIGKILL, and returns when that was (zero if never) and the tally after settle more.
 func awaitAll(c *cluster, h *hookReceiver, l *load, kills []time.Time, within, settle time.Duration) (time.Time, tally) {
 	var done time.Time
-	if pollUntil(within, func() (bool, string) { return count(l.conditions(), received(c, h), kills).complete(), "" }) {
+	if pollUntil(within, func() (bool, string) { return count(l.conditions(), received(c, h), kills, c.ended()).complete(), "" }) {
 		done = time.Now()
 		time.Sleep(settle)
 	}
-	return done, count(l.conditions(), received(c, h), kills)
+	return done, count(l.conditions(), received(c, h), kills, c.ended())
+}
+
+// ended is what Herald recorded as not sent on purpose, by host and event ("h1:27017|open"):
+// notices superseded (their alert ended unseen by the target, say) or dead letters. An
+// expected notice that ended so is accounted for, not lost.
+func (c *cluster) ended() map[string]bool {
+	out := map[string]bool{}
+	for _, g := range c.groups {
+		hosts := map[string]string{} // alert -> host
+		for page := 1; ; page++ {
+			var alerts struct {
+				Results []struct{ ID, HostnameAndPort string }
+			}
+			if err := c.admin.do("GET", fmt.Sprintf("/groups/%s/alerts?itemsPerPage=500&pageNum=%d", g, page), nil, http.StatusOK, &alerts); err != nil {
+				return out
+			}
+			for _, a := range alerts.Results {
+				hosts[a.ID] = a.HostnameAndPort
+			}
+			if len(alerts.Results) < 500 {
+				break
+			}
+		}
+		for page := 1; ; page++ {
+			var attempts struct {
+				Results []struct{ AlertID, DeliveryID, Outcome string }
+			}
+			if err := c.admin.do("GET", fmt.Sprintf("/groups/%s/deliveries?itemsPerPage=500&pageNum=%d", g, page), nil, http.StatusOK, &attempts); err != nil {
+				return out
+			}
+			for _, a := range attempts.Results {
+				if a.Outcome != "SUPERSEDED" && a.Outcome != "DEAD_LETTER" {
+					continue
+				}
+				// <alert>-<notification>-<1 for the opening, n for a repeat, or close>[-<person>]
+				parts := strings.Split(a.DeliveryID, "-")
+				if len(parts) < 3 {
+					continue
+				}
+				switch parts[2] {
+				case "1":
+					out[hosts[a.AlertID]+"|"+evOpen] = true
+				case "close":
+					out[hosts[a.AlertID]+"|"+evClose] = true
+				}
+			}
+			if len(attempts.Results) < 500 {
+				break
+			}
+		}
+	}
+	return out
 }
 
 // since is how long after from done was; -1 when never.
@@ -403,7 +456,7 @@ func redisPause(t *testing.T, sc scale) row {
 		if active {
 			// Every opening first (no condition is cleared yet), so that the closings' wave is a
 			// wave of its own.
-			pollUntil(60*time.Second, func() (bool, string) { return count(l.conditions(), received(c, h), nil).complete(), "" })
+			pollUntil(60*time.Second, func() (bool, string) { return count(l.conditions(), received(c, h), nil, c.ended()).complete(), "" })
 		}
 	}
 	done, tl := awaitAll(c, h, l, nil, 90*time.Second, sc.settle)
@@ -414,7 +467,7 @@ func redisPause(t *testing.T, sc scale) row {
 	for _, cd := range l.conditions() {
 		emails += 2 * (len(cd.recipients) - 1)
 	}
-	lostEmails := count(emailOnly(l.conditions()), c.smtp.notices(), nil).lost
+	lostEmails := count(emailOnly(l.conditions()), c.smtp.notices(), nil, c.ended()).lost
 	// Whether the pause made Redis commands fail at all: go-redis retries a timed-out command
 	// on a new connection, so a pause it rides out causes no error anywhere.
 	timeouts, dropped := c.logLines("timeout"), c.logLines("delivery not possible")
@@ -545,7 +598,7 @@ func leaderKilled(t *testing.T, sc scale) row {
 	l.order = append(l.order, "after-leader:27017")
 	l.mu.Unlock()
 	var failover time.Duration = -1
-	if pollUntil(60*time.Second, func() (bool, string) { return count(l.conditions(), h.notices(), nil).complete(), "" }) {
+	if pollUntil(60*time.Second, func() (bool, string) { return count(l.conditions(), h.notices(), nil, c.ended()).complete(), "" }) {
 		failover = time.Since(killed)
 	}
 	if failover < 0 || failover > schedulerFailoverTarget {
@@ -694,7 +747,7 @@ func rereportNoScheduler(t *testing.T, sc scale) row {
 		missed[grp] += m
 		late[grp] += lt
 	}
-	tl := count(conds, h.notices(), nil)
+	tl := count(conds, h.notices(), nil, c.ended())
 	tl.lost = missed[0] + missed[1]
 	checkRoles(t, c)
 	if tl.lost > 0 || late[0]+late[1] > 0 {

@@ -3,6 +3,7 @@
 package faults
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -103,6 +105,10 @@ func startProc(t *testing.T, name, bin string, args, env []string) *proc {
 	go func() { p.err = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		p.stop(syscall.SIGKILL)
+		if dir := os.Getenv("HERALD_FAULTS_LOGS"); dir != "" { // every process's whole output, to dig into a finding
+			name := strings.NewReplacer("/", "_").Replace(t.Name()) + "-" + p.name + "-" + strconv.Itoa(p.cmd.Process.Pid) + ".log"
+			_ = os.WriteFile(filepath.Join(dir, name), []byte(p.logs.String()), 0o644)
+		}
 		if t.Failed() {
 			t.Logf("output of %s (last 4 KiB):\n%s", p.name, tail(p.logs.String(), 4096))
 		}
@@ -229,6 +235,7 @@ type cluster struct {
 	minute     time.Duration
 	admin      *client        // the bootstrap global owner key
 	killed     map[*proc]bool // roles the scenario killed
+	groups     []string       // the scenario's projects
 }
 
 // clusterSpec is what a scenario runs.
@@ -285,7 +292,7 @@ func (c *cluster) env(extra ...string) []string {
 		}
 	}
 	env = append(env, "HERALD_REDIS_URL="+c.redis.URL(), "HERALD_MINUTE="+c.minute.String(),
-		"HERALD_ALLOW_PRIVATE_TARGETS=true", "HERALD_METRICS_LISTEN=", "HERALD_LOG_LEVEL=warn",
+		"HERALD_ALLOW_PRIVATE_TARGETS=true", "HERALD_METRICS_LISTEN=", "HERALD_LOG_LEVEL="+cmp.Or(os.Getenv("HERALD_FAULTS_LOG_LEVEL"), "warn"),
 		"HERALD_SMTP_ADDR="+c.smtp.addr, "HERALD_SMTP_FROM=herald@faults.example.com")
 	return append(env, extra...)
 }

@@ -28,20 +28,22 @@ type condition struct {
 
 // tally is what a scenario's receivers got, against what its conditions expect.
 type tally struct {
-	alerts     int // conditions
-	expected   int // notices expected: an open and perhaps a close per condition and recipient
-	lost       int // expected notices that never arrived
-	fsyncLost  int // of those, the ones whose report was accepted within fsyncWindow before a Redis SIGKILL
-	dups       int // deliveries of a notice beyond its first
-	outOfOrder int // conditions and recipients that got the close before the open
-	stale      int // open or repeat notices telling the alert CLOSED
-	extra      int // alerts beyond one per condition and recipient
+	alerts     int      // conditions
+	expected   int      // notices expected: an open and perhaps a close per condition and recipient
+	lost       int      // expected notices that never arrived
+	fsyncLost  int      // of those, the ones whose report was accepted within fsyncWindow before a Redis SIGKILL
+	dups       int      // deliveries of a notice beyond its first
+	outOfOrder int      // conditions and recipients that got the close before the open
+	stale      int      // open or repeat notices telling the alert CLOSED
+	extra      int      // alerts beyond one per condition and recipient
+	ended      int      // expected notices Herald recorded as superseded or dead letters, not lost
+	missing    []string // the first expected notices that never arrived, to dig into a finding
 }
 
 // count compares what arrived with what the conditions expect. kills are the moments Redis
 // was SIGKILLed: an expected notice missing because its report was accepted just before one
 // counts as fsyncLost, not lost.
-func count(conds []condition, got []notice, kills []time.Time) tally {
+func count(conds []condition, got []notice, kills []time.Time, ended map[string]bool) tally {
 	type slot struct {
 		open, close time.Time // first arrival of each
 		alerts      map[string]bool
@@ -87,8 +89,11 @@ func count(conds []condition, got []notice, kills []time.Time) tally {
 		}
 		return false
 	}
-	miss := func(accepted ...time.Time) {
+	miss := func(what string, accepted ...time.Time) {
 		tl.lost++
+		if len(tl.missing) < 20 {
+			tl.missing = append(tl.missing, what)
+		}
 		for _, a := range accepted {
 			if inWindow(a) {
 				tl.fsyncLost++
@@ -107,15 +112,19 @@ func count(conds []condition, got []notice, kills []time.Time) tally {
 				tl.extra += len(s.alerts) - 1
 			}
 			tl.expected++
-			if s.open.IsZero() {
-				miss(c.opened)
+			if s.open.IsZero() && ended[c.host+"|"+string(evOpen)] {
+				tl.ended++
+			} else if s.open.IsZero() {
+				miss(r+" open "+c.host+" reported "+c.opened.Format("15:04:05.000"), c.opened)
 			}
 			if c.cleared.IsZero() {
 				continue
 			}
 			tl.expected++
-			if s.close.IsZero() {
-				miss(c.cleared, c.opened)
+			if s.close.IsZero() && ended[c.host+"|"+string(evClose)] {
+				tl.ended++
+			} else if s.close.IsZero() {
+				miss(r+" close "+c.host+" reported "+c.cleared.Format("15:04:05.000"), c.cleared, c.opened)
 			}
 			if !s.open.IsZero() && !s.close.IsZero() && s.close.Before(s.open) {
 				tl.outOfOrder++
@@ -158,14 +167,14 @@ func (tb *table) add(t *testing.T, r row) {
 
 func formatRows(rows []row) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-26s %-34s %7s %6s %6s %6s %6s %9s  %s\n", "scenario", "scale", "alerts", "lost", "fsync", "dups", "order", "recovery", "figure")
+	fmt.Fprintf(&b, "%-26s %-34s %7s %6s %6s %6s %6s %6s %9s  %s\n", "scenario", "scale", "alerts", "lost", "fsync", "ended", "dups", "order", "recovery", "figure")
 	for _, r := range rows {
 		rec := "-"
 		if r.recovery >= 0 {
 			rec = r.recovery.Round(100 * time.Millisecond).String()
 		}
-		fmt.Fprintf(&b, "%-26s %-34s %7d %6d %6d %6d %6d %9s  %s\n", r.scenario, r.scale, r.alerts, r.lost-r.fsyncLost, r.fsyncLost,
-			r.dups, r.outOfOrder, rec, r.figure)
+		fmt.Fprintf(&b, "%-26s %-34s %7d %6d %6d %6d %6d %6d %9s  %s\n", r.scenario, r.scale, r.alerts, r.lost-r.fsyncLost, r.fsyncLost,
+			r.ended, r.dups, r.outOfOrder, rec, r.figure)
 	}
 	return b.String()
 }
@@ -188,7 +197,7 @@ func (tb *table) report(t *testing.T) {
 func checkPromises(t *testing.T, tl tally) {
 	t.Helper()
 	if n := tl.lost - tl.fsyncLost; n > 0 {
-		t.Errorf("%d of %d expected notices lost", n, tl.expected)
+		t.Errorf("%d of %d expected notices lost, among them: %s", n, tl.expected, strings.Join(tl.missing, "; "))
 	}
 	if tl.outOfOrder > 0 {
 		t.Errorf("%d alerts had their close delivered before their open", tl.outOfOrder)

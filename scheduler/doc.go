@@ -4,7 +4,7 @@
 // next one.
 //
 // Jobs:
-//   - reconcile (every ReconcileInterval, default 10 s), for every project: an active alert
+//   - reconcile (every ReconcileInterval, default 5 s), for every project: an active alert
 //     with a next step but no due entry (lost in a Redis failover, say) is put back due now;
 //     a project with observations waiting or outbox notices whose lease ran out (a worker died
 //     with them) is kicked (a session is queued, which drains, recovers and looks at what is

@@ -85,6 +85,13 @@ func (s *Scheduler) reconcileProject(ctx context.Context, gid string, now time.T
 				zap.Int64("observationBatches", w.Observations), zap.Int64("abandonedNotices", w.Outbox))
 		}
 	}
+	if !w.OutboxClaimedUntil.IsZero() {
+		// A sender holds notices: should it have died, a session takes them over the moment its
+		// claim runs out, not at a later run.
+		if err := s.engine.WakeAt(ctx, gid, w.OutboxClaimedUntil); err != nil {
+			errs = append(errs, fmt.Errorf("scheduling a tick for claimed notices: %w", err))
+		}
+	}
 	at, ok, err := s.store.ProjectNextDue(ctx, gid)
 	switch {
 	case err != nil:

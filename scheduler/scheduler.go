@@ -28,7 +28,7 @@ type Engine interface {
 
 // Config is what a scheduler runs with; zero values take the defaults.
 type Config struct {
-	ReconcileInterval time.Duration // how often reconcile runs (default 10 s)
+	ReconcileInterval time.Duration // how often reconcile runs (default 5 s)
 	RetentionInterval time.Duration // how often retention runs (default 1 h)
 	Retention         time.Duration // how long ended alerts, events, past windows and unreported hosts and disks are kept (default 90 days)
 	RetentionBatch    int           // deletions per scope and kind in one run (default 10000)
@@ -41,7 +41,7 @@ type Config struct {
 
 // Defaults of Config.
 const (
-	DefaultReconcileInterval = 10 * time.Second
+	DefaultReconcileInterval = 5 * time.Second
 	DefaultRetentionInterval = time.Hour
 	DefaultRetention         = 90 * 24 * time.Hour
 	DefaultRetentionBatch    = 10000

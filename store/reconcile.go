@@ -195,6 +195,10 @@ func (s *Store) restoreDue(ctx context.Context, sc Scope, ids []string, now time
 type WaitingWork struct {
 	Observations int64 // observation batches waiting to be evaluated
 	Outbox       int64 // notices (project and global) whose sender's lease ran out by now
+	// OutboxClaimedUntil is when the earliest notice still claimed by a sender comes back if
+	// that sender does not renew it (zero: none is claimed): a sender that died leaves its
+	// notices to whoever looks then.
+	OutboxClaimedUntil time.Time
 }
 
 // Any reports whether anything waits.
@@ -204,17 +208,29 @@ func (w WaitingWork) Any() bool { return w.Observations > 0 || w.Outbox > 0 }
 // whose lease ran out by now (those ClaimOutbox would hand out).
 func (s *Store) Waiting(ctx context.Context, groupID string, now time.Time) (WaitingWork, error) {
 	var obs, out, gout *redis.IntCmd
+	var claimed [2]*redis.ZSliceCmd
 	ms := strconv.FormatInt(now.UnixMilli(), 10)
 	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		obs = pipe.LLen(ctx, obsList(groupID))
 		out = pipe.ZCount(ctx, Scope{GroupID: groupID}.outbox(), "-inf", ms)
 		gout = pipe.ZCount(ctx, Scope{GroupID: groupID, Global: true}.outbox(), "-inf", ms)
+		for i, sc := range []Scope{{GroupID: groupID}, {GroupID: groupID, Global: true}} {
+			claimed[i] = pipe.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: sc.outbox(), Start: "(" + ms, Stop: "+inf", ByScore: true, Count: 1})
+		}
 		return nil
 	})
 	if err != nil {
 		return WaitingWork{}, err
 	}
-	return WaitingWork{Observations: obs.Val(), Outbox: out.Val() + gout.Val()}, nil
+	w := WaitingWork{Observations: obs.Val(), Outbox: out.Val() + gout.Val()}
+	for _, c := range claimed {
+		if zs := c.Val(); len(zs) > 0 {
+			if at := time.UnixMilli(int64(zs[0].Score)); w.OutboxClaimedUntil.IsZero() || at.Before(w.OutboxClaimedUntil) {
+				w.OutboxClaimedUntil = at
+			}
+		}
+	}
+	return w, nil
 }
 
 // ProjectNextDue is when the earliest alert of project groupID, project or global, is due; ok

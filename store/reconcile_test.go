@@ -181,8 +181,8 @@ func TestWaiting(t *testing.T) {
 	}
 	ms := func(t time.Time) float64 { return float64(t.UnixMilli()) }
 	rdb.ZAdd(ctx, outboxKey(store.Scope{GroupID: gid}), redis.Z{Score: ms(now.Add(time.Minute)), Member: "leased"})
-	if w, err := st.Waiting(ctx, gid, now); err != nil || w.Any() {
-		t.Fatalf("a notice still leased is not waiting: %+v %v", w, err)
+	if w, err := st.Waiting(ctx, gid, now); err != nil || w.Any() || !w.OutboxClaimedUntil.Equal(time.UnixMilli(now.Add(time.Minute).UnixMilli())) {
+		t.Fatalf("a notice still leased is not waiting, but says when it comes back: %+v %v", w, err)
 	}
 	rdb.ZAdd(ctx, outboxKey(store.Scope{GroupID: gid}), redis.Z{Score: ms(now), Member: "abandoned"})
 	rdb.ZAdd(ctx, outboxKey(store.Scope{GroupID: gid, Global: true}), redis.Z{Score: ms(now.Add(-time.Second)), Member: "abandoned"})
@@ -190,7 +190,7 @@ func TestWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, err := st.Waiting(ctx, gid, now)
-	if err != nil || w != (store.WaitingWork{Observations: 1, Outbox: 2}) || !w.Any() {
+	if err != nil || w.Observations != 1 || w.Outbox != 2 || !w.Any() {
 		t.Fatalf("Waiting = %+v %v, want 1 batch and 2 notices", w, err)
 	}
 	// What Waiting counts is what ClaimOutbox hands out.
