@@ -32,6 +32,10 @@ type Config struct {
 	Clock herald.Clock
 	// AuthLimits throttles failed authentications (default DefaultAuthLimits).
 	AuthLimits store.AuthLimits
+	// Delivery is what the installation's workers are set up to deliver: a configuration
+	// written with notifications they cannot deliver gets a warning (api/undeliverable.go).
+	// Nil: the API does not know, and warns of nothing.
+	Delivery *herald.DeliverySetup
 
 	// Monitoring, when set, is served under /monitoring/ (asynqmon) to callers with a global
 	// role, authenticated like the API.
