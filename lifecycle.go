@@ -28,6 +28,7 @@ type Step struct {
 	Closed         bool      // the alert became CLOSED
 	Cancelled      bool      // the alert became CANCELLED
 	Unacknowledged bool      // an acknowledgement expired
+	Silenced       []int     // indexes whose due notice (or resolution) a maintenance window withheld now
 	Wake           time.Time // when Advance must be called next; zero = never (the alert ended)
 }
 
@@ -168,7 +169,9 @@ func Advance(a Alert, s Schedule, rule AlertRule, silenced bool, minute time.Dur
 			if s.Next[i].IsZero() || s.Next[i].After(now) {
 				continue
 			}
-			if !silenced {
+			if silenced {
+				st.Silenced = append(st.Silenced, i)
+			} else {
 				st.Notify = append(st.Notify, i)
 				s.Sent[i]++
 				changed = true
@@ -197,9 +200,13 @@ func Clear(a Alert, s Schedule, silenced bool, now time.Time) Step {
 		return Step{Alert: a, Schedule: s}
 	}
 	st := Step{Alert: a, Schedule: endSchedule(s), Closed: true}
-	if a.Status == StatusOpen && !silenced {
+	if a.Status == StatusOpen {
 		for i, n := range s.Sent {
-			if n > 0 {
+			switch {
+			case n == 0:
+			case silenced:
+				st.Silenced = append(st.Silenced, i)
+			default:
 				st.Resolve = append(st.Resolve, i)
 			}
 		}

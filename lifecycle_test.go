@@ -46,6 +46,7 @@ type lcStep struct {
 	closed         bool
 	cancelled      bool
 	unacknowledged bool
+	silenced       []int
 	next           []time.Time
 	sent           []int
 	wake           time.Time
@@ -65,6 +66,9 @@ func checkStep(t *testing.T, in Alert, got Step, want lcStep) {
 	}
 	if !slices.Equal(got.Resolve, want.resolve) {
 		t.Errorf("Resolve = %v, want %v", got.Resolve, want.resolve)
+	}
+	if !slices.Equal(got.Silenced, want.silenced) {
+		t.Errorf("Silenced = %v, want %v", got.Silenced, want.silenced)
 	}
 	if got.Opened != want.opened || got.Closed != want.closed || got.Cancelled != want.cancelled || got.Unacknowledged != want.unacknowledged {
 		t.Errorf("flags opened/closed/cancelled/unacknowledged = %v/%v/%v/%v, want %v/%v/%v/%v",
@@ -167,22 +171,22 @@ func TestAdvance(t *testing.T) {
 			want: lcStep{alert: updatedAt(lcM(5), StatusOpen), opened: true, next: ts(lcM(5)), sent: []int{0}, wake: lcM(30)}},
 		{name: "silenced: no notice, due slot skipped to next after now",
 			alert: lcAlert(StatusOpen), sched: lcSched(ts(lcM(10)), []int{1}), rule: lcRule([2]int{0, 10}), now: lcM(10), silenced: true,
-			want: lcStep{next: ts(lcM(20)), sent: []int{1}, wake: lcM(20)}},
+			want: lcStep{silenced: []int{0}, next: ts(lcM(20)), sent: []int{1}, wake: lcM(20)}},
 		{name: "silenced late wake-up skips every swallowed slot",
 			alert: lcAlert(StatusOpen), sched: lcSched(ts(lcM(10)), []int{1}), rule: lcRule([2]int{0, 10}), now: lcM(47), silenced: true,
-			want: lcStep{next: ts(lcM(50)), sent: []int{1}, wake: lcM(50)}},
+			want: lcStep{silenced: []int{0}, next: ts(lcM(50)), sent: []int{1}, wake: lcM(50)}},
 		{name: "after the window: resume at the next due time, one notice",
 			alert: lcAlert(StatusOpen), sched: lcSched(ts(lcM(50)), []int{1}), rule: lcRule([2]int{0, 10}), now: lcM(50),
 			want: lcStep{alert: updatedAt(lcM(50), ""), notify: []int{0}, next: ts(lcM(60)), sent: []int{2}, wake: lcM(60)}},
 		{name: "silenced: opens (tracking is never silenced) but the first notice waits",
 			alert: lcAlert(StatusTracking), sched: lcSched(ts(lcT0), []int{0}), rule: lcRule([2]int{0, 10}), now: lcT0, silenced: true,
-			want: lcStep{alert: updatedAt(lcT0, StatusOpen), opened: true, next: ts(lcM(10)), sent: []int{0}, wake: lcM(10)}},
+			want: lcStep{alert: updatedAt(lcT0, StatusOpen), opened: true, silenced: []int{0}, next: ts(lcM(10)), sent: []int{0}, wake: lcM(10)}},
 		{name: "silenced and acknowledged: acknowledgement wins, schedule untouched",
 			alert: lcAcked(StatusOpen, lcM(30)), sched: lcSched(ts(lcM(10)), []int{1}), rule: lcRule([2]int{0, 10}), now: lcM(20), silenced: true,
 			want: lcStep{next: ts(lcM(10)), sent: []int{1}, wake: lcM(30)}},
 		{name: "acknowledgement expires while silenced: cleared, slots skipped",
 			alert: lcAcked(StatusOpen, lcM(30)), sched: lcSched(ts(lcM(10), lcM(15)), []int{1, 0}), rule: two, now: lcM(30), silenced: true,
-			want: lcStep{alert: unacked(lcM(30)), unacknowledged: true, next: ts(lcM(40), lcM(45)), sent: []int{1, 0}, wake: lcM(40)}},
+			want: lcStep{alert: unacked(lcM(30)), unacknowledged: true, silenced: []int{0, 1}, next: ts(lcM(40), lcM(45)), sent: []int{1, 0}, wake: lcM(40)}},
 		{name: "closed alert: nothing",
 			alert: lcAlert(StatusClosed), sched: lcSched(ts(time.Time{}), []int{1}), rule: lcRule([2]int{0, 10}), now: lcM(100),
 			want: lcStep{next: ts(time.Time{}), sent: []int{1}}},
@@ -229,7 +233,7 @@ func TestClear(t *testing.T) {
 			want: lcStep{alert: closedAt(lcM(12)), closed: true, resolve: []int{0}, next: ts(time.Time{}, time.Time{}), sent: []int{2, 0}}},
 		{name: "while silenced: closed without a notice",
 			alert: lcAlert(StatusOpen), sched: lcSched(ts(lcM(20), lcM(15)), []int{2, 0}), now: lcM(12), silenced: true,
-			want: lcStep{alert: closedAt(lcM(12)), closed: true, next: ts(time.Time{}, time.Time{}), sent: []int{2, 0}}},
+			want: lcStep{alert: closedAt(lcM(12)), closed: true, silenced: []int{0}, next: ts(time.Time{}, time.Time{}), sent: []int{2, 0}}},
 		{name: "open but nothing sent yet (first notice silenced): no resolution",
 			alert: lcAlert(StatusOpen), sched: lcSched(ts(lcM(10)), []int{0}), now: lcM(5),
 			want: lcStep{alert: closedAt(lcM(5)), closed: true, next: ts(time.Time{}), sent: []int{0}}},

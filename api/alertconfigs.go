@@ -125,9 +125,12 @@ func (s *Server) createAlertConfig(c *call) (reply, error) {
 		return reply{}, err
 	}
 	cfg := herald.AlertConfig{ID: herald.NewID(c.now), GroupID: p.ID, Created: herald.At(c.now), Updated: herald.At(c.now), AlertRule: rule}
-	if err := s.store.CreateAlertConfig(c.ctx, cfg, c.configEvent(herald.EventAlertConfigAdded, p, cfg)); err != nil {
+	evs := append([]herald.Event{c.configEvent(herald.EventAlertConfigAdded, p, cfg)},
+		c.undeliverable(cfg.AlertRule, c.configEvent(herald.EventAlertConfigUndeliverable, p, cfg))...)
+	if err := s.store.CreateAlertConfig(c.ctx, cfg, evs...); err != nil {
 		return reply{}, err
 	}
+	s.warnUndeliverable(evs)
 	return c.one(http.StatusCreated, cfg.Masked(), alertConfigPath(cfg)), nil
 }
 
@@ -143,17 +146,21 @@ func (s *Server) replaceAlertConfig(c *call) (reply, error) {
 	}
 	// Validated inside the update: the secrets a masked value stands for are those stored at the
 	// moment of writing.
+	var evs []herald.Event
 	cfg, err := s.store.UpdateAlertConfig(c.ctx, p.ID, c.param("alertConfigId"), func(cfg *herald.AlertConfig) ([]herald.Event, error) {
 		rule, err := c.projectRule(p, in, *cfg)
 		if err != nil {
 			return nil, err
 		}
 		cfg.AlertRule, cfg.Updated = rule, herald.At(c.now)
-		return []herald.Event{c.configEvent(herald.EventAlertConfigChanged, p, *cfg)}, nil
+		evs = append([]herald.Event{c.configEvent(herald.EventAlertConfigChanged, p, *cfg)},
+			c.undeliverable(cfg.AlertRule, c.configEvent(herald.EventAlertConfigUndeliverable, p, *cfg))...)
+		return evs, nil
 	})
 	if err != nil {
 		return reply{}, err
 	}
+	s.warnUndeliverable(evs)
 	// An edited configuration cancels the alerts it opened (docs/lifecycle.md#states).
 	if err := s.engine.ConfigChanged(c.ctx, p.ID, cfg.ID, false); err != nil {
 		return reply{}, err
@@ -190,16 +197,20 @@ func (s *Server) patchAlertConfig(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
+	var evs []herald.Event
 	cfg, err := s.store.UpdateAlertConfig(c.ctx, p.ID, c.param("alertConfigId"), func(cfg *herald.AlertConfig) ([]herald.Event, error) {
-		if cfg.Enabled == enabled {
+		if evs = nil; cfg.Enabled == enabled {
 			return nil, nil
 		}
 		cfg.Enabled, cfg.Updated = enabled, herald.At(c.now)
-		return []herald.Event{c.configEvent(typ, p, *cfg)}, nil
+		evs = append([]herald.Event{c.configEvent(typ, p, *cfg)},
+			c.undeliverable(cfg.AlertRule, c.configEvent(herald.EventAlertConfigUndeliverable, p, *cfg))...)
+		return evs, nil
 	})
 	if err != nil {
 		return reply{}, err
 	}
+	s.warnUndeliverable(evs)
 	if !enabled {
 		if err := s.engine.ConfigChanged(c.ctx, p.ID, cfg.ID, false); err != nil {
 			return reply{}, err

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"unicode/utf8"
 
+	"go.uber.org/zap"
+
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
 )
@@ -53,7 +55,9 @@ func (c *call) acknowledge(global bool, scope herald.Scope, id string) (herald.A
 	if who == "" {
 		who = c.who.PublicKey
 	}
+	var told string // the transition, for the log once committed
 	a, err := c.s.store.UpdateAlert(c.ctx, global, scope.GroupID, id, func(a *herald.Alert) ([]herald.Event, error) {
+		told = ""
 		before := *a
 		acknowledged, err := a.Acknowledge(*in.AcknowledgedUntil, comment, who, c.now)
 		if err != nil {
@@ -68,6 +72,10 @@ func (c *call) acknowledge(global bool, scope herald.Scope, id string) (herald.A
 			}
 			typ = herald.EventAlertUnacknowledged
 		}
+		told = "alert acknowledged"
+		if !acknowledged {
+			told = "alert acknowledgement withdrawn"
+		}
 		ev := c.event(typ, scope)
 		ev.AlertID, ev.AlertConfigID = a.ID, a.AlertConfigID
 		if acknowledged {
@@ -77,6 +85,12 @@ func (c *call) acknowledge(global bool, scope herald.Scope, id string) (herald.A
 	})
 	if err != nil {
 		return a, err
+	}
+	if told != "" {
+		// The engine logs every other transition of an alert (dispatch/story.go); this one is the API's.
+		c.s.log.Info(told, zap.String("groupId", a.GroupID), zap.String("alertId", a.ID), zap.String("alertConfigId", a.AlertConfigID),
+			zap.String("eventTypeName", a.EventTypeName), zap.Bool("global", global), zap.String("acknowledgedUntil", a.AcknowledgedUntil.String()),
+			zap.String("by", who))
 	}
 	// The engine looks at the alert again when the acknowledgement expires.
 	return a, c.s.engine.Acknowledged(c.ctx, a, global)

@@ -24,7 +24,12 @@ var unauthorizedBody = []byte(`{"reason":"Unauthorized","error":401,"detail":"Yo
 // name = username). Without valid credentials it answers 401 with a challenge (stale=true when
 // only the nonce expired) and reports false; a name or address that failed too often is
 // answered 429 RATE_LIMITED before anything is verified, and a wrong guess is counted.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, monitoring bool) (herald.Principal, bool) {
+//
+// The log tells a refusal from the round trip: a challenge to a request without credentials
+// (or with a stale nonce), the first half of every digest call, is the request's line at debug;
+// an unknown user or key and a wrong secret are each a warning naming the user or key (never
+// the secret or the response); malformed credentials an info line saying what was wrong.
+func (s *Server) authenticate(w *statusRecorder, r *http.Request, monitoring bool) (herald.Principal, bool) {
 	remote, name := remoteAddress(r), digest.Username(r)
 	throttled := clientNetwork(remote)
 	if name != "" {
@@ -65,8 +70,21 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, monitoring
 	case err == nil:
 		return who, true
 	case errors.Is(err, digest.ErrStale):
+		w.roundTrip = true
 		s.challenge(w, &v, true)
-	case errors.Is(err, digest.ErrNoCredentials), errors.Is(err, digest.ErrInvalid):
+	case errors.Is(err, digest.ErrNoCredentials):
+		w.roundTrip = true
+		s.challenge(w, &v, false)
+	case errors.Is(err, digest.ErrInvalid):
+		refused := []zap.Field{zap.String("username", name), zap.String("remote", remote), zap.Bool("monitoring", monitoring)}
+		switch {
+		case !errors.Is(err, digest.ErrWrongCredentials):
+			s.log.Info("authentication refused: malformed digest credentials", append(refused, zap.Error(err))...)
+		case who.PublicKey == "" && who.Username == "": // the lookup found nobody of that name
+			s.log.Warn("authentication refused: unknown user or API key", refused...)
+		default:
+			s.log.Warn("authentication refused: wrong password or private key", refused...)
+		}
 		if errors.Is(err, digest.ErrWrongCredentials) {
 			if err := s.store.AuthFailed(r.Context(), name, throttled, s.cfg.AuthLimits); err != nil {
 				s.writeError(w, r, err)

@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -117,5 +119,63 @@ func TestAuthInsufficientRole(t *testing.T) {
 	r := ro.do("POST", "/orgs", map[string]any{"name": "x"}).wantError(http.StatusUnauthorized, "USER_UNAUTHORIZED")
 	if r.Header.Get("WWW-Authenticate") != "" {
 		t.Error("an insufficient role must not be challenged")
+	}
+}
+
+// logLines are the JSON lines the server logged, decoded.
+func logLines(t *testing.T, e *env) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(e.Logs()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("a log line that is not JSON: %q", l)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// The log tells a refused digest call from the challenge round trip every call makes: the
+// challenge is at debug, the call itself at info; a wrong private key and an unknown key are
+// each a warning naming the key, never its secret or the response hash.
+func TestAuthLogTellsRefusalFromRoundTrip(t *testing.T) {
+	e := newEnv(t)
+	e.Owner.do("GET", "/globalAlerts", nil).wantStatus(200)
+	for _, l := range logLines(t, e) {
+		switch {
+		case l["msg"] == "request" && l["status"] == 401.0 && l["level"] != "debug":
+			t.Errorf("the challenge of a digest call logged at %v: %v", l["level"], l)
+		case l["msg"] == "request" && l["status"] == 200.0 && l["level"] != "info":
+			t.Errorf("the call logged at %v: %v", l["level"], l)
+		case strings.HasPrefix(fmt.Sprint(l["msg"]), "authentication refused"):
+			t.Errorf("a good call logged as refused: %v", l)
+		}
+	}
+
+	nonce := challengeParam(raw(t, "GET", e.Base+"/globalAlerts", "", nil).Header.Get("WWW-Authenticate"), "nonce")
+	for _, c := range []struct{ user, pass, want string }{
+		{e.Owner.user, "not-the-key", "authentication refused: wrong password or private key"},
+		{"nobody", "secret-of-nobody", "authentication refused: unknown user or API key"},
+	} {
+		auth := digestHeader(c.user, c.pass, nonce, 1, "GET", "/api/public/v1.0/globalAlerts")
+		raw(t, "GET", e.Base+"/globalAlerts", auth, nil).wantStatus(http.StatusUnauthorized)
+		found := false
+		for _, l := range logLines(t, e) {
+			if l["msg"] == c.want && l["username"] == c.user {
+				found = true
+				if l["level"] != "warn" {
+					t.Errorf("%q logged at %v, want warn", c.want, l["level"])
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no line %q naming %s in the log:\n%s", c.want, c.user, e.Logs())
+		}
+		for _, secret := range []string{c.pass, e.Owner.pass, challengeParam(auth, "response")} {
+			if strings.Contains(e.Logs(), secret) {
+				t.Errorf("a secret (%s) in the log", secret)
+			}
+		}
 	}
 }

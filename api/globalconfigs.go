@@ -110,9 +110,12 @@ func (s *Server) createGlobalAlertConfig(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	if err := s.store.CreateGlobalAlertConfig(c.ctx, cfg, c.globalConfigEvent(herald.EventAlertConfigAdded, cfg)); err != nil {
+	evs := append([]herald.Event{c.globalConfigEvent(herald.EventAlertConfigAdded, cfg)},
+		c.undeliverable(cfg.AlertRule, c.globalConfigEvent(herald.EventAlertConfigUndeliverable, cfg))...)
+	if err := s.store.CreateGlobalAlertConfig(c.ctx, cfg, evs...); err != nil {
 		return reply{}, err
 	}
+	s.warnUndeliverable(evs)
 	return c.one(http.StatusCreated, cfg.Masked(), globalAlertConfigPath(cfg)), nil
 }
 
@@ -129,16 +132,20 @@ func (s *Server) patchGlobalAlertConfig(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
+	var evs []herald.Event
 	cfg, err := s.store.UpdateGlobalAlertConfig(c.ctx, c.param("alertConfigId"), func(cfg *herald.GlobalAlertConfig) ([]herald.Event, error) {
-		if cfg.Enabled == enabled {
+		if evs = nil; cfg.Enabled == enabled {
 			return nil, nil
 		}
 		cfg.Enabled, cfg.Updated = enabled, herald.At(c.now)
-		return []herald.Event{c.globalConfigEvent(typ, *cfg)}, nil
+		evs = append([]herald.Event{c.globalConfigEvent(typ, *cfg)},
+			c.undeliverable(cfg.AlertRule, c.globalConfigEvent(herald.EventAlertConfigUndeliverable, *cfg))...)
+		return evs, nil
 	})
 	if err != nil {
 		return reply{}, err
 	}
+	s.warnUndeliverable(evs)
 	if !enabled {
 		if err := s.engine.ConfigChanged(c.ctx, "", cfg.ID, true); err != nil {
 			return reply{}, err

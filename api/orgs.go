@@ -82,9 +82,14 @@ func (s *Server) createProject(c *call) (reply, error) {
 	ev := c.event(herald.EventGroupCreated, herald.Scope{OrgID: p.OrgID})
 	ev.GroupID = p.ID
 	ev.Raw["name"] = p.Name
-	if err := s.store.CreateProject(c.ctx, p, configs, ev); err != nil {
+	var warnings []herald.Event // about its default configurations
+	for _, cfg := range configs {
+		warnings = append(warnings, c.undeliverable(cfg.AlertRule, c.configEvent(herald.EventAlertConfigUndeliverable, p, cfg))...)
+	}
+	if err := s.store.CreateProject(c.ctx, p, configs, ev, warnings...); err != nil {
 		return reply{}, err
 	}
+	s.warnUndeliverable(warnings)
 	return c.one(http.StatusCreated, p, "/groups/"+p.ID), nil
 }
 

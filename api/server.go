@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api/digest"
@@ -31,6 +32,10 @@ type Config struct {
 	Clock herald.Clock
 	// AuthLimits throttles failed authentications (default DefaultAuthLimits).
 	AuthLimits store.AuthLimits
+	// Delivery is what the installation's workers are set up to deliver: a configuration
+	// written with notifications they cannot deliver gets a warning (api/undeliverable.go).
+	// Nil: the API does not know, and warns of nothing.
+	Delivery *herald.DeliverySetup
 
 	// Monitoring, when set, is served under /monitoring/ (asynqmon) to callers with a global
 	// role, authenticated like the API.
@@ -194,7 +199,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &statusRecorder{ResponseWriter: w}
 	var who herald.Principal
 	defer func() {
-		s.log.Info("request", zap.String("method", r.Method), zap.String("path", r.URL.Path),
+		level := zapcore.InfoLevel
+		if rec.roundTrip { // the challenge half of a digest call: the call itself is logged next
+			level = zapcore.DebugLevel
+		}
+		s.log.Log(level, "request", zap.String("method", r.Method), zap.String("path", r.URL.Path),
 			zap.Int("status", rec.status), zap.Duration("duration", time.Since(start)),
 			zap.String("remote", remoteAddress(r)), zap.String("publicKey", who.PublicKey), zap.String("username", who.Username))
 	}()
@@ -296,7 +305,8 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	status    int
+	roundTrip bool // answered with a digest challenge to a request without (current) credentials
 }
 
 func (s *statusRecorder) WriteHeader(code int) {

@@ -11,7 +11,7 @@ import (
 )
 
 func TestClassifyTransportErrors(t *testing.T) {
-	refused := &Failure{Reason: "target address not allowed"}
+	refused := &Failure{Reason: ReasonTargetNotAllowed}
 	wrapped := fmt.Errorf("Post \"http://10.0.0.1/x\": dial tcp 10.0.0.1:80: %w", refused)
 	if got := Classify(nil, wrapped); got != error(refused) {
 		t.Errorf("Classify(wrapped Failure) = %#v, want it passed through", got)

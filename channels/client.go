@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"syscall"
 	"time"
+
+	"github.com/heraldhq/herald"
 )
 
 // NewHTTPClient is the client every HTTP sender uses: connection reuse, the given timeout
@@ -16,7 +18,7 @@ import (
 // documentation, reserved, multicast, and IPv6 forms embedding such an IPv4 address). The
 // check runs on the address actually dialled, after name resolution and before any packet is
 // sent, so a DNS name that points at 127.0.0.1 is refused too; the refusal is a
-// *Failure{Retry: false, Reason: "target address not allowed"} that Classify passes through.
+// *Failure{Retry: false, Reason: ReasonTargetNotAllowed} that Classify passes through.
 func NewHTTPClient(allowPrivate bool, timeout time.Duration) *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	if !allowPrivate {
@@ -43,12 +45,20 @@ func NewHTTPClient(allowPrivate bool, timeout time.Duration) *http.Client {
 	}
 }
 
+// ReasonTargetNotAllowed is the failure of a delivery whose target's address the client
+// refused: it names the setting that allows it, so that a delivery record says what to change.
+const ReasonTargetNotAllowed = "target address not allowed: a private, loopback or link-local address (" +
+	herald.SettingPrivateTargets + "=true on the workers allows it)"
+
+// PublicAddr says whether a is an address a client that refuses private targets connects to.
+func PublicAddr(a netip.Addr) bool { return publicAddr(a) }
+
 // refusePrivate is a net.Dialer Control: it runs once the socket exists and before it
 // connects, with the resolved address in address.
 func refusePrivate(network, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil || !publicAddr(ap.Addr()) {
-		return &Failure{Reason: "target address not allowed"}
+		return &Failure{Reason: ReasonTargetNotAllowed}
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ func TestNewHTTPClientRefusesPrivateTargets(t *testing.T) {
 			if !errors.As(err, &f) {
 				t.Fatalf("got %v, want a *Failure", err)
 			}
-			if f.Retry || f.Rejected || f.Status != 0 || f.Reason != "target address not allowed" {
+			if f.Retry || f.Rejected || f.Status != 0 || f.Reason != ReasonTargetNotAllowed {
 				t.Errorf("got %+v, want a permanent \"target address not allowed\"", f)
 			}
 			if strings.Contains(err.Error(), target) {
@@ -72,7 +72,7 @@ func TestNewHTTPClientRefusesPrivateTargets(t *testing.T) {
 			if resp != nil {
 				resp.Body.Close()
 			}
-			if got := Classify(resp, err); !errors.As(got, &f) || f.Retry || f.Reason != "target address not allowed" {
+			if got := Classify(resp, err); !errors.As(got, &f) || f.Retry || f.Reason != ReasonTargetNotAllowed {
 				t.Errorf("Classify(client.Do) = %v, want the refusal passed through", got)
 			}
 		})
@@ -169,9 +169,17 @@ func TestDialerCheck(t *testing.T) {
 			t.Errorf("dialling %s allowed = %v, want %v (%v)", s, got, want, err)
 		}
 		if err != nil {
-			if f, ok := err.(*Failure); !ok || f.Retry || f.Reason != "target address not allowed" {
+			if f, ok := err.(*Failure); !ok || f.Retry || f.Reason != ReasonTargetNotAllowed {
 				t.Errorf("dialling %s refused with %#v, want a permanent Failure", s, err)
 			}
 		}
+	}
+}
+
+// A refused target's failure names the setting that allows it, so that a delivery record says
+// what to change.
+func TestRefusedTargetNamesTheSetting(t *testing.T) {
+	if !strings.Contains(ReasonTargetNotAllowed, "HERALD_ALLOW_PRIVATE_TARGETS") {
+		t.Errorf("%q does not name HERALD_ALLOW_PRIVATE_TARGETS", ReasonTargetNotAllowed)
 	}
 }

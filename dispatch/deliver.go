@@ -197,7 +197,7 @@ type sent struct {
 	notified map[string]time.Time // alert -> when a delivery succeeded
 	retry    []later              // one per delivery to try again later
 	refused  []refusal            // credentials a service refused
-	attempts []store.Attempt
+	attempts []tried
 }
 
 // later is a delivery to try again, no sooner than after (the target's Retry-After), on the
@@ -251,7 +251,7 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 			people: func() ([]herald.User, error) { return s.people(ctx) }}
 		if why := n.about().Superseded(nc.alert, nc.rule, s.e.Clock.Now()); why != "" {
 			mu.Lock()
-			out.attempts = append(out.attempts, s.e.superseded(n, n.DeliveryID, noticeKind(n, nc.rule), "", why))
+			out.attempts = append(out.attempts, tried{n, s.e.superseded(n, n.DeliveryID, noticeKind(n, nc.rule), "", why)})
 			mu.Unlock()
 			continue
 		}
@@ -288,7 +288,7 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 					one.DeadLetter = deadLetterReason(err)
 					out.retry = append(out.retry, later{n: one, kind: r.kind})
 				}
-				out.attempts = append(out.attempts, records...)
+				out.attempts = append(out.attempts, triedOf(one, records)...)
 			}()
 		}
 	}
@@ -316,7 +316,7 @@ func (s *session) people(ctx context.Context) ([]herald.User, error) {
 // what is left.
 func (s *session) settle(ctx context.Context, r *sent) error {
 	sc := r.group.sc
-	if err := s.e.store.RecordAttempts(ctx, s.project.ID, r.attempts); err != nil {
+	if err := s.e.recordAttempts(ctx, s.project.ID, r.attempts); err != nil {
 		return err
 	}
 	r.attempts = nil
@@ -497,7 +497,7 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 		why = n.about().Superseded(nc.alert, nc.rule, e.Clock.Now())
 	}
 	if why != "" {
-		return e.store.RecordAttempts(ctx, n.GroupID, []store.Attempt{e.superseded(n, n.DeliveryID, noticeKind(n, nc.rule), n.Via, why)})
+		return e.recordAttempts(ctx, n.GroupID, []tried{{n, e.superseded(n, n.DeliveryID, noticeKind(n, nc.rule), n.Via, why)}})
 	}
 	rs, err := e.recipients(n, nc)
 	if err != nil {
@@ -515,13 +515,12 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 		final := res == givenUp || (res == retryLater && !fanned && last >= max)
 		if final {
 			markDeadLetter(records)
-			e.Log.Warn("delivery failed for good: archived as a dead letter", zap.String("delivery", r.delivery.ID), zap.Error(err))
-		}
-		if rerr := e.store.RecordAttempts(ctx, n.GroupID, records); rerr != nil {
-			return rerr
 		}
 		one := n
 		one.UserID, one.Via, one.DeadLetter = r.userID, r.via, ""
+		if rerr := e.recordAttempts(ctx, n.GroupID, triedOf(one, records)); rerr != nil {
+			return rerr
+		}
 		switch {
 		case res == delivered:
 			if err := e.store.MarkNotified(ctx, n.scope(), map[string]time.Time{nc.alert.ID: e.Clock.Now()}, nil); err != nil {

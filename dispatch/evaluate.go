@@ -107,9 +107,10 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 	}
 	alerts := map[string]herald.Alert{}
 	var notices [][]byte
+	var steps []herald.Step
 	_, err = s.e.store.Transact(ctx, sc, ids, func(loaded []store.Tracked) ([]store.Change, error) {
 		clear(alerts)
-		notices = notices[:0]
+		notices, steps = notices[:0], steps[:0]
 		current := map[pair]*store.Change{}
 		var order []*store.Change
 		for _, t := range loaded {
@@ -131,9 +132,9 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 				c = &store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: f.target, Scope: sc}}
 				current[p] = c
 				order = append(order, c)
-				s.step(c, sc, herald.Advance(a, sched, rule, s.silenced(a.EventTypeName, now), s.e.Minute, now), rule, now)
+				steps = append(steps, s.step(c, sc, herald.Advance(a, sched, rule, s.silenced(a.EventTypeName, now), s.e.Minute, now), rule, now))
 			case active:
-				s.step(c, sc, herald.Clear(c.Tracked.Alert, c.Tracked.Schedule, s.silenced(c.Tracked.Alert.EventTypeName, now), now), rule, now)
+				steps = append(steps, s.step(c, sc, herald.Clear(c.Tracked.Alert, c.Tracked.Schedule, s.silenced(c.Tracked.Alert.EventTypeName, now), now), rule, now))
 			}
 		}
 		changes := make([]store.Change, 0, len(order))
@@ -148,16 +149,18 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 	if err != nil {
 		return err
 	}
+	s.e.stepLines(sc, steps)
 	s.send(ctx, sc, alerts, notices)
 	return nil
 }
 
 // step records lifecycle step st in change c: the new state, when to wake, its events and
-// notices.
-func (s *session) step(c *store.Change, sc store.Scope, st herald.Step, rule herald.AlertRule, now time.Time) {
+// notices. It returns st, to be logged once committed.
+func (s *session) step(c *store.Change, sc store.Scope, st herald.Step, rule herald.AlertRule, now time.Time) herald.Step {
 	c.Tracked.Alert, c.Tracked.Schedule, c.Wake = st.Alert, st.Schedule, st.Wake
 	c.Events = append(c.Events, s.stepEvents(st, now, sc.Global)...)
 	c.Notices = append(c.Notices, stepNotices(sc, st, rule)...)
+	return st
 }
 
 // due looks at every alert of the project that came due: opening, repeats, acknowledgement
@@ -202,16 +205,17 @@ func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now
 	alerts := map[string]herald.Alert{}
 	var notices [][]byte
 	var gone []string
+	var steps []herald.Step
 	_, err := s.e.store.Transact(ctx, sc, ids, func(loaded []store.Tracked) ([]store.Change, error) {
 		clear(alerts)
-		notices, gone = notices[:0], gone[:0]
+		notices, gone, steps = notices[:0], gone[:0], steps[:0]
 		found := map[string]bool{}
 		changes := make([]store.Change, 0, len(loaded))
 		for _, t := range loaded {
 			found[t.Alert.ID] = true
 			rule, ok := s.cfg().configs[t.Alert.AlertConfigID]
 			c := store.Change{Tracked: t, PrevStatus: t.Alert.Status, OutboxUntil: now.Add(s.e.Lease)}
-			s.step(&c, sc, next(t, rule, ok), rule, now)
+			steps = append(steps, s.step(&c, sc, next(t, rule, ok), rule, now))
 			changes = append(changes, c)
 			alerts[t.Alert.ID] = c.Tracked.Alert
 			notices = append(notices, c.Notices...)
@@ -226,6 +230,7 @@ func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now
 	if err != nil {
 		return err
 	}
+	s.e.stepLines(sc, steps)
 	if err := s.e.store.ForgetDue(ctx, sc, gone...); err != nil {
 		return err
 	}

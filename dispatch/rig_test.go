@@ -55,16 +55,22 @@ func newRig(t *testing.T, minute time.Duration) *rig { return newRigWith(t, minu
 // own: a WEBHOOK sender that reaches 127.0.0.1, a 2 s lease).
 func newRigWith(t *testing.T, minute time.Duration, adjust func(*dispatch.EngineConfig)) *rig {
 	t.Helper()
+	log := zap.NewNop()
+	if testing.Verbose() {
+		log, _ = zap.NewDevelopment()
+	}
+	return newRigLogged(t, minute, log, adjust)
+}
+
+// newRigLogged is newRigWith with the API and the engine logging to log.
+func newRigLogged(t *testing.T, minute time.Duration, log *zap.Logger, adjust func(*dispatch.EngineConfig)) *rig {
+	t.Helper()
 	rdb := storetest.Redis(t)
 	fs := &faults{}
 	rdb.AddHook(fs)
 	st := store.New(rdb)
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
 	t.Cleanup(func() { d.Close() })
-	log := zap.NewNop()
-	if testing.Verbose() {
-		log, _ = zap.NewDevelopment()
-	}
 	a, err := api.New(context.Background(), st, d, log, api.Config{})
 	if err != nil {
 		t.Fatal(err)

@@ -45,7 +45,6 @@ func reachTarget(n notice, r recipient) string {
 // superseded is the record of a notice (or one delivery of it) not sent, and why.
 func (e *Engine) superseded(n notice, deliveryID, kind, via, why string) store.Attempt {
 	e.Observer.Delivery(kind, store.OutcomeSuperseded, 0)
-	e.Log.Info("notice superseded", zap.String("delivery", deliveryID), zap.String("why", why))
 	return store.Attempt{At: herald.At(e.Clock.Now()), AlertID: n.AlertID, Global: n.Global, DeliveryID: deliveryID,
 		Kind: kind, Via: via, Outcome: store.OutcomeSuperseded, Reason: why}
 }

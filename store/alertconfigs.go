@@ -24,14 +24,14 @@ func putAlertConfig(ctx context.Context, pipe redis.Pipeliner, c herald.AlertCon
 	return nil
 }
 
-// CreateAlertConfig stores a new project configuration and its audit event.
-func (s *Store) CreateAlertConfig(ctx context.Context, c herald.AlertConfig, ev herald.Event) error {
+// CreateAlertConfig stores a new project configuration and its audit events.
+func (s *Store) CreateAlertConfig(ctx context.Context, c herald.AlertConfig, evs ...herald.Event) error {
 	_, err := s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 		if err := putAlertConfig(ctx, pipe, c); err != nil {
 			return err
 		}
 		bumpProjectConfig(ctx, pipe, c.GroupID)
-		return recordEvent(ctx, pipe, events(c.GroupID, ""), ev)
+		return recordEvents(ctx, pipe, events(c.GroupID, ""), evs)
 	})
 	return err
 }
@@ -95,8 +95,8 @@ func (s *Store) DeleteAlertConfig(ctx context.Context, groupID, id string, ev he
 	return err
 }
 
-// CreateGlobalAlertConfig stores a new global configuration and its audit event.
-func (s *Store) CreateGlobalAlertConfig(ctx context.Context, c herald.GlobalAlertConfig, ev herald.Event) error {
+// CreateGlobalAlertConfig stores a new global configuration and its audit events.
+func (s *Store) CreateGlobalAlertConfig(ctx context.Context, c herald.GlobalAlertConfig, evs ...herald.Event) error {
 	cs := globalAlertConfigs()
 	_, err := s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 		if err := set(ctx, pipe, cs.doc(c.ID), c); err != nil {
@@ -106,7 +106,7 @@ func (s *Store) CreateGlobalAlertConfig(ctx context.Context, c herald.GlobalAler
 		pipe.ZAdd(ctx, cs.index(), z)
 		pipe.ZAdd(ctx, cs.index("type", c.EventTypeName), z)
 		bumpGlobalConfig(ctx, pipe)
-		return recordEvent(ctx, pipe, events("", ""), ev)
+		return recordEvents(ctx, pipe, events("", ""), evs)
 	})
 	return err
 }

@@ -40,10 +40,11 @@ func (s *Store) Org(ctx context.Context, id string) (herald.Org, error) {
 }
 
 // CreateProject stores a new project with its first alert configurations, registers it in the
-// index of all projects, and records ev in its organization. Its name must be unique in the
-// organization. The project and its configurations commit together on the project's slot
+// index of all projects, and records ev in its organization (and projectEvents in the project).
+// Its name must be unique in the organization. The project, its configurations and
+// projectEvents commit together on the project's slot
 // before the project is listed anywhere else.
-func (s *Store) CreateProject(ctx context.Context, p herald.Project, configs []herald.AlertConfig, ev herald.Event) error {
+func (s *Store) CreateProject(ctx context.Context, p herald.Project, configs []herald.AlertConfig, ev herald.Event, projectEvents ...herald.Event) error {
 	ok, err := s.rdb.SetNX(ctx, projectName(p.OrgID, p.Name), p.ID, 0).Result()
 	if err != nil {
 		return err
@@ -61,7 +62,7 @@ func (s *Store) CreateProject(ctx context.Context, p herald.Project, configs []h
 				return err
 			}
 		}
-		return nil
+		return recordEvents(ctx, pipe, events(p.ID, ""), projectEvents)
 	})
 	if err != nil {
 		return err

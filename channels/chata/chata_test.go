@@ -277,7 +277,7 @@ func TestDefaultClientRefusesPrivate(t *testing.T) {
 	rc := channelstest.NewReceiver(t, nil)
 	err := (chata.Notifier{BaseURL: rc.URL}).Notify(context.Background(), delivery(channels.EventOpen, ownToken, "r"))
 	var f *channels.Failure
-	if !errors.As(err, &f) || f.Retry || f.Reason != "target address not allowed" {
+	if !errors.As(err, &f) || f.Retry || f.Reason != channels.ReasonTargetNotAllowed {
 		t.Fatalf("got %v, want the address refused", err)
 	}
 	if n := len(rc.Requests()); n != 0 {

@@ -279,7 +279,7 @@ func TestPrivateAddressRefused(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			err := (chatc.Notifier{Client: client}).Notify(context.Background(), delivery(channels.EventOpen, rc.URL+secretPath))
 			var f *channels.Failure
-			if !errors.As(err, &f) || f.Retry || f.Rejected || f.Reason != "target address not allowed" {
+			if !errors.As(err, &f) || f.Retry || f.Rejected || f.Reason != channels.ReasonTargetNotAllowed {
 				t.Fatalf("got %v, want the address refused", err)
 			}
 			if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "127.0.0.1") {

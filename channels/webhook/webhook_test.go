@@ -401,7 +401,7 @@ func TestWebhookDefaultClientRefusesPrivate(t *testing.T) {
 	rc := channelstest.NewReceiver(t, nil)
 	err := webhook.Notifier{}.Notify(context.Background(), webhookDelivery(rc.URL, testSecret))
 	var f *channels.Failure
-	if !errors.As(err, &f) || f.Retry || f.Reason != "target address not allowed" {
+	if !errors.As(err, &f) || f.Retry || f.Reason != channels.ReasonTargetNotAllowed {
 		t.Fatalf("got %v, want the address refused", err)
 	}
 	if n := len(rc.Requests()); n != 0 {

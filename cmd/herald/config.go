@@ -63,6 +63,17 @@ func (c *common) bindAPI(s settings, listenDefault string) {
 	})
 }
 
+// bindDeliveryWarnings binds, for the api role, the workers' settings that decide what the
+// installation can deliver: the API reads them only to warn of a configuration written with
+// notifications the workers cannot deliver (docs/decisions.md#warnings-where-a-notice-can-reach-nobody).
+// Give it the workers' values.
+func (c *common) bindDeliveryWarnings(s settings) {
+	const why = " (the api role reads it only to warn of configurations the workers cannot deliver: give it the workers' value)"
+	s.string(&c.SMTPAddr, "smtp-addr", herald.SettingMail, "", "the workers' mail server, unset: no mail"+why)
+	s.string(&c.SMSAccount, "sms-account", herald.SettingSMS, "", "the workers' SMS gateway account, unset: no SMS"+why)
+	s.bool(&c.AllowPrivate, "allow-private-targets", herald.SettingPrivateTargets, false, "whether the workers let webhooks and chat reach private addresses"+why)
+}
+
 // bindWorker binds the settings of the roles that run the engine.
 func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 	s.duration(&c.Minute, "minute", "HERALD_MINUTE", time.Minute, "length of one minute of delayMin and intervalMin (demos and tests shorten it)")
@@ -110,6 +121,8 @@ func parseServing(role, summary, listenDefault string, args []string, out io.Wri
 	if role == "dev" {
 		c.bindWorker(s, true)
 		c.periodic.bind(s)
+	} else {
+		c.bindDeliveryWarnings(s)
 	}
 	s.secret(&c.BootstrapKey, "bootstrap-key", "HERALD_BOOTSTRAP_KEY", "global owner key to make sure exists, as public:private (herald dev: default a new key, printed once)")
 	s.check(func() error { return checkNotPlaceholder("HERALD_BOOTSTRAP_KEY", c.BootstrapKey) })

@@ -160,3 +160,34 @@ func TestDevKeepsItsKeyOnAKeptRedis(t *testing.T) {
 		t.Errorf("%d global keys after two starts (%v): %+v", n, err, keys)
 	}
 }
+
+// herald dev without a mail server says at start, in one line, that a new project's default
+// configurations (which email its owners) reach nobody, and which setting changes it; with one
+// it says nothing of the kind.
+func TestDevSaysTheDefaultsReachNobodyWithoutMail(t *testing.T) {
+	t.Setenv("HERALD_REDIS_URL", "")
+	for _, smtp := range []string{"", "127.0.0.1:2525"} {
+		t.Setenv("HERALD_SMTP_ADDR", smtp)
+		out, logs, stop := startDev(t)
+		running := regexp.MustCompile(`Herald is running at (http://127\.0\.0\.1:\d+)`)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if m := running.FindStringSubmatch(out.String()); m != nil {
+				if res, err := http.Get(m[1] + "/healthz"); err == nil {
+					res.Body.Close()
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("herald dev did not start:\n%s", logs.String())
+			}
+		}
+		stop()
+		n := strings.Count(logs.String(), "the default alert configurations of every new project reach nobody")
+		switch {
+		case smtp == "" && (n != 1 || !strings.Contains(logs.String(), "set HERALD_SMTP_ADDR")):
+			t.Errorf("without a mail server: %d lines saying so, want one naming HERALD_SMTP_ADDR:\n%s", n, logs.String())
+		case smtp != "" && n != 0:
+			t.Errorf("with a mail server, the start says the defaults reach nobody:\n%s", logs.String())
+		}
+	}
+}

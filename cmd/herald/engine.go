@@ -126,6 +126,13 @@ func senders(v services, allowPrivate bool) (map[string]channels.Notifier, dispa
 	return out, mailer
 }
 
+// deliverySetup is what workers of these settings deliver, derived from the senders they make
+// so that the API's warnings and the workers agree.
+func deliverySetup(v services, allowPrivate bool) *herald.DeliverySetup {
+	notifiers, _ := senders(v, allowPrivate)
+	return &herald.DeliverySetup{Mail: notifiers["EMAIL"] != nil, SMS: notifiers["SMS"] != nil, PrivateTargets: allowPrivate}
+}
+
 // startWorker starts the alert engine's worker on st.
 func startWorker(st *store.Store, d *dispatch.Dispatcher, c common, log *zap.Logger) (*dispatch.Worker, error) {
 	queues, err := queuePriorities(c.QueuePriorities)

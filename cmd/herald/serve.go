@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,10 +33,35 @@ func newLogger(level string, console bool, w io.Writer) (*zap.Logger, error) {
 	return zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), lvl)), nil
 }
 
+// warnDefaultsUndeliverable says at start, in one line per reason, when the default
+// configurations every new project gets cannot be delivered as the installation is set up
+// (with no mail server, their emails to the project's owners reach nobody).
+func warnDefaultsUndeliverable(log *zap.Logger, d herald.DeliverySetup) {
+	type reason struct{ why, setting string }
+	var order []reason
+	types := map[reason][]string{}
+	for _, rule := range herald.DefaultAlertConfigs() {
+		for _, u := range d.Undeliverable(rule, nil) {
+			r := reason{u.Why, u.Setting}
+			if types[r] == nil {
+				order = append(order, r)
+			}
+			types[r] = append(types[r], rule.EventTypeName)
+		}
+	}
+	for _, r := range order {
+		log.Warn("the default alert configurations of every new project reach nobody: "+r.why+"; set "+r.setting+" to deliver them",
+			zap.String("setting", r.setting), zap.Strings("eventTypeNames", slices.Compact(types[r])))
+	}
+}
+
 // serveAPI serves the API on ln until ctx ends, then drains requests in flight.
 func serveAPI(ctx context.Context, ln net.Listener, st *store.Store, engine api.Engine, log *zap.Logger, c common) error {
+	delivery := deliverySetup(c.services, c.AllowPrivate)
+	warnDefaultsUndeliverable(log, *delivery)
 	handler, err := api.New(ctx, st, engine, log, api.Config{ExternalURL: c.ExternalURL, GitHash: buildGitHash(), Version: buildVersion(),
-		Ready: st.Ping, Monitoring: c.monitoringSettings.handler(st),
+		Delivery: delivery,
+		Ready:    st.Ping, Monitoring: c.monitoringSettings.handler(st),
 		Metrics: processMetrics().Handler(clusterMetrics(st, log)), Observe: processMetrics().ObserveRequest})
 	if err != nil {
 		return err

@@ -192,8 +192,10 @@ func TestRoleHelpListsItsOwnSettings(t *testing.T) {
 		return out.String()
 	}
 	for role, c := range map[string]struct{ has, hasNot []string }{
-		"api": {has: []string{"--listen", "--external-url", "--tls-cert", "--monitoring", "--bootstrap-key", "--redis-url", "--log-level"},
-			hasNot: []string{"--concurrency", "--minute", "--metrics-listen", "--retention", "--smtp-addr", "--lease"}},
+		// The api role reads the three settings that decide what the workers deliver, only to warn.
+		"api": {has: []string{"--listen", "--external-url", "--tls-cert", "--monitoring", "--bootstrap-key", "--redis-url", "--log-level",
+			"--smtp-addr", "--sms-account", "--allow-private-targets"},
+			hasNot: []string{"--concurrency", "--minute", "--metrics-listen", "--retention", "--smtp-from", "--smtp-username", "--sms-url", "--lease"}},
 		"worker": {has: []string{"--concurrency", "--minute", "--queue-priorities", "--smtp-addr", "--lease", "--metrics-listen", `(default "` + workerMetricsListen + `")`},
 			hasNot: []string{"--listen", "--external-url", "--tls-cert", "--monitoring", "--bootstrap-key", "--retention"}},
 		"scheduler": {has: []string{"--retention", "--reconcile-interval", "--metrics-listen", `(default "` + schedulerMetricsListen + `")`, "--redis-url"},
