@@ -73,6 +73,11 @@ const (
 	// backlogTarget is how soon after the last fault (or report) everything has arrived: the
 	// projects resume within workerResumeTarget, then send what waited meanwhile.
 	backlogTarget   = workerResumeTarget + 5*time.Second
+	// killedTaskTarget bounds how soon the notices of a retry task a killed worker was running
+	// arrive: asynq gives such a task back only once its recoverer (every minute) finds its
+	// 30 s lease expired by 30 s more, so 60–120 s. Sessions' own notices are back within
+	// workerResumeTarget; this is the one wait Herald does not control.
+	killedTaskTarget = 2*time.Minute + backlogTarget
 	onTimeTolerance = 1500 * time.Millisecond
 )
 
@@ -339,12 +344,12 @@ func workerSIGKILL(t *testing.T, sc scale) row {
 	}
 	loaded := <-loadDone
 	from := latest(lastKill, loaded)
-	done, tl := awaitAll(c, h, l, nil, 120*time.Second, sc.settle)
+	done, tl := awaitAll(c, h, l, nil, killedTaskTarget+30*time.Second, sc.settle)
 	recovery := since(from, done)
 	checkRoles(t, c)
 	checkPromises(t, tl)
-	if recovery < 0 || recovery > backlogTarget {
-		t.Errorf("everything arrived %s after the last kill or report, want within %s", recovery, backlogTarget)
+	if recovery < 0 || recovery > killedTaskTarget {
+		t.Errorf("everything arrived %s after the last kill or report, want within %s", recovery, killedTaskTarget)
 	}
 	return row{scale: fmt.Sprintf("%d alerts, %d kills", sc.killProjects*sc.killHosts, sc.kills), tally: tl, recovery: recovery,
 		figure: fmt.Sprintf("%d kills, %d of them cutting a delivery under way", sc.kills, midSend)}
@@ -708,8 +713,10 @@ func leaderKilled(t *testing.T, sc scale) row {
 	if takeover < 0 || takeover > workerResumeTarget {
 		t.Errorf("the killed worker's %d projects were taken over %s after the kill, want within %s", len(orphaned), takeover, workerResumeTarget)
 	}
-	if resume < 0 || resume > backlogTarget+slow {
-		t.Errorf("the killed worker's %d projects' notices were sent again %s after the kill, want within %s", len(orphaned), resume, backlogTarget+slow)
+	// Sent again in retry tasks, which queue behind the one surviving worker's sessions (each
+	// waiting on the slow target): a figure, bounded loosely.
+	if resume < 0 || resume > backlogTarget+3*slow {
+		t.Errorf("the killed worker's %d projects' notices were sent again %s after the kill, want within %s", len(orphaned), resume, backlogTarget+3*slow)
 	}
 	return row{scale: fmt.Sprintf("2 schedulers; %d alerts, %s target", projects*hosts, slow), tally: tl, recovery: max(failover, takeover),
 		figure: fmt.Sprintf("scheduler failover %s; %d projects of the killed worker taken over after %s, their notices sent again after %s",
