@@ -72,13 +72,13 @@ const (
 	workerResumeTarget      = 10 * time.Second // a killed worker's projects resume
 	// backlogTarget is how soon after the last fault (or report) everything has arrived: the
 	// projects resume within workerResumeTarget, then send what waited meanwhile.
-	backlogTarget   = workerResumeTarget + 5*time.Second
+	backlogTarget = workerResumeTarget + 5*time.Second
 	// killedTaskTarget bounds how soon the notices of a retry task a killed worker was running
 	// arrive: asynq gives such a task back only once its recoverer (every minute) finds its
 	// 30 s lease expired by 30 s more, so 60–120 s. Sessions' own notices are back within
 	// workerResumeTarget; this is the one wait Herald does not control.
 	killedTaskTarget = 2*time.Minute + backlogTarget
-	onTimeTolerance = 1500 * time.Millisecond
+	onTimeTolerance  = 1500 * time.Millisecond
 )
 
 // TestFaults runs every scenario, one after the other (the machine is small, and each times
