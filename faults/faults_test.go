@@ -196,18 +196,24 @@ func received(c *cluster, h *hookReceiver) []notice {
 // Redis SIGKILL, and returns when that was (zero if never) and the tally after settle more.
 func awaitAll(c *cluster, h *hookReceiver, l *load, kills []time.Time, within, settle time.Duration) (time.Time, tally) {
 	var done time.Time
-	if pollUntil(within, func() (bool, string) { return count(l.conditions(), received(c, h), kills, c.ended()).complete(), "" }) {
+	if pollUntil(within, func() (bool, string) { return count(l.conditions(), received(c, h), kills, c.ended).complete(), "" }) {
 		done = time.Now()
 		time.Sleep(settle)
 	}
-	return done, count(l.conditions(), received(c, h), kills, c.ended())
+	return done, count(l.conditions(), received(c, h), kills, c.ended)
 }
 
 // ended is what Herald recorded as not sent on purpose, by host and event ("h1:27017|open"):
 // notices superseded (their alert ended unseen by the target, say) or dead letters. An
 // expected notice that ended so is accounted for, not lost.
 func (c *cluster) ended() map[string]bool {
+	// Read at most once a second: a scenario polls every 50 ms, and reading every project's
+	// alerts and attempts that often would load the API it is measuring.
+	if time.Since(c.endedRead) < time.Second {
+		return c.endedCache
+	}
 	out := map[string]bool{}
+	defer func() { c.endedCache, c.endedRead = out, time.Now() }()
 	for _, g := range c.groups {
 		hosts := map[string]string{} // alert -> host
 		for page := 1; ; page++ {
@@ -461,7 +467,7 @@ func redisPause(t *testing.T, sc scale) row {
 		if active {
 			// Every opening first (no condition is cleared yet), so that the closings' wave is a
 			// wave of its own.
-			pollUntil(60*time.Second, func() (bool, string) { return count(l.conditions(), received(c, h), nil, c.ended()).complete(), "" })
+			pollUntil(60*time.Second, func() (bool, string) { return count(l.conditions(), received(c, h), nil, c.ended).complete(), "" })
 		}
 	}
 	done, tl := awaitAll(c, h, l, nil, 90*time.Second, sc.settle)
@@ -472,7 +478,7 @@ func redisPause(t *testing.T, sc scale) row {
 	for _, cd := range l.conditions() {
 		emails += 2 * (len(cd.recipients) - 1)
 	}
-	lostEmails := count(emailOnly(l.conditions()), c.smtp.notices(), nil, c.ended()).lost
+	lostEmails := count(emailOnly(l.conditions()), c.smtp.notices(), nil, c.ended).lost
 	// Whether the pause made Redis commands fail at all: go-redis retries a timed-out command
 	// on a new connection, so a pause it rides out causes no error anywhere.
 	timeouts, dropped := c.logLines("timeout"), c.logLines("delivery not possible")
@@ -603,7 +609,7 @@ func leaderKilled(t *testing.T, sc scale) row {
 	l.order = append(l.order, "after-leader:27017")
 	l.mu.Unlock()
 	var failover time.Duration = -1
-	if pollUntil(60*time.Second, func() (bool, string) { return count(l.conditions(), h.notices(), nil, c.ended()).complete(), "" }) {
+	if pollUntil(60*time.Second, func() (bool, string) { return count(l.conditions(), h.notices(), nil, c.ended).complete(), "" }) {
 		failover = time.Since(killed)
 	}
 	if failover < 0 || failover > schedulerFailoverTarget {
@@ -782,7 +788,7 @@ func rereportNoScheduler(t *testing.T, sc scale) row {
 		missed[grp] += m
 		late[grp] += lt
 	}
-	tl := count(conds, h.notices(), nil, c.ended())
+	tl := count(conds, h.notices(), nil, c.ended)
 	tl.lost = missed[0] + missed[1]
 	checkRoles(t, c)
 	if tl.lost > 0 || late[0]+late[1] > 0 {

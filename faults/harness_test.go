@@ -233,9 +233,11 @@ type cluster struct {
 	schedulers []*proc
 	smtp       *smtpReceiver
 	minute     time.Duration
-	admin      *client        // the bootstrap global owner key
-	killed     map[*proc]bool // roles the scenario killed
-	groups     []string       // the scenario's projects
+	admin      *client         // the bootstrap global owner key
+	killed     map[*proc]bool  // roles the scenario killed
+	groups     []string        // the scenario's projects
+	endedCache map[string]bool // ended's last reading, and when it was made
+	endedRead  time.Time
 }
 
 // clusterSpec is what a scenario runs.

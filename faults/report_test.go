@@ -43,7 +43,9 @@ type tally struct {
 // count compares what arrived with what the conditions expect. kills are the moments Redis
 // was SIGKILLed: an expected notice missing because its report was accepted just before one
 // counts as fsyncLost, not lost.
-func count(conds []condition, got []notice, kills []time.Time, ended map[string]bool) tally {
+// ended, when not nil, is asked (once, and only when something is missing) what Herald
+// recorded as not sent on purpose.
+func count(conds []condition, got []notice, kills []time.Time, ended func() map[string]bool) tally {
 	type slot struct {
 		open, close time.Time // first arrival of each
 		alerts      map[string]bool
@@ -101,6 +103,13 @@ func count(conds []condition, got []notice, kills []time.Time, ended map[string]
 			}
 		}
 	}
+	var endedSet map[string]bool
+	endedAs := func(host, event string) bool {
+		if endedSet == nil && ended != nil {
+			endedSet = ended()
+		}
+		return endedSet[host+"|"+event]
+	}
 	tl.alerts = len(conds)
 	for _, c := range conds {
 		for _, r := range c.recipients {
@@ -112,7 +121,7 @@ func count(conds []condition, got []notice, kills []time.Time, ended map[string]
 				tl.extra += len(s.alerts) - 1
 			}
 			tl.expected++
-			if s.open.IsZero() && ended[c.host+"|"+string(evOpen)] {
+			if s.open.IsZero() && endedAs(c.host, evOpen) {
 				tl.ended++
 			} else if s.open.IsZero() {
 				miss(r+" open "+c.host+" reported "+c.opened.Format("15:04:05.000"), c.opened)
@@ -121,7 +130,7 @@ func count(conds []condition, got []notice, kills []time.Time, ended map[string]
 				continue
 			}
 			tl.expected++
-			if s.close.IsZero() && ended[c.host+"|"+string(evClose)] {
+			if s.close.IsZero() && endedAs(c.host, evClose) {
 				tl.ended++
 			} else if s.close.IsZero() {
 				miss(r+" close "+c.host+" reported "+c.cleared.Format("15:04:05.000"), c.cleared, c.opened)
