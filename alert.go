@@ -54,6 +54,13 @@ type Alert struct {
 	CurrentValue           *CurrentValue `json:"currentValue,omitempty"`
 	Tags                   []string      `json:"tags,omitempty"`
 	HumanReadable          string        `json:"humanReadable,omitempty"`
+
+	// An alert from Prometheus (EventTypeName PROMETHEUS_ALERT): its label set, fingerprint,
+	// annotations and generator URL.
+	Labels       Labels `json:"labels,omitempty"`
+	Fingerprint  string `json:"fingerprint,omitempty"`
+	Annotations  Labels `json:"annotations,omitempty"`
+	GeneratorURL string `json:"generatorURL,omitempty"`
 }
 
 // Acknowledged reports whether the alert is acknowledged at now.

@@ -29,6 +29,15 @@ type Observation struct {
 	CurrentValue    *CurrentValue `json:"currentValue,omitempty"`
 	At              *Time         `json:"at,omitempty"`
 	Disks           []Disk        `json:"disks,omitempty"`
+
+	// An alert from Prometheus (EventTypeName PROMETHEUS_ALERT), posted to the Alertmanager
+	// front door: its label set (its identity, by fingerprint), annotations, the link to the
+	// expression that fired, and when it stops firing unless refreshed (Active is false once
+	// EndsAt has passed when it is posted).
+	Labels       Labels `json:"labels,omitempty"`
+	Annotations  Labels `json:"annotations,omitempty"`
+	GeneratorURL string `json:"generatorURL,omitempty"`
+	EndsAt       *Time  `json:"endsAt,omitempty"`
 }
 
 // Disk is a disk partition of a host.
