@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -76,11 +77,46 @@ func privateTarget(ctx context.Context, raw string) bool {
 	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
 		return !channels.PublicAddr(a)
 	}
+	return resolvedHosts.private(ctx, u.Hostname(), time.Now())
+}
+
+// resolvedHosts remembers recent answers: the check runs inside a store transaction, which
+// retries when a concurrent write touched the same keys, and a retry must not wait on the
+// resolver again. The answer only decides a warning, so a minute-old one is good enough.
+var resolvedHosts = hostCache{ttl: time.Minute, max: 1024}
+
+type hostCache struct {
+	ttl time.Duration
+	max int
+
+	mu      sync.Mutex
+	answers map[string]hostAnswer
+}
+
+type hostAnswer struct {
+	private bool
+	at      time.Time
+}
+
+func (h *hostCache) private(ctx context.Context, host string, now time.Time) bool {
+	h.mu.Lock()
+	a, ok := h.answers[host]
+	h.mu.Unlock()
+	if ok && now.Sub(a.at) < h.ttl {
+		return a.private
+	}
 	ctx, cancel := context.WithTimeout(ctx, resolveWait)
 	defer cancel()
-	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", u.Hostname())
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
-		return false
+		return false // not remembered: the next write asks again
 	}
-	return slices.ContainsFunc(addrs, func(a netip.Addr) bool { return !channels.PublicAddr(a) })
+	private := slices.ContainsFunc(addrs, func(a netip.Addr) bool { return !channels.PublicAddr(a) })
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.answers == nil || len(h.answers) >= h.max {
+		h.answers = map[string]hostAnswer{}
+	}
+	h.answers[host] = hostAnswer{private: private, at: now}
+	return private
 }
