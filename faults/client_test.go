@@ -3,10 +3,8 @@
 package faults
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -14,62 +12,22 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/api"
-	"github.com/heraldhq/herald/api/digest"
+	"github.com/heraldhq/herald/internal/apiclient"
 )
 
 // client calls the API process with digest authentication, one request at a time (a digest
 // client's requests must reach the API in the order of their nonce counts): each agent has
 // its own.
-type client struct {
-	base string
-	http *http.Client
-}
+type client struct{ api *apiclient.Client }
 
 func (c *cluster) client() *client {
-	return &client{base: "http://" + c.apiAddr + api.BasePath,
-		http: &http.Client{Transport: &digest.Transport{Username: bootstrapPublic, Password: bootstrapPrivate}, Timeout: 30 * time.Second}}
+	return &client{apiclient.New("http://"+c.apiAddr+api.BasePath, bootstrapPublic, bootstrapPrivate, 30*time.Second)}
 }
 
-// apiError is an answer other than the one wanted.
-type apiError struct {
-	status     int
-	retryAfter string
-	body       string
-}
-
-func (e *apiError) Error() string { return fmt.Sprintf("%d: %s", e.status, e.body) }
-
-// do sends body as JSON, checks the answer's status and decodes it into out (when not nil).
+// do sends body as JSON, checks the answer's status and decodes it into out (when not nil);
+// another status is an *apiclient.StatusError.
 func (a *client) do(method, path string, body any, want int, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, a.base+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := a.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != want {
-		return &apiError{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: string(raw)}
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(raw, out)
+	return a.api.Do(context.Background(), method, path, body, want, out)
 }
 
 // call is do for setup: an error fails the test.
@@ -150,9 +108,9 @@ func (g *agent) report(hosts []string, active bool, within time.Duration) (time.
 			return time.Now(), nil
 		}
 		g.mu.Lock()
-		if e, ok := err.(*apiError); ok {
-			g.refusals[e.status]++
-			if e.status >= 500 && e.retryAfter == "" {
+		if e, ok := err.(*apiclient.StatusError); ok {
+			g.refusals[e.Status]++
+			if e.Status >= 500 && e.RetryAfter == "" {
 				g.noRetry++
 			}
 		} else {

@@ -7,7 +7,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,8 +29,8 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
-	"github.com/heraldhq/herald/api/digest"
 	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/internal/apiclient"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
 )
@@ -340,41 +339,16 @@ func freeLoopbackAddr(t *testing.T) string {
 // clusterAPI calls the API process with digest authentication, one request at a time.
 type clusterAPI struct {
 	base string
-	http *http.Client
+	api  *apiclient.Client
 }
 
 func newClusterAPI(base, publicKey, privateKey string) clusterAPI {
-	return clusterAPI{base: base,
-		http: &http.Client{Transport: &digest.Transport{Username: publicKey, Password: privateKey}, Timeout: 30 * time.Second}}
+	return clusterAPI{base: base, api: apiclient.New(base, publicKey, privateKey, 30*time.Second)}
 }
 
 // do sends body as JSON, checks the answer's status and decodes it into out (when not nil).
 func (a clusterAPI) do(method, path string, body any, want int, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequest(method, a.base+path, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := a.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: %d, want %d: %s", method, path, resp.StatusCode, want, raw)
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(raw, out)
+	return a.api.Do(context.Background(), method, path, body, want, out)
 }
 
 // call is do for the test's goroutine: an error fails the test.
