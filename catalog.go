@@ -23,7 +23,7 @@ const (
 	CategoryAgent      Category = "AGENT"
 	CategoryBackup     Category = "BACKUP"
 	CategoryPrometheus Category = "PROMETHEUS" // alerts a Prometheus server sent
-	CategoryOther      Category = "OTHER" // project, org, user, team... not silenceable
+	CategoryOther      Category = "OTHER"      // project, org, user, team... not silenceable
 )
 
 // EventTypeInfo says what an alertable event type is.
