@@ -130,3 +130,27 @@ func TestRenewExpiring(t *testing.T) {
 		t.Error("a closed alert was renewed")
 	}
 }
+
+// An alert from Prometheus with nothing more to send still closes at its expiry: if its due
+// entry is lost, the repair puts it back.
+func TestRepairDueKeepsExpiringAlerts(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	gid := herald.NewID(time.Now())
+	sc := store.Scope{GroupID: gid}
+	now := time.Now()
+	a := herald.Alert{ID: herald.NewID(now), GroupID: gid, AlertConfigID: "c1", EventTypeName: herald.EventTypePrometheusAlert,
+		Status: herald.StatusOpen, Created: herald.At(now), Updated: herald.At(now), Labels: herald.Labels{"alertname": "X"}}
+	sched := herald.Schedule{Detected: now, Next: []time.Time{{}}, Sent: []int{1}, Expires: now.Add(time.Minute)}
+	c := store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: "T", Scope: sc}, Wake: herald.Wake(a, sched)}
+	if _, err := st.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return []store.Change{c}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ForgetDue(ctx, sc, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.RepairDue(ctx, gid, now); err != nil || n != 1 {
+		t.Fatalf("RepairDue added %d (%v), want the expiring alert", n, err)
+	}
+}
