@@ -473,9 +473,9 @@ func (s *configSet) add(id string, rule herald.AlertRule, global bool) {
 	}
 }
 
-// silenced reports whether a maintenance window of the project silences an alert of eventType now.
-func (s *session) silenced(eventType string, now time.Time) bool {
-	info, ok := herald.LookupEventType(eventType)
+// silenced reports whether a maintenance window of the project silences alert a now.
+func (s *session) silenced(a herald.Alert, now time.Time) bool {
+	info, ok := herald.LookupEventType(a.EventTypeName)
 	if !ok {
 		return false
 	}
