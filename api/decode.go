@@ -29,7 +29,7 @@ const (
 
 // bodyLimits are the routes that take more than defaultBodyLimit.
 var bodyLimits = map[string]int64{
-	"POST /groups/{groupId}/observations": observationsBodyLimit,
+	"POST /groups/{groupId}/observations":             observationsBodyLimit,
 	"POST /prometheus/groups/{groupId}/api/v2/alerts": prometheusAlertsBodyLimit,
 }
 

@@ -61,7 +61,7 @@ func serveAPI(ctx context.Context, ln net.Listener, st *store.Store, engine api.
 	warnDefaultsUndeliverable(log, *delivery)
 	handler, err := api.New(ctx, st, engine, log, api.Config{ExternalURL: c.ExternalURL, GitHash: buildGitHash(), Version: buildVersion(),
 		Delivery: delivery, BasicOverHTTP: c.BasicOverHTTP,
-		Ready:    st.Ping, Monitoring: c.monitoringSettings.handler(st),
+		Ready: st.Ping, Monitoring: c.monitoringSettings.handler(st),
 		Metrics: processMetrics().Handler(clusterMetrics(st, log)), Observe: processMetrics().ObserveRequest})
 	if err != nil {
 		return err
