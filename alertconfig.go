@@ -75,6 +75,7 @@ type AlertRule struct {
 	Enabled         bool             `json:"enabled"`
 	EventTypeName   string           `json:"eventTypeName"`
 	Matchers        []Matcher        `json:"matchers"`
+	LabelMatchers   []LabelMatcher   `json:"labelMatchers,omitempty"` // PROMETHEUS_ALERT: every one holds on the alert's labels
 	MetricThreshold *MetricThreshold `json:"metricThreshold,omitempty"`
 	Threshold       *Threshold       `json:"threshold,omitempty"`
 	Notifications   []Notification   `json:"notifications"`
@@ -402,6 +403,7 @@ type AlertRuleInput struct {
 	Enabled         *bool               `json:"enabled"`
 	EventTypeName   *string             `json:"eventTypeName"`
 	Matchers        []MatcherInput      `json:"matchers"`
+	LabelMatchers   []LabelMatcherInput `json:"labelMatchers"`
 	MetricThreshold *MetricThreshold    `json:"metricThreshold"`
 	Threshold       *Threshold          `json:"threshold"`
 	Notifications   []NotificationInput `json:"notifications"`
@@ -428,6 +430,16 @@ func (in AlertRuleInput) Validate(rules NotificationRules) (AlertRule, error) {
 			return r, err
 		}
 		r.Matchers = append(r.Matchers, mm)
+	}
+	if len(in.LabelMatchers) > 0 && r.EventTypeName != EventTypePrometheusAlert {
+		return r, InvalidAttribute("labelMatchers", "labelMatchers apply only to %s.", EventTypePrometheusAlert)
+	}
+	for i, m := range in.LabelMatchers {
+		lm, err := m.Validate("labelMatchers", i)
+		if err != nil {
+			return r, err
+		}
+		r.LabelMatchers = append(r.LabelMatchers, lm)
 	}
 
 	switch {

@@ -14,7 +14,7 @@ import "sort"
 // silence by category and matchers are allowed only for some categories.
 type Category string
 
-// The categories. The first five are also the values of a maintenance
+// The categories. All but OTHER are also the values of a maintenance
 // window's alertTypeNames (docs/lifecycle.md#maintenance-windows).
 const (
 	CategoryHost       Category = "HOST"
@@ -22,7 +22,8 @@ const (
 	CategoryCluster    Category = "CLUSTER"
 	CategoryAgent      Category = "AGENT"
 	CategoryBackup     Category = "BACKUP"
-	CategoryOther      Category = "OTHER" // project, org, user, team... not silenceable
+	CategoryPrometheus Category = "PROMETHEUS" // alerts a Prometheus server sent
+	CategoryOther      Category = "OTHER"      // project, org, user, team... not silenceable
 )
 
 // EventTypeInfo says what an alertable event type is.
@@ -116,6 +117,11 @@ var catalogEventTypes = map[string]EventTypeInfo{
 	"REMOVED_FROM_GROUP":                {Category: CategoryOther},
 	"USER_ROLES_CHANGED_AUDIT":          {Category: CategoryOther},
 	"USERS_AWAITING_APPROVAL":           {Category: CategoryOther},
+
+	// Prometheus: alerts a Prometheus server posts to the Alertmanager front door (or to the
+	// observations endpoint). Selected by labelMatchers, not matchers; a maintenance window
+	// silences them by naming PROMETHEUS.
+	EventTypePrometheusAlert: {Category: CategoryPrometheus},
 }
 
 // LookupEventType reports what an alert configuration eventTypeName is.
@@ -133,16 +139,17 @@ func EventTypeNames() []string { return catalogSortedKeys(catalogEventTypes) }
 
 // catalogMaintenanceAlertTypes are the values of a maintenance window's
 // alertTypeNames, in the platform's order (docs/lifecycle.md#maintenance-windows
-// fixes the list to these five).
+// fixes the list to the platform's five), and Herald's PROMETHEUS.
 var catalogMaintenanceAlertTypes = []string{
 	string(CategoryHost),
 	string(CategoryReplicaSet),
 	string(CategoryCluster),
 	string(CategoryAgent),
 	string(CategoryBackup),
+	string(CategoryPrometheus),
 }
 
-// MaintenanceAlertTypes returns HOST, REPLICA_SET, CLUSTER, AGENT, BACKUP.
+// MaintenanceAlertTypes returns HOST, REPLICA_SET, CLUSTER, AGENT, BACKUP, PROMETHEUS.
 func MaintenanceAlertTypes() []string { return catalogClone(catalogMaintenanceAlertTypes) }
 
 // ValidMaintenanceAlertType reports whether s is an accepted alertTypeNames value.

@@ -128,7 +128,7 @@ func TestCatalogEnumerations(t *testing.T) {
 }
 
 func TestCatalogMaintenanceAlertTypes(t *testing.T) {
-	want := []string{"HOST", "REPLICA_SET", "CLUSTER", "AGENT", "BACKUP"}
+	want := []string{"HOST", "REPLICA_SET", "CLUSTER", "AGENT", "BACKUP", "PROMETHEUS"}
 	got := MaintenanceAlertTypes()
 	if !slices.Equal(got, want) {
 		t.Fatalf("MaintenanceAlertTypes() = %v, want %v", got, want)
@@ -197,6 +197,8 @@ func TestCatalogEventTypes(t *testing.T) {
 		"INCONSISTENT_BACKUP_CONFIGURATION": CategoryBackup,
 		"OPLOG_BEHIND":                      CategoryBackup,
 		"RESYNC_PERFORMED":                  CategoryBackup,
+		// Herald's own: alerts from Prometheus.
+		"PROMETHEUS_ALERT": CategoryPrometheus,
 		// The platform's usual alert types.
 		"HOST_RECOVERING":                 CategoryHost,
 		"HOST_ROLLBACK":                   CategoryHost,

@@ -6,6 +6,7 @@ package herald
 // events its flags name, and calls Advance again at Wake.
 
 import (
+	"maps"
 	"slices"
 	"time"
 )
@@ -15,6 +16,9 @@ type Schedule struct {
 	Detected time.Time   `json:"detected"` // when the condition was first reported (full precision); delays count from here
 	Next     []time.Time `json:"next"`     // per notification of the rule (same index): when it is next due; zero = never again
 	Sent     []int       `json:"sent"`     // per notification: notices sent so far
+	// Expires is when an alert that ends unless reported again (a Prometheus alert, at its
+	// endsAt) closes; zero: it holds until it is reported cleared. Re-reports move it.
+	Expires time.Time `json:"expires,omitzero"`
 }
 
 // Step is what happens to an alert at one moment: the alert and schedule after it, the notices
@@ -35,8 +39,10 @@ type Step struct {
 // NewAlert is the alert a rule opens for observation o at now: TRACKING, with the target fields
 // of o (hostId, hostnameAndPort, replicaSetName, clusterId, clusterName, shardName,
 // sourceTypeName; for a measurement metricName and currentValue {value, units}; for a
-// condition its currentValue), created/updated At(now), and a schedule whose Next[i] is
-// detected + delayMin_i × minute. Call Advance right after to open it at once when a delay is 0.
+// condition its currentValue; for a Prometheus alert its labels, fingerprint, annotations and
+// generator URL), created/updated At(now), and a schedule whose Next[i] is
+// detected + delayMin_i × minute. The caller sets the schedule's Expires (ExpiresAt of the
+// observation, at the time it is evaluated: now may be an earlier startsAt). Call Advance right after to open it at once when a delay is 0.
 //
 // The alert's event type is the rule's (OUTSIDE_METRIC_THRESHOLD for a measurement). Detected
 // is now with any monotonic reading stripped, so that the schedule compares the same before and
@@ -59,6 +65,10 @@ func NewAlert(id, groupID, configID string, rule AlertRule, o Observation, minut
 		ShardName:       o.ShardName,
 		SourceTypeName:  o.SourceTypeName,
 		CurrentValue:    observedValue(o),
+	}
+	if o.IsPrometheus() {
+		a.Labels, a.Annotations = maps.Clone(o.Labels), maps.Clone(o.Annotations)
+		a.Fingerprint, a.GeneratorURL = o.Labels.Fingerprint(), o.GeneratorURL
 	}
 	if a.EventTypeName == "" {
 		a.EventTypeName = o.EventTypeName
@@ -98,6 +108,7 @@ func observedValue(o Observation) *CurrentValue {
 
 // Advance is the alert at now. Rules (docs/lifecycle.md):
 //   - not active (CLOSED/CANCELLED): nothing, Wake zero.
+//   - expired (Schedule.Expires at or before now: Prometheus stopped reporting it): Clear.
 //   - TRACKING until the smallest delayMin has passed since Detected, then OPEN (Opened).
 //   - acknowledged (AcknowledgedUntil after now): nothing is sent; Wake = AcknowledgedUntil.
 //   - acknowledgement expired (AcknowledgedUntil at or before now): clear the three acknowledgement
@@ -130,6 +141,9 @@ func observedValue(o Observation) *CurrentValue {
 func Advance(a Alert, s Schedule, rule AlertRule, silenced bool, minute time.Duration, now time.Time) Step {
 	if !Active(a.Status) {
 		return Step{Alert: a, Schedule: s}
+	}
+	if s.Expired(now) {
+		return Clear(a, s, silenced, now)
 	}
 	s = fitSchedule(s, rule, minute)
 	st := Step{Alert: a, Schedule: s}
@@ -182,6 +196,7 @@ func Advance(a Alert, s Schedule, rule AlertRule, silenced bool, minute time.Dur
 		}
 		st.Wake = earliest(s.Next)
 	}
+	st.Wake = earliest([]time.Time{st.Wake, s.Expires})
 	if changed {
 		st.Alert.Updated = At(now)
 	}
@@ -235,11 +250,15 @@ func Cancel(a Alert, s Schedule, now time.Time) Step {
 // the alert's state or schedule.
 //
 // Updated moves only when the value changes, so that an agent repeating the same report does
-// not rewrite the alert; a report without a value keeps the alert's. An ended alert is left as
-// it is.
+// not rewrite the alert; a report without a value keeps the alert's. A Prometheus alert's
+// re-report records its annotations and generator URL when they changed (its expiry is the
+// schedule's: the caller moves it). An ended alert is left as it is.
 func Refresh(a Alert, o Observation, now time.Time) Alert {
 	if !Active(a.Status) {
 		return a
+	}
+	if o.IsPrometheus() {
+		return refreshPrometheus(a, o, now)
 	}
 	v := observedValue(o)
 	if v == nil || (a.CurrentValue != nil && *a.CurrentValue == *v) {
@@ -253,10 +272,17 @@ func Refresh(a Alert, o Observation, now time.Time) Alert {
 // Wake is when an active alert in schedule s must be looked at next if nothing happens to it
 // meanwhile: the end of its acknowledgement while it is acknowledged (or its opening, if a
 // TRACKING alert opens sooner), else its earliest next notice (for a TRACKING alert, when it
-// opens). Zero for an ended alert or
+// opens), or its expiry when that comes first. Zero for an ended alert or
 // one with nothing more to send. It is the Wake of the last Step that produced a and s, so a
 // change that does not step the alert (a re-report, an untouched alert) keeps its due time.
 func Wake(a Alert, s Schedule) time.Time {
+	return earliest([]time.Time{WakeIfRenewed(a, s), s.Expires})
+}
+
+// WakeIfRenewed is Wake of an alert whose expiry keeps being moved away: when its lifecycle
+// alone (opening, repeats, the acknowledgement's end) needs it looked at. The store keeps it
+// beside the expiry so that a re-report moves the due time without reading the alert.
+func WakeIfRenewed(a Alert, s Schedule) time.Time {
 	if !Active(a.Status) {
 		return time.Time{}
 	}
@@ -323,7 +349,7 @@ func earliest(ts []time.Time) time.Time {
 // fitSchedule is a copy of s with one Next and Sent per notification of rule.
 func fitSchedule(s Schedule, rule AlertRule, minute time.Duration) Schedule {
 	n := len(rule.Notifications)
-	out := Schedule{Detected: s.Detected, Next: make([]time.Time, n), Sent: make([]int, n)}
+	out := Schedule{Detected: s.Detected, Next: make([]time.Time, n), Sent: make([]int, n), Expires: s.Expires}
 	for i := range n {
 		if i < len(s.Next) {
 			out.Next[i] = s.Next[i]
@@ -339,5 +365,5 @@ func fitSchedule(s Schedule, rule AlertRule, minute time.Duration) Schedule {
 
 // endSchedule is a copy of s with nothing due any more.
 func endSchedule(s Schedule) Schedule {
-	return Schedule{Detected: s.Detected, Next: make([]time.Time, len(s.Next)), Sent: slices.Clone(s.Sent)}
+	return Schedule{Detected: s.Detected, Next: make([]time.Time, len(s.Next)), Sent: slices.Clone(s.Sent), Expires: s.Expires}
 }

@@ -19,6 +19,8 @@ import (
 // (escape or length-prefix parts so different targets never collide).
 //
 // The key is a kind letter followed by length-prefixed parts ("4:host"):
+//   - "p" + the label set (each name and value, in name order) for an alert from Prometheus:
+//     one label set (one fingerprint) is one alert per configuration;
 //   - "h" + hostId when o names a host: a host is its id (hostnameAndPort, replica set and type
 //     describe it and may change);
 //   - otherwise "g" + cluster (clusterId, or else clusterName, tagged "i" or "n" so an id never
@@ -34,6 +36,11 @@ func (o Observation) TargetKey() string {
 		b.WriteString(strconv.Itoa(len(s)))
 		b.WriteByte(':')
 		b.WriteString(s)
+	}
+	if o.IsPrometheus() {
+		b.WriteByte('p')
+		labelSetKey(&b, o.Labels)
+		return b.String()
 	}
 	if o.HostID != "" {
 		b.WriteByte('h')
@@ -62,8 +69,8 @@ func (o Observation) TargetKey() string {
 // holds on o's fields: HOSTNAME (host part of hostnameAndPort), PORT, HOSTNAME_AND_PORT,
 // REPLICA_SET_NAME, TYPE_NAME, SHARD_NAME, CLUSTER_NAME; operators EQUALS, NOT_EQUALS, CONTAINS,
 // NOT_CONTAINS, STARTS_WITH, ENDS_WITH, REGEX (the whole value must match, as the platform's
-// Java regex `matches` does). A matcher whose field o does not have does not hold. Disabled
-// rules never match.
+// Java regex `matches` does). A matcher whose field o does not have does not hold. Every label
+// matcher (labelMatchers, for PROMETHEUS_ALERT) holds on o's labels. Disabled rules never match.
 //
 // Comparisons are exact and case-sensitive, as the platform's String methods are. An unknown
 // field or operator, or a regular expression that does not compile, does not hold. A
@@ -84,7 +91,7 @@ func (r AlertRule) Matches(o Observation) bool {
 			return false
 		}
 	}
-	return true
+	return MatchAll(r.LabelMatchers, o.Labels)
 }
 
 // holds reports whether matcher m holds on o.

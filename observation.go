@@ -118,9 +118,15 @@ func (o Observation) Validate(i int) error {
 		if o.Units != "" {
 			return bad("units", "a condition reports currentValue, not value and units")
 		}
+		if o.IsPrometheus() {
+			return o.validatePrometheus(bad)
+		}
 		if o.HostID == "" && o.ReplicaSetName == "" && o.ClusterID == "" && o.ClusterName == "" {
 			return missing("hostId")
 		}
+	}
+	if err := o.prometheusOnly(bad); err != nil {
+		return err
 	}
 	if o.CurrentValue != nil {
 		if _, ok := UnitKindOf(o.CurrentValue.Units); !ok {
