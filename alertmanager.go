@@ -6,11 +6,8 @@ package herald
 // decodes, authorizes, calls the store and encodes.
 
 import (
-	"fmt"
 	"regexp"
-	"slices"
 	"time"
-	"unicode/utf8"
 )
 
 // PostableAlert is one alert of Alertmanager's POST /api/v2/alerts, as Prometheus sends it.
@@ -22,33 +19,8 @@ type PostableAlert struct {
 	GeneratorURL string `json:"generatorURL,omitempty"`
 }
 
-// Validate checks item i as Alertmanager does: at least one label, names and values UTF-8
-// with non-empty names, an end not before the start.
-func (a PostableAlert) Validate(i int) error {
-	bad := func(field, format string, args ...any) error {
-		return Errorf(KindInvalid, CodeInvalidObservation, []any{i, field}, "Item %d, %s: %s", i, field, fmt.Sprintf(format, args...))
-	}
-	if len(a.Labels) == 0 {
-		return Errorf(KindInvalid, CodeMissingAttribute, []any{i, "labels"}, "Item %d: an alert has at least one label.", i)
-	}
-	for _, set := range []struct {
-		field string
-		ls    Labels
-	}{{"labels", a.Labels}, {"annotations", a.Annotations}} {
-		for n, v := range set.ls {
-			if n == "" || !utf8.ValidString(n) || !utf8.ValidString(v) {
-				return bad(set.field, "a name is non-empty UTF-8 and a value UTF-8: %q", n)
-			}
-		}
-	}
-	if a.StartsAt != nil && a.EndsAt != nil && !a.StartsAt.IsZero() && !a.EndsAt.IsZero() && a.EndsAt.Before(a.StartsAt.Time) {
-		return bad("endsAt", "the end %s is before the start %s", a.EndsAt, a.StartsAt)
-	}
-	return nil
-}
-
 // Observation is the alert as Herald's engine takes it: firing unless its end has passed at
-// now, observed at its start (now when it has none).
+// now, observed at its start (now when it has none). Observation.Validate checks it.
 func (a PostableAlert) Observation(now time.Time) Observation {
 	firing := true
 	o := Observation{EventTypeName: EventTypePrometheusAlert, Labels: a.Labels, Annotations: a.Annotations,
@@ -153,19 +125,27 @@ func GettableAlerts(alerts []Alert, windows []MaintenanceWindow, q AlertQuery, n
 // PostableSilence is Alertmanager's POST /api/v2/silences body: a new silence, or (with an
 // id) a change to one.
 type PostableSilence struct {
-	ID        string         `json:"id,omitempty"`
-	Matchers  []LabelMatcher `json:"matchers"`
-	StartsAt  *Time          `json:"startsAt"`
-	EndsAt    *Time          `json:"endsAt"`
-	CreatedBy string         `json:"createdBy"`
-	Comment   string         `json:"comment"`
+	ID        string              `json:"id,omitempty"`
+	Matchers  []LabelMatcherInput `json:"matchers"`
+	StartsAt  *Time               `json:"startsAt"`
+	EndsAt    *Time               `json:"endsAt"`
+	CreatedBy string              `json:"createdBy"`
+	Comment   string              `json:"comment"`
 }
 
 // Apply validates s as Alertmanager does and writes it onto the window w (a new one when
 // creating): matchers (ValidateSilenceMatchers), a creator and a comment, an end after the start
 // and in the future. A start in the past is now.
 func (s PostableSilence) Apply(w *MaintenanceWindow, now time.Time) error {
-	if err := ValidateSilenceMatchers(s.Matchers); err != nil {
+	matchers := make([]LabelMatcher, 0, len(s.Matchers))
+	for i, in := range s.Matchers {
+		m, err := in.Validate("matchers", i)
+		if err != nil {
+			return err
+		}
+		matchers = append(matchers, m)
+	}
+	if err := ValidateSilenceMatchers(matchers); err != nil {
 		return err
 	}
 	switch {
@@ -186,12 +166,10 @@ func (s PostableSilence) Apply(w *MaintenanceWindow, now time.Time) error {
 		return Errorf(KindInvalid, CodeWindowStartAfterEnd, []any{start.String(), s.EndsAt.String()},
 			"The start %s is not before the end %s.", start, *s.EndsAt)
 	}
-	w.Matchers = slices.Clone(s.Matchers)
+	w.Matchers = matchers
 	w.StartDate, w.EndDate = start, *s.EndsAt
 	w.CreatedBy, w.Description = s.CreatedBy, s.Comment
-	if w.AlertTypeNames == nil {
-		w.AlertTypeNames = []string{}
-	}
+	w.AlertTypeNames = []string{string(CategoryPrometheus)} // shown; the matchers decide
 	return nil
 }
 

@@ -109,17 +109,12 @@ func (w MaintenanceWindow) InEffect(now time.Time) bool {
 	return !now.Before(w.StartDate.Time) && now.Before(w.EndDate.Time)
 }
 
-// ValidateSilenceMatchers checks a silence's matchers as Alertmanager does: at least one, each
-// valid (a regular expression that compiles), and at least one that does not match the empty
-// string, so that a silence never silences everything (nor an alert without labels).
+// ValidateSilenceMatchers checks a silence's matchers (each already valid) as Alertmanager
+// does: at least one, and at least one that does not match the empty string, so that a silence
+// never silences everything (nor an alert without labels).
 func ValidateSilenceMatchers(ms []LabelMatcher) error {
 	if len(ms) == 0 {
 		return MissingAttribute("matchers")
-	}
-	for _, m := range ms {
-		if err := m.Validate(); err != nil {
-			return InvalidAttribute("matchers", "%s", err.Error())
-		}
 	}
 	for _, m := range ms {
 		if !m.Matches(Labels{}) {

@@ -43,9 +43,6 @@ func (s *Server) amPostAlerts(c *call) (reply, error) {
 	}
 	var obs []herald.Observation
 	_, err = decodeItems(c, maxAlertsPerRequest, func(a herald.PostableAlert, i int) error {
-		if err := a.Validate(i); err != nil {
-			return err
-		}
 		o := a.Observation(c.now)
 		if err := o.Validate(i); err != nil {
 			return err
