@@ -132,9 +132,9 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 				c = &store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: f.target, Scope: sc}}
 				current[p] = c
 				order = append(order, c)
-				steps = append(steps, s.step(c, sc, herald.Advance(a, sched, rule, s.silenced(a.EventTypeName, now), s.e.Minute, now), rule, now))
+				steps = append(steps, s.step(c, sc, herald.Advance(a, sched, rule, s.silenced(a, now), s.e.Minute, now), rule, now))
 			case active:
-				steps = append(steps, s.step(c, sc, herald.Clear(c.Tracked.Alert, c.Tracked.Schedule, s.silenced(c.Tracked.Alert.EventTypeName, now), now), rule, now))
+				steps = append(steps, s.step(c, sc, herald.Clear(c.Tracked.Alert, c.Tracked.Schedule, s.silenced(c.Tracked.Alert, now), now), rule, now))
 			}
 		}
 		changes := make([]store.Change, 0, len(order))
@@ -191,7 +191,7 @@ func (s *session) due(ctx context.Context) (bool, error) {
 			if !ok || !rule.Enabled || len(rule.Notifications) != len(t.Schedule.Next) {
 				return herald.Cancel(t.Alert, t.Schedule, now)
 			}
-			return herald.Advance(t.Alert, t.Schedule, rule, s.silenced(t.Alert.EventTypeName, now), s.e.Minute, now)
+			return herald.Advance(t.Alert, t.Schedule, rule, s.silenced(t.Alert, now), s.e.Minute, now)
 		}); err != nil {
 			return any, err
 		}
