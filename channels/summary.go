@@ -9,7 +9,8 @@ import (
 
 // Summary is the human-readable text of an alert, as in the `humanReadable` field: several
 // lines naming status, event type, project, target (host/replica set/cluster), metric and
-// current value, when it was created/resolved, and acknowledgement if any. Lines with nothing
+// current value, when it was created/resolved, and acknowledgement if any; for an alert from
+// Prometheus, its name and summary, description, labels, fingerprint and generator URL. Lines with nothing
 // to say are left out. It holds no secret: only the alert's own fields.
 //
 //	Alert OPEN: OUTSIDE_METRIC_THRESHOLD
@@ -36,6 +37,13 @@ func Summary(a herald.Alert) string {
 	}
 	lines = append(lines, "Alert "+status+": "+event)
 	add("Project", a.GroupID)
+	if a.Labels != nil {
+		add("Prometheus alert", Subject(a))
+		add("Description", strings.TrimSpace(a.Annotations["description"]))
+		add("Labels", LabelList(a.Labels))
+		add("Fingerprint", a.Fingerprint)
+		add("Source", a.GeneratorURL)
+	}
 
 	host := a.HostnameAndPort
 	if host == "" {

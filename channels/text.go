@@ -1,6 +1,9 @@
 package channels
 
 import (
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -23,8 +26,13 @@ func Title(a herald.Alert) string {
 }
 
 // Subject is the short name of what the alert is about, for one line: its host, else its
-// replica set, else its cluster; "" when it names none of them.
+// replica set, else its cluster; "" when it names none of them. An alert from Prometheus is
+// named by its alertname (else its fingerprint), its instance and its summary annotation:
+// "HighLatency on db1:9100: p99 over 1 s".
 func Subject(a herald.Alert) string {
+	if a.Labels != nil {
+		return prometheusSubject(a)
+	}
 	for _, s := range []string{a.HostnameAndPort, a.HostID, a.ReplicaSetName, a.ClusterName, a.ClusterID} {
 		if s = OneLine(s); s != "" {
 			return s
@@ -34,8 +42,12 @@ func Subject(a herald.Alert) string {
 }
 
 // Target is what the alert is about with its context, for a message people read: its host (and
-// replica set), else its replica set, else its cluster (and shard), else its project.
+// replica set), else its replica set, else its cluster (and shard), else its project; for an
+// alert from Prometheus, its Subject.
 func Target(a herald.Alert) string {
+	if a.Labels != nil {
+		return prometheusSubject(a)
+	}
 	host, cluster := Or(a.HostnameAndPort, a.HostID), Or(a.ClusterName, a.ClusterID)
 	var s string
 	switch {
@@ -55,6 +67,27 @@ func Target(a herald.Alert) string {
 		s = "(unknown target)"
 	}
 	return OneLine(s)
+}
+
+// prometheusSubject is the Subject of an alert from Prometheus.
+func prometheusSubject(a herald.Alert) string {
+	s := Or(a.Labels["alertname"], "alert "+a.Fingerprint)
+	if inst := a.Labels["instance"]; inst != "" {
+		s += " on " + inst
+	}
+	if sum := a.Annotations["summary"]; sum != "" {
+		s += ": " + sum
+	}
+	return OneLine(s)
+}
+
+// LabelList is a label set on one line, in name order: `alertname="X", severity="critical"`.
+func LabelList(ls herald.Labels) string {
+	parts := make([]string, 0, len(ls))
+	for _, n := range slices.Sorted(maps.Keys(ls)) {
+		parts = append(parts, n+"="+strconv.Quote(ls[n]))
+	}
+	return OneLine(strings.Join(parts, ", "))
 }
 
 // headlines are what a chat message says happened, by event.

@@ -43,11 +43,12 @@ func (s *session) observe(ctx context.Context) (bool, error) {
 
 // finding is one observation about one configuration's target.
 type finding struct {
-	obs    herald.Observation
-	config string
-	target string
-	holds  bool
-	at     time.Time
+	obs     herald.Observation
+	config  string
+	target  string
+	holds   bool
+	at      time.Time
+	expires time.Time // when the alert closes unless reported again (a Prometheus alert); zero: never
 }
 
 // evaluate applies a batch: each observation is matched against every enabled configuration
@@ -66,12 +67,17 @@ func (s *session) evaluate(ctx context.Context, obs []herald.Observation) error 
 		if o.At != nil && o.At.Before(now) {
 			at = o.At.Time
 		}
+		target := ""
 		for _, id := range cfg.byType[typ] {
 			rule := cfg.configs[id]
 			if !rule.Matches(o) {
 				continue
 			}
-			byScope[cfg.global[id]] = append(byScope[cfg.global[id]], finding{obs: o, config: id, target: store.TargetID(o.TargetKey()), holds: rule.Holds(o), at: at})
+			if target == "" {
+				target = store.TargetID(o.TargetKey())
+			}
+			byScope[cfg.global[id]] = append(byScope[cfg.global[id]], finding{obs: o, config: id, target: target,
+				holds: rule.Holds(o) && o.FiringAt(now), at: at, expires: o.ExpiresAt(now)})
 		}
 	}
 	for _, global := range []bool{false, true} {
@@ -86,6 +92,10 @@ func (s *session) evaluate(ctx context.Context, obs []herald.Observation) error 
 
 // apply commits the findings of one scope and sends the notices they make.
 func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now time.Time) error {
+	fs, err := s.renew(ctx, sc, fs)
+	if err != nil || len(fs) == 0 {
+		return err
+	}
 	type pair = [2]string
 	var pairs []pair
 	seen := map[pair]bool{}
@@ -127,8 +137,13 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 			switch {
 			case f.holds && active:
 				c.Tracked.Alert = herald.Refresh(c.Tracked.Alert, f.obs, now)
+				if !f.expires.IsZero() {
+					c.Tracked.Schedule.Expires = f.expires
+					c.Wake = herald.Wake(c.Tracked.Alert, c.Tracked.Schedule)
+				}
 			case f.holds:
 				a, sched := herald.NewAlert(herald.NewID(now), s.project.ID, f.config, rule, f.obs, s.e.Minute, f.at)
+				sched.Expires = f.expires
 				c = &store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: f.target, Scope: sc}}
 				current[p] = c
 				order = append(order, c)
@@ -152,6 +167,63 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 	s.e.stepLines(sc, steps)
 	s.send(ctx, sc, alerts, notices)
 	return nil
+}
+
+// renew applies the findings that only renew an active alert's expiry (a Prometheus alert
+// re-sent while firing, with the annotations it has) in one store call that reads no alert,
+// and returns the others, in their order. A configuration and target with any other finding
+// in the batch (a clear, a first report) goes the usual way whole, so that its findings apply
+// in the order reported.
+func (s *session) renew(ctx context.Context, sc store.Scope, fs []finding) ([]finding, error) {
+	type pair = [2]string
+	last := map[pair]int{} // pair -> index of its last finding, -1 when the pair cannot be renewed
+	var order []pair
+	for i, f := range fs {
+		p := pair{f.config, f.target}
+		j, seen := last[p]
+		switch {
+		case !seen:
+			order = append(order, p)
+			fallthrough
+		case j >= 0:
+			last[p] = i
+			if !f.holds || f.expires.IsZero() {
+				last[p] = -1
+			}
+		}
+	}
+	var rs []store.Renewal
+	var rp []pair
+	for _, p := range order {
+		if i := last[p]; i >= 0 {
+			f := fs[i]
+			rs = append(rs, store.Renewal{ConfigID: f.config, Target: f.target, Expires: f.expires, Digest: f.obs.RefreshDigest()})
+			rp = append(rp, p)
+		}
+	}
+	if len(rs) == 0 {
+		return fs, nil
+	}
+	done, err := s.e.store.RenewExpiring(ctx, sc, rs)
+	if err != nil {
+		return nil, err
+	}
+	renewed := map[pair]bool{}
+	for i, ok := range done {
+		if ok {
+			renewed[rp[i]] = true
+		}
+	}
+	if len(renewed) == 0 {
+		return fs, nil
+	}
+	rest := fs[:0:0]
+	for _, f := range fs {
+		if !renewed[pair{f.config, f.target}] {
+			rest = append(rest, f)
+		}
+	}
+	return rest, nil
 }
 
 // step records lifecycle step st in change c: the new state, when to wake, its events and

@@ -24,6 +24,7 @@ import (
 //   {g:<id>}:open:<cfg>          HASH target -> the configuration's active alert for it
 //   {g:<id>}:sched               HASH alert -> its schedule (herald.Schedule, compactly)
 //   {g:<id>}:due                 ZSET alert -> when the engine must look at it (unix ms)
+//   {g:<id>}:expiring            HASH alert -> its expiry, if it ends unless re-reported (expiring.go)
 //   {g:<id>}:outbox              ZSET notice -> until when the engine sending it holds it (unix ms)
 //
 // The outbox makes delivery at-least-once: a step's notices are written in the same
@@ -333,8 +334,7 @@ func (s *Store) NextDue(ctx context.Context, sc Scope) (time.Time, bool, error) 
 // WakeNoLaterThan moves an alert's due time earlier to at (never later), as when an
 // acknowledgement that must expire at at is given.
 func (s *Store) WakeNoLaterThan(ctx context.Context, sc Scope, alertID string, at time.Time) error {
-	return s.rdb.ZAddArgs(ctx, sc.due(), redis.ZAddArgs{XX: true, LT: true,
-		Members: []redis.Z{{Score: float64(at.UnixMilli()), Member: alertID}}}).Err()
+	return wakeNoLaterThan.Run(ctx, s.rdb, []string{sc.due(), sc.expiring()}, at.UnixMilli(), alertID).Err()
 }
 
 // Tracked is an active alert with the engine's state of it.
@@ -472,11 +472,11 @@ func (s *Store) loadTracked(ctx context.Context, rdb redis.Cmdable, sc Scope, id
 	for i, id := range ids {
 		keys[i] = sc.alerts().doc(id)
 	}
-	var docs *redis.SliceCmd
-	var scheds *redis.SliceCmd
+	var docs, scheds, expiring *redis.SliceCmd
 	if _, err := rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		docs = pipe.MGet(ctx, keys...)
 		scheds = pipe.HMGet(ctx, sc.schedules(), ids...)
+		expiring = pipe.HMGet(ctx, sc.expiring(), ids...)
 		return nil
 	}); err != nil {
 		return nil, err
@@ -495,6 +495,11 @@ func (s *Store) loadTracked(ctx context.Context, rdb redis.Cmdable, sc Scope, id
 		var err error
 		if t.Schedule, t.Target, err = decodeSchedule([]byte(sched)); err != nil {
 			return nil, fmt.Errorf("store: decode schedule %s: %w", id, err)
+		}
+		if e, ok := expiring.Val()[i].(string); ok {
+			if t.Schedule.Expires, ok = entryExpires(e); !ok {
+				return nil, fmt.Errorf("store: decode expiry %s: %q", id, e)
+			}
 		}
 		out = append(out, t)
 	}
@@ -534,6 +539,7 @@ func (w *writes) change(sc Scope, c Change) error {
 	} else {
 		w.zAdd(sc.due(), float64(c.Wake.UnixMilli()), a.ID)
 	}
+	w.expiring(sc, c)
 	for _, n := range c.Notices {
 		w.zAdd(sc.outbox(), float64(c.OutboxUntil.UnixMilli()), string(n))
 	}
@@ -655,7 +661,7 @@ func (s *Store) markNotified(ctx context.Context, sc Scope, at map[string]time.T
 	return ErrConflict
 }
 
-// Schedule reads the engine's schedule of an active alert.
+// Schedule reads the engine's schedule of an active alert, with its expiry if it has one.
 func (s *Store) Schedule(ctx context.Context, sc Scope, alertID string) (herald.Schedule, error) {
 	b, err := s.rdb.HGet(ctx, sc.schedules(), alertID).Bytes()
 	if errors.Is(err, redis.Nil) {
@@ -665,5 +671,13 @@ func (s *Store) Schedule(ctx context.Context, sc Scope, alertID string) (herald.
 		return herald.Schedule{}, err
 	}
 	sched, _, err := decodeSchedule(b)
-	return sched, err
+	if err != nil {
+		return sched, err
+	}
+	if e, err := s.rdb.HGet(ctx, sc.expiring(), alertID).Result(); err == nil {
+		sched.Expires, _ = entryExpires(e)
+	} else if !errors.Is(err, redis.Nil) {
+		return sched, err
+	}
+	return sched, nil
 }

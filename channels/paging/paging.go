@@ -60,7 +60,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	if a.ID == "" {
 		return &channels.Failure{Reason: "alert has no id"}
 	}
-	ev := event{RoutingKey: key, DedupKey: a.ID}
+	ev := event{RoutingKey: key, DedupKey: dedupKey(a)}
 	switch d.Event {
 	case channels.EventOpen, channels.EventUpdate:
 		ev.EventAction = "trigger"
@@ -102,10 +102,20 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	return channels.Send(n.Client, req)
 }
 
+// dedupKey is the incident's key: the alert's id, and for an alert from Prometheus its id and
+// fingerprint ("<id>-<fingerprint>"), so that the incident names the Prometheus alert while a
+// retried resolution of an earlier firing of the same label set can never resolve a newer one.
+func dedupKey(a herald.Alert) string {
+	if a.Fingerprint != "" {
+		return a.ID + "-" + a.Fingerprint
+	}
+	return a.ID
+}
+
 // source is the payload's source, which the service requires: the host, replica set or
 // cluster, else the project id.
 func source(a herald.Alert) string {
-	for _, s := range []string{a.HostnameAndPort, a.ReplicaSetName, a.ClusterName, a.ClusterID, a.HostID, a.GroupID} {
+	for _, s := range []string{a.Labels["instance"], a.Labels["job"], a.HostnameAndPort, a.ReplicaSetName, a.ClusterName, a.ClusterID, a.HostID, a.GroupID} {
 		if s != "" {
 			return channels.OneLine(s)
 		}

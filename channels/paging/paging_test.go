@@ -296,3 +296,30 @@ func TestClassification(t *testing.T) {
 		}
 	}
 }
+
+// An alert from Prometheus pages under a key that carries its fingerprint, the same for the
+// trigger and the resolve; its source is the alert's instance.
+func TestPrometheusDedupKey(t *testing.T) {
+	rc := channelstest.NewReceiver(t, accepted)
+	n := paging.Notifier{Client: testClient(), BaseURL: rc.URL}
+	labels := herald.Labels{"alertname": "HighLatency", "instance": "db1:9100"}
+	a := herald.Alert{ID: "65a1b2c3d4e5f60718293a4c", GroupID: "g1", EventTypeName: herald.EventTypePrometheusAlert,
+		Status: herald.StatusOpen, Labels: labels, Fingerprint: labels.Fingerprint()}
+	want := a.ID + "-" + a.Fingerprint
+	for _, ev := range []channels.Event{channels.EventOpen, channels.EventClose} {
+		if err := n.Notify(context.Background(), delivery(ev, a, notifKey, nil)); err != nil {
+			t.Fatalf("Notify %s: %v", ev, err)
+		}
+	}
+	reqs := rc.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	for i, r := range reqs {
+		if m := decode(t, r.Body); m["dedup_key"] != want {
+			t.Errorf("request %d: dedup_key = %v, want %q", i, m["dedup_key"], want)
+		} else if p, _ := m["payload"].(map[string]any); i == 0 && (p["source"] != "db1:9100" || !strings.Contains(p["summary"].(string), "HighLatency")) {
+			t.Errorf("trigger payload %v", p)
+		}
+	}
+}
