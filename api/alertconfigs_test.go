@@ -403,6 +403,17 @@ func TestCreateAlertConfigInvalid(t *testing.T) {
 		{"matchers on an agent type", emailConfig(matcher("MONITORING_AGENT_DOWN", "HOSTNAME", "EQUALS", "h")), herald.CodeInvalidAttribute, "matchers"},
 		{"matcher without operator", emailConfig(func(b fields) { b["matchers"] = []any{fields{"fieldName": "HOSTNAME", "value": "h"}} }), herald.CodeMissingAttribute, "matchers[0].operator"},
 
+		{"labelMatchers on HOST_DOWN", emailConfig(func(b fields) { b["labelMatchers"] = []any{fields{"name": "severity", "value": "critical"}} }), herald.CodeInvalidAttribute, "labelMatchers"},
+		{"a label matcher without value", emailConfig(func(b fields) {
+			b["eventTypeName"], b["labelMatchers"] = "PROMETHEUS_ALERT", []any{fields{"name": "severity"}}
+		}), herald.CodeMissingAttribute, "labelMatchers[0].value"},
+		{"a label matcher with a bad regex", emailConfig(func(b fields) {
+			b["eventTypeName"], b["labelMatchers"] = "PROMETHEUS_ALERT", []any{fields{"name": "a", "value": "b"}, fields{"name": "job", "value": "api(", "isRegex": true}}
+		}), herald.CodeInvalidAttribute, "labelMatchers[1]"},
+		{"an unknown label matcher field", emailConfig(func(b fields) {
+			b["eventTypeName"], b["labelMatchers"] = "PROMETHEUS_ALERT", []any{fields{"name": "a", "value": "b", "op": "="}}
+		}), herald.CodeInvalidAttribute, "op"},
+
 		{"no metricThreshold", emailConfig(func(b fields) { b["eventTypeName"] = "OUTSIDE_METRIC_THRESHOLD" }), herald.CodeMissingAttribute, "metricThreshold"},
 		{"an unknown metric", emailConfig(metric(fields{"metricName": "HAPPINESS", "operator": "GREATER_THAN", "threshold": 1})), herald.CodeInvalidEnumValue, "metricThreshold.metricName"},
 		{"MEMORY_RESIDENT in SECONDS", emailConfig(metric(fields{"metricName": "MEMORY_RESIDENT", "operator": "GREATER_THAN", "threshold": 1, "units": "SECONDS"})), herald.CodeInvalidAttribute, "metricThreshold.units"},
@@ -813,4 +824,35 @@ func TestListConfigAlerts(t *testing.T) {
 	e.Owner.do("GET", path+"?itemsPerPage=0", nil).wantError(400, herald.CodeInvalidQueryParameter)
 	e.Owner.do("GET", "/groups/"+p+"/alertConfigs/"+herald.NewID(time.Now())+"/alerts", nil).wantError(404, herald.CodeAlertConfigNotFound)
 	wantUnauthorized(e.key(org, herald.Role{GroupID: e.project(org, "staging"), RoleName: herald.GroupOwner}).do("GET", path, nil))
+}
+
+// A PROMETHEUS_ALERT configuration keeps its label matchers (isEqual defaulted to true) and
+// reads them back so that it can be written back unchanged.
+func TestAlertConfigLabelMatchers(t *testing.T) {
+	e := newEnv(t)
+	p := e.project(e.org("acme"), "prod")
+	path := "/groups/" + p + "/alertConfigs"
+	r := e.Owner.do("POST", path, emailConfig(func(b map[string]any) {
+		b["eventTypeName"] = "PROMETHEUS_ALERT"
+		b["labelMatchers"] = []any{map[string]any{"name": "severity", "value": "critical"},
+			map[string]any{"name": "team", "value": "ops|db", "isRegex": true, "isEqual": false}}
+	})).wantStatus(201)
+	want := []any{map[string]any{"name": "severity", "value": "critical", "isRegex": false, "isEqual": true},
+		map[string]any{"name": "team", "value": "ops|db", "isRegex": true, "isEqual": false}}
+	if !reflect.DeepEqual(r.Body["labelMatchers"], want) {
+		t.Fatalf("labelMatchers %v, want %v", r.Body["labelMatchers"], want)
+	}
+	id := r.str("id")
+	body := maps.Clone(r.Body)
+	for _, k := range []string{"id", "groupId", "created", "updated", "links"} {
+		delete(body, k)
+	}
+	again := e.Owner.do("PUT", path+"/"+id, body).wantStatus(200)
+	if !reflect.DeepEqual(again.Body["labelMatchers"], want) {
+		t.Errorf("written back: labelMatchers %v", again.Body["labelMatchers"])
+	}
+	// Other event types show none.
+	if other := e.Owner.do("POST", path, emailConfig(nil)).wantStatus(201); other.Body["labelMatchers"] != nil {
+		t.Errorf("a HOST_DOWN configuration shows labelMatchers %v", other.Body["labelMatchers"])
+	}
 }

@@ -109,6 +109,13 @@ func TestObservationsRefuseBadRequestsWhole(t *testing.T) {
 		{"empty partition", []any{hostDown("never", "")}, herald.CodeMissingAttribute, []any{float64(0), "disks[0].partitionName"}},
 		{"control character in partition", []any{hostDown("never", "sda\n1")}, herald.CodeInvalidObservation, []any{float64(0), "disks[0].partitionName"}},
 		{"too many", "[" + strings.TrimSuffix(tooMany, ",") + "]", herald.CodeRequestTooLarge, []any{float64(herald.MaxObservationsPerRequest)}},
+		// Alerts from Prometheus (docs/lifecycle.md#alerts-from-prometheus).
+		{"prometheus alert without labels", []any{hostDown("never"), map[string]any{"eventTypeName": "PROMETHEUS_ALERT", "active": true}}, herald.CodeInvalidObservation, []any{float64(1), "labels"}},
+		{"prometheus alert with a bad generator URL", []any{map[string]any{"eventTypeName": "PROMETHEUS_ALERT", "active": true,
+			"labels": map[string]any{"alertname": "X"}, "generatorURL": "javascript:alert(1)"}}, herald.CodeInvalidObservation, []any{float64(0), "generatorURL"}},
+		{"prometheus alert with a host", []any{map[string]any{"eventTypeName": "PROMETHEUS_ALERT", "active": true,
+			"labels": map[string]any{"alertname": "X"}, "hostId": "never"}}, herald.CodeInvalidObservation, []any{float64(0), "hostId"}},
+		{"labels on a condition", []any{map[string]any{"eventTypeName": "HOST_DOWN", "active": true, "hostId": "never", "labels": map[string]any{"a": "b"}}}, herald.CodeInvalidObservation, []any{float64(0), "labels"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.Owner.boundTo(t).do("POST", path, tc.body).wantError(400, tc.code)
@@ -121,6 +128,22 @@ func TestObservationsRefuseBadRequestsWhole(t *testing.T) {
 		t.Errorf("a refused request registered its host (err %v)", err)
 	}
 	e.Owner.do("POST", "/groups/5f0000000000000000000000/observations", []any{hostDown("h")}).wantError(404, herald.CodeGroupNotFound)
+}
+
+// POST /observations takes alerts from Prometheus too, in the shape the Alertmanager front
+// door makes them.
+func TestObservationsTakePrometheusAlerts(t *testing.T) {
+	e := newEnv(t)
+	p := e.project(e.org("acme"), "prod")
+	batch := []any{
+		map[string]any{"eventTypeName": "PROMETHEUS_ALERT", "active": true, "labels": map[string]any{"alertname": "HighLatency", "severity": "critical"},
+			"annotations": map[string]any{"summary": "slow"}, "generatorURL": "http://prometheus:9090/graph", "at": "2026-01-02T03:04:05Z",
+			"endsAt": "2026-01-02T03:08:05Z"},
+		map[string]any{"eventTypeName": "PROMETHEUS_ALERT", "active": false, "labels": map[string]any{"alertname": "Gone"}},
+	}
+	if r := e.Owner.do("POST", "/groups/"+p+"/observations", batch).wantStatus(202); r.num("accepted") != 2 {
+		t.Errorf("accepted = %v, want 2", r.Body["accepted"])
+	}
 }
 
 func TestObservationsAndDisksNeedTheirRoles(t *testing.T) {

@@ -225,3 +225,22 @@ func TestPrometheusAlertsRoutedBySeverity(t *testing.T) {
 	}
 	_ = context.Background
 }
+
+// A maintenance window naming PROMETHEUS silences alerts from Prometheus (and a HOST window
+// does not).
+func TestPrometheusAlertSilencedByWindow(t *testing.T) {
+	r := newRig(t, 100*time.Millisecond)
+	r.config(map[string]any{"eventTypeName": "PROMETHEUS_ALERT", "notifications": []any{r.webhook(0, 5)}})
+	start := time.Now().Add(-time.Second)
+	end := time.Now().Truncate(time.Second).Add(3 * time.Second)
+	for _, types := range [][]string{{"HOST"}, {"PROMETHEUS"}} {
+		r.do("POST", "/groups/"+r.project+"/maintenanceWindows", map[string]any{"alertTypeNames": types,
+			"startDate": start.UTC().Format(time.RFC3339), "endDate": end.UTC().Format(time.RFC3339)}, 200)
+	}
+	r.observe(promAlert(critical, true, in(time.Minute)))
+	r.onlyAlert("OPEN")
+	first := r.recv.waitCount(t, 1, time.Until(end)+2*time.Second)[0]
+	if first.At.Before(end) {
+		t.Errorf("a notice at %s inside the PROMETHEUS window ending %s", first.At.Format(time.StampMilli), end.Format(time.StampMilli))
+	}
+}

@@ -160,14 +160,14 @@ func (s *Store) needingDue(ctx context.Context, global bool, groupID string, ids
 }
 
 // hasNextStep reports whether the engine has something to do about an active alert some day:
-// open it, send a notice, or end its acknowledgement. An alert with nothing more to send
+// open it, send a notice, end its acknowledgement, or close it at its expiry. An alert with nothing more to send
 // rightly has no due entry (herald.Advance: Wake zero).
 func hasNextStep(a herald.Alert, s herald.Schedule) bool {
 	if !herald.Active(a.Status) {
 		return false
 	}
-	if a.Status == herald.StatusTracking || !a.AcknowledgedUntil.IsZero() {
-		return true
+	if a.Status == herald.StatusTracking || !a.AcknowledgedUntil.IsZero() || !s.Expires.IsZero() {
+		return true // (an alert with an expiry closes at it)
 	}
 	for _, n := range s.Next {
 		if !n.IsZero() {

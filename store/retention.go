@@ -53,6 +53,7 @@ func (s *Store) PurgeAlerts(ctx context.Context, global bool, groupID string, cu
 					sc = Scope{GroupID: a.GroupID, Global: true}
 				}
 				pipe.HDel(ctx, sc.schedules(), id)
+				pipe.HDel(ctx, sc.expiring(), id)
 				pipe.ZRem(ctx, sc.due(), id)
 			})
 		deleted += n
