@@ -42,7 +42,8 @@ type Step struct {
 // condition its currentValue; for a Prometheus alert its labels, fingerprint, annotations and
 // generator URL), created/updated At(now), and a schedule whose Next[i] is
 // detected + delayMin_i × minute. The caller sets the schedule's Expires (ExpiresAt of the
-// observation, at the time it is evaluated: now may be an earlier startsAt). Call Advance right after to open it at once when a delay is 0.
+// observation at the time it is evaluated: now may be an earlier startsAt). Call Advance right
+// after to open it at once when a delay is 0.
 //
 // The alert's event type is the rule's (OUTSIDE_METRIC_THRESHOLD for a measurement). Detected
 // is now with any monotonic reading stripped, so that the schedule compares the same before and

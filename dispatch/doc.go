@@ -25,6 +25,13 @@
 // archived asynq task recorded DEAD_LETTER (deadletters.go lists and replays them). A store
 // error is never an end: the notice stays in the outbox or its task retries.
 //
+// Renewals. An alert that ends unless reported again (an alert from Prometheus, re-sent every
+// few seconds while it fires) has an expiry beside its schedule. A re-send that changes nothing
+// but the expiry is applied by one store script per batch (evaluate.go: renew) that reads no
+// alert and writes neither the alert nor its schedule; the alert's due time is the earlier of
+// its lifecycle's and its expiry, so one that is not re-sent closes at its expiry through the
+// usual due step, with its resolution notices.
+//
 // Leases. A session's heartbeat renews its project lease and holds the notices it is sending
 // every quarter of the lease, so a slow target never lets another session in; each session
 // has its own token and removes exactly the observation batches it evaluated. A session

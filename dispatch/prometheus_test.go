@@ -244,3 +244,40 @@ func TestPrometheusAlertSilencedByWindow(t *testing.T) {
 		t.Errorf("a notice at %s inside the PROMETHEUS window ending %s", first.At.Format(time.StampMilli), end.Format(time.StampMilli))
 	}
 }
+
+// A re-send with other annotations (Prometheus renders their templates at each evaluation)
+// records them without a notice; the next identical re-send is a renewal again.
+func TestPrometheusAlertNewAnnotations(t *testing.T) {
+	r := newRig(t, 200*time.Millisecond)
+	r.config(map[string]any{"eventTypeName": "PROMETHEUS_ALERT", "notifications": []any{r.webhook(0, 60)}})
+	r.observe(promAlert(critical, true, in(time.Minute)))
+	id := r.onlyAlert("OPEN")["id"].(string)
+	r.recv.waitCount(t, 1, 5*time.Second)
+
+	changed := promAlert(critical, true, in(2*time.Minute))
+	changed["annotations"] = map[string]string{"summary": "p99 over 2 s", "description": "slower"}
+	r.observe(changed)
+	if !eventually(5*time.Second, func() bool {
+		a := r.alerts("")[0]
+		return a["annotations"].(map[string]any)["summary"] == "p99 over 2 s"
+	}) {
+		t.Fatalf("new annotations not recorded: %v", r.alerts("")[0])
+	}
+	rec := &writesOf{id: id}
+	r.faults.fail(1<<30, rec.match)
+	again := promAlert(critical, true, in(3*time.Minute))
+	again["annotations"] = changed["annotations"]
+	ends := time.Now().Add(3 * time.Minute).Truncate(time.Second)
+	again["endsAt"] = ends.UTC().Format(time.RFC3339)
+	r.observe(again)
+	if !eventually(5*time.Second, func() bool { return r.schedule(id).Expires.Equal(ends) }) {
+		t.Fatalf("the re-send did not move the expiry")
+	}
+	r.faults.fail(0, nil)
+	if len(rec.seen) != 0 {
+		t.Errorf("an identical re-send after new annotations wrote the alert: %v", rec.seen)
+	}
+	if n := len(r.recv.deliveries()); n != 1 {
+		t.Errorf("%d deliveries, want the opening only", n)
+	}
+}
