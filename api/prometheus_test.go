@@ -6,12 +6,15 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/heraldhq/herald"
@@ -349,4 +352,28 @@ func getJSON(t *testing.T, url, auth string, out any) {
 	if err := json.Unmarshal(r.Raw, out); err != nil {
 		t.Fatalf("%s: %v: %s", url, err, r.Raw)
 	}
+}
+
+// With Redis down, Prometheus is told 503 with Retry-After (it retries the batch), not 500.
+func TestPrometheusRedisDownIsServiceUnavailable(t *testing.T) {
+	e := newPromEnv(t, api.Config{BasicOverHTTP: true})
+	auth := e.keyFor(herald.GroupMonitoringAdmin)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dead := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	defer dead.Close()
+	var down atomic.Bool
+	e.Store.Redis().AddHook(downHook{down: &down, err: dead.Ping(t.Context()).Err()})
+	down.Store(true)
+	r := amPost(t, e.door+"/api/v2/alerts", auth, mustJSON(t, []any{firingAlert("A")}))
+	r.wantError(503, herald.CodeServiceUnavailable)
+	if r.Header.Get("Retry-After") == "" {
+		t.Error("no Retry-After")
+	}
+	down.Store(false)
+	amPost(t, e.door+"/api/v2/alerts", auth, mustJSON(t, []any{firingAlert("A")})).wantStatus(200)
 }
