@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/heraldhq/herald"
@@ -358,16 +356,8 @@ func getJSON(t *testing.T, url, auth string, out any) {
 func TestPrometheusRedisDownIsServiceUnavailable(t *testing.T) {
 	e := newPromEnv(t, api.Config{BasicOverHTTP: true})
 	auth := e.keyFor(herald.GroupMonitoringAdmin)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	dead := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
-	defer dead.Close()
 	var down atomic.Bool
-	e.Store.Redis().AddHook(downHook{down: &down, err: dead.Ping(t.Context()).Err()})
+	e.Store.Redis().AddHook(downHook{down: &down, err: redisDownError(t)})
 	down.Store(true)
 	r := amPost(t, e.door+"/api/v2/alerts", auth, mustJSON(t, []any{firingAlert("A")}))
 	r.wantError(503, herald.CodeServiceUnavailable)
