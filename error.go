@@ -117,6 +117,7 @@ const (
 	CodeGroupNameAlreadyExists    = "GROUP_ALREADY_EXISTS"
 	CodeOrgNameAlreadyExists      = "ORG_ALREADY_EXISTS"
 	CodeRateLimited               = "RATE_LIMITED"
+	CodeBasicRequiresHTTPS        = "BASIC_AUTH_REQUIRES_HTTPS"
 	CodeObservationBacklogFull    = "OBSERVATION_BACKLOG_FULL"
 	CodeUnexpectedError           = "UNEXPECTED_ERROR"
 	CodeServiceUnavailable        = "SERVICE_UNAVAILABLE"

@@ -3,7 +3,9 @@ package herald
 import "time"
 
 // MaintenanceWindow silences notifications of the alert type categories it names, in its
-// project, between StartDate and EndDate.
+// project, between StartDate and EndDate. A window that carries label matchers (an
+// Alertmanager silence, made through the Prometheus front door) silences instead the alerts
+// whose labels satisfy every matcher, whatever their category.
 type MaintenanceWindow struct {
 	ID             string   `json:"id"`
 	GroupID        string   `json:"groupId"`
@@ -13,6 +15,10 @@ type MaintenanceWindow struct {
 	EndDate        Time     `json:"endDate"`
 	AlertTypeNames []string `json:"alertTypeNames"`
 	Description    string   `json:"description,omitempty"`
+	// Matchers, when any, select the alerts the window silences by their labels (the window is
+	// then a silence: Description is its comment, CreatedBy who made it).
+	Matchers  []LabelMatcher `json:"matchers,omitempty"`
+	CreatedBy string         `json:"createdBy,omitempty"`
 }
 
 // Visible reports whether the window can still be read and changed at now: its end is in the
@@ -79,10 +85,41 @@ func (in MaintenanceWindowInput) Apply(w *MaintenanceWindow, creating bool, now 
 }
 
 // Silences reports whether the window silences notifications of an alert of the given
-// category at now.
+// category, without labels, at now.
 func (w MaintenanceWindow) Silences(c Category, now time.Time) bool {
-	if now.Before(w.StartDate.Time) || !now.Before(w.EndDate.Time) {
+	return w.SilencesAlert(c, nil, now)
+}
+
+// SilencesAlert reports whether the window silences notifications of an alert of the given
+// category and labels at now: a window with matchers silences the alerts whose labels satisfy
+// them all (never an alert without labels: a silence's matchers cannot all match the empty
+// label set, ValidateSilenceMatchers), one without silences its categories.
+func (w MaintenanceWindow) SilencesAlert(c Category, labels Labels, now time.Time) bool {
+	if !w.InEffect(now) {
 		return false
 	}
+	if len(w.Matchers) > 0 {
+		return len(labels) > 0 && MatchAll(w.Matchers, labels)
+	}
 	return contains(w.AlertTypeNames, string(c))
+}
+
+// InEffect reports whether now is within the window: from StartDate, before EndDate.
+func (w MaintenanceWindow) InEffect(now time.Time) bool {
+	return !now.Before(w.StartDate.Time) && now.Before(w.EndDate.Time)
+}
+
+// ValidateSilenceMatchers checks a silence's matchers (each already valid) as Alertmanager
+// does: at least one, and at least one that does not match the empty string, so that a silence
+// never silences everything (nor an alert without labels).
+func ValidateSilenceMatchers(ms []LabelMatcher) error {
+	if len(ms) == 0 {
+		return MissingAttribute("matchers")
+	}
+	for _, m := range ms {
+		if !m.Matches(Labels{}) {
+			return nil
+		}
+	}
+	return InvalidAttribute("matchers", "At least one matcher must not match the empty string: these would silence every alert.")
 }

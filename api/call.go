@@ -41,6 +41,7 @@ type reply struct {
 	one    any
 	self   string
 	list   *listBody
+	bare   bool // one is encoded as it is, without links (nil: no body)
 }
 
 // listBody is the document's list response; Status is added under envelope=true.
@@ -73,8 +74,12 @@ func (s *Server) endpoint(rt route) http.Handler {
 		if rep.status == 0 {
 			rep.status = http.StatusOK
 		}
-		if rep.status == http.StatusNoContent {
+		if rep.status == http.StatusNoContent || (rep.bare && rep.one == nil) {
 			w.WriteHeader(rep.status)
+			return
+		}
+		if rep.bare {
+			s.writeJSON(w, r, rep.status, rep.one, "application/json")
 			return
 		}
 		env := queryBool(r, "envelope")

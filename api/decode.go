@@ -21,11 +21,16 @@ const (
 	// bytes), so observationsBodyLimit fits the 50,000-item cap.
 	observationBytes      = 512
 	observationsBodyLimit = herald.MaxObservationsPerRequest * observationBytes
+	// prometheusAlertBytes is the room one Prometheus alert gets on average (labels,
+	// annotations with a summary and a description, a generator URL).
+	prometheusAlertBytes      = 2048
+	prometheusAlertsBodyLimit = maxAlertsPerRequest * prometheusAlertBytes
 )
 
 // bodyLimits are the routes that take more than defaultBodyLimit.
 var bodyLimits = map[string]int64{
-	"POST /groups/{groupId}/observations": observationsBodyLimit,
+	"POST /groups/{groupId}/observations":             observationsBodyLimit,
+	"POST /prometheus/groups/{groupId}/api/v2/alerts": prometheusAlertsBodyLimit,
 }
 
 // body is the request body, bounded by the endpoint's limit.

@@ -119,7 +119,8 @@ type response struct {
 	Body   map[string]any
 }
 
-// do sends method path (under the API base; may carry a query) with body encoded as JSON
+// do sends method path (under the API base, or for the Prometheus front door under the
+// server's root; may carry a query) with body encoded as JSON
 // (a string or []byte is sent as it is).
 func (c *client) do(method, path string, body any) *response {
 	c.t.Helper()
@@ -147,7 +148,11 @@ func (c *client) do(method, path string, body any) *response {
 func (c *client) send(method, path string, raw []byte, h http.Header) *response {
 	c.t.Helper()
 	for attempt := 0; attempt < 3; attempt++ {
-		req, err := http.NewRequest(method, c.base+path, bytes.NewReader(raw))
+		base := c.base
+		if strings.HasPrefix(path, api.PrometheusPath+"/") {
+			base = strings.TrimSuffix(base, api.BasePath)
+		}
+		req, err := http.NewRequest(method, base+path, bytes.NewReader(raw))
 		if err != nil {
 			c.t.Fatal(err)
 		}

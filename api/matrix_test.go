@@ -80,6 +80,16 @@ var routeAccess = map[string]string{
 	"GET /globalEvents":                                          "readGlobal",
 	"GET /globalEvents/{eventId}":                                "readGlobal",
 	"GET /orgs/{orgId}/events/{eventId}":                         "readOrg",
+
+	"POST /prometheus/groups/{groupId}/api/v2/alerts":                "writeMonitoring",
+	"GET /prometheus/groups/{groupId}/api/v2/alerts":                 "readProject",
+	"GET /prometheus/groups/{groupId}/api/v2/status":                 "readProject",
+	"GET /prometheus/groups/{groupId}/-/healthy":                     "readProject",
+	"GET /prometheus/groups/{groupId}/-/ready":                       "readProject",
+	"GET /prometheus/groups/{groupId}/api/v2/silences":               "readProject",
+	"POST /prometheus/groups/{groupId}/api/v2/silences":              "writeMonitoring",
+	"GET /prometheus/groups/{groupId}/api/v2/silence/{silenceId}":    "readProject",
+	"DELETE /prometheus/groups/{groupId}/api/v2/silence/{silenceId}": "writeMonitoring",
 }
 
 // TestRoleMatrix calls every route of the route table as a holder of each role (and as an
@@ -113,7 +123,7 @@ func TestRoleMatrix(t *testing.T) {
 	const none = "5f0000000000000000000000" // an id nothing has: authorization comes before lookups
 	ids := strings.NewReplacer("{groupId}", p, "{orgId}", org, "{integrationType}", "WEBHOOK", "{hostId}", "h1",
 		"{partitionName}", "sda1", "{alertConfigId}", none, "{alertId}", none, "{windowId}", none,
-		"{apiKeyId}", none, "{eventId}", none, "{userId}", none, "{deliveryId}", none)
+		"{apiKeyId}", none, "{eventId}", none, "{userId}", none, "{deliveryId}", none, "{silenceId}", none)
 	patterns := api.RoutePatterns()
 	for _, pattern := range patterns {
 		level, ok := routeAccess[pattern]

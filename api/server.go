@@ -46,6 +46,10 @@ type Config struct {
 	// Ready says whether the API can serve (Redis reachable): /readyz answers 503 while it
 	// errs. /healthz answers 200 while the process runs.
 	Ready func(ctx context.Context) error
+	// BasicOverHTTP lets the Prometheus front door take HTTP Basic credentials over plain
+	// HTTP (HERALD_PROMETHEUS_BASIC_OVER_HTTP; herald dev sets it): otherwise Basic, which
+	// sends the private key itself, is refused unless the connection is TLS.
+	BasicOverHTTP bool
 	// Observe, when set, is told of every request: its method, its route pattern (the path
 	// when none matched), status and duration.
 	Observe func(method, route string, status int, d time.Duration)
@@ -76,6 +80,7 @@ type Server struct {
 	cfg      Config
 	verifier digest.Verifier
 	mux      *http.ServeMux
+	started  time.Time // for the front door's uptime
 }
 
 // New builds the API on st, telling engine of what concerns it. It reads (or makes, once) the
@@ -95,21 +100,33 @@ func New(ctx context.Context, st *store.Store, engine Engine, log *zap.Logger, c
 	if err != nil {
 		return nil, fmt.Errorf("api: nonce secret: %w", err)
 	}
-	s := &Server{store: st, engine: engine, log: log, cfg: cfg, mux: http.NewServeMux()}
+	s := &Server{store: st, engine: engine, log: log, cfg: cfg, mux: http.NewServeMux(), started: cfg.Clock.Now()}
 	s.verifier = digest.Verifier{Secret: secret, Lifetime: cfg.NonceLifetime, Counter: st.NonceCounter(), Now: cfg.Clock.Now}
 	for _, rt := range s.routes() {
 		method, path, _ := strings.Cut(rt.pattern, " ")
-		s.mux.Handle(method+" "+BasePath+path, s.endpoint(rt))
+		s.mux.Handle(method+" "+mountPath(path), s.endpoint(rt))
 	}
 	s.mux.HandleFunc("/", s.unrouted)
 	return s, nil
 }
 
-// route is one endpoint: "METHOD /path/{param}" under BasePath, and its handler.
+// route is one endpoint: "METHOD /path/{param}" under BasePath (or, for the Alertmanager
+// front door, a path under PrometheusPath, served as it is), and its handler.
 type route struct {
 	pattern string
 	handle  handler
 }
+
+// mountPath is where a route's path is served.
+func mountPath(path string) string {
+	if isPrometheusPath(path) {
+		return path
+	}
+	return BasePath + path
+}
+
+// isPrometheusPath reports whether a path is the Alertmanager front door's.
+func isPrometheusPath(p string) bool { return strings.HasPrefix(p, PrometheusPath+"/") }
 
 // routes is every endpoint of the API.
 func (s *Server) routes() []route {
@@ -190,6 +207,17 @@ func (s *Server) routes() []route {
 		{"GET /globalEvents", s.listGlobalEvents},
 		{"GET /globalEvents/{eventId}", s.getGlobalEvent},
 		{"GET /orgs/{orgId}/events/{eventId}", s.getOrgEvent},
+
+		// The Alertmanager front door for Prometheus and amtool (docs/api.md#prometheus-and-amtool).
+		{"POST /prometheus/groups/{groupId}/api/v2/alerts", s.amPostAlerts},
+		{"GET /prometheus/groups/{groupId}/api/v2/alerts", s.amListAlerts},
+		{"GET /prometheus/groups/{groupId}/api/v2/status", s.amStatus},
+		{"GET /prometheus/groups/{groupId}/-/healthy", s.amHealthy},
+		{"GET /prometheus/groups/{groupId}/-/ready", s.amReady},
+		{"GET /prometheus/groups/{groupId}/api/v2/silences", s.amListSilences},
+		{"POST /prometheus/groups/{groupId}/api/v2/silences", s.amPostSilence},
+		{"GET /prometheus/groups/{groupId}/api/v2/silence/{silenceId}", s.amGetSilence},
+		{"DELETE /prometheus/groups/{groupId}/api/v2/silence/{silenceId}", s.amExpireSilence},
 	}
 }
 
@@ -253,7 +281,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		route = p
 		s.serveDoc(rec, r, publicDocs[p])
 		return
-	case !strings.HasPrefix(p, BasePath+"/"):
+	case !strings.HasPrefix(p, BasePath+"/") && !isPrometheusPath(p):
 		s.writeError(rec, r, herald.Errorf(herald.KindNotFound, herald.CodeResourceNotFound, []any{r.URL.Path}, "There is no resource at %s.", r.URL.Path))
 		return
 	}
@@ -264,7 +292,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var ok bool
-	who, ok = s.authenticate(rec, r, false)
+	if isPrometheusPath(r.URL.Path) && isBasic(r) {
+		who, ok = s.authenticateBasic(rec, r)
+	} else {
+		who, ok = s.authenticate(rec, r, false)
+	}
 	if !ok {
 		return
 	}

@@ -39,12 +39,9 @@ func (h downHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 	}
 }
 
-// With Redis down, the API answers 503 SERVICE_UNAVAILABLE with Retry-After, so that agents
-// back off, not 500 UNEXPECTED_ERROR.
-func TestRedisDownIsServiceUnavailable(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
-	// The error a client really gets from a Redis nobody listens for.
+// redisDownError is the error a client really gets from a Redis nobody listens for.
+func redisDownError(t *testing.T) error {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +54,15 @@ func TestRedisDownIsServiceUnavailable(t *testing.T) {
 	if !store.Unavailable(downErr) {
 		t.Fatalf("%v is not unavailable", downErr)
 	}
+	return downErr
+}
+
+// With Redis down, the API answers 503 SERVICE_UNAVAILABLE with Retry-After, so that agents
+// back off, not 500 UNEXPECTED_ERROR.
+func TestRedisDownIsServiceUnavailable(t *testing.T) {
+	e := newEnv(t)
+	p := e.project(e.org("acme"), "prod")
+	downErr := redisDownError(t)
 	var down atomic.Bool
 	e.Store.Redis().AddHook(downHook{down: &down, err: downErr})
 	down.Store(true)

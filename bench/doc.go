@@ -4,6 +4,7 @@
 //	go run ./bench            # the full run: a few minutes
 //	go run ./bench -quick     # reduced sizes: a smoke run of about a minute
 //	go run ./bench -workers   # only deliveries/s with two workers against one (workers.go)
+//	go run ./bench -prometheus -alertmanager PATH  # only Prometheus re-sends, against Alertmanager (prometheus.go)
 //	go run ./bench -help      # every size, and -profile DIR for a CPU profile of each scenario
 //
 // It needs Debian's redis-server (apt-get install redis-server), which it starts itself on a

@@ -43,6 +43,7 @@ type bench struct {
 	sizes      sizes
 	profileDir string
 	asynqRate  float64 // raw asynq no-op tasks per second
+	quick      bool    // -quick: scenarios without a size of their own in sizes scale down
 }
 
 // scenario is one of Herald's measurements; name also names its CPU profile.
@@ -90,11 +91,13 @@ func run(sz sizes, profileDir string, timeout time.Duration) int {
 	return 0
 }
 
+var quickRun = flag.Bool("quick", false, "reduced sizes, for a smoke run of about a minute")
+
 // parseFlags reads the sizes (the full run's, or -quick's, with any size given on the command
 // line instead), where to write profiles, and the bound of the whole run.
 func parseFlags() (sizes, string, time.Duration) {
 	sz := fullSizes
-	quick := flag.Bool("quick", false, "reduced sizes, for a smoke run of about a minute")
+	quick := quickRun
 	flag.IntVar(&sz.Tasks, "tasks", sz.Tasks, "raw asynq no-op tasks")
 	flag.IntVar(&sz.Opened, "opened", sz.Opened, "scenario 1: alerts opened by observations, first notice at once")
 	flag.IntVar(&sz.Due, "due", sz.Due, "scenario 2: first notices falling due")
@@ -130,7 +133,7 @@ func measure(ctx context.Context, sz sizes, profileDir string) (*report, error) 
 		return nil, err
 	}
 	defer rs.stop()
-	b := &bench{redis: rs, sizes: sz, profileDir: profileDir}
+	b := &bench{redis: rs, sizes: sz, profileDir: profileDir, quick: *quickRun}
 	rep := &report{Command: strings.Join(append([]string{"go run ./bench"}, os.Args[1:]...), " ")}
 	if rep.Setup, err = b.setup(ctx); err != nil {
 		return nil, err
@@ -139,10 +142,14 @@ func measure(ctx context.Context, sz sizes, profileDir string) (*report, error) 
 		{"1. alerts opened", "opened", b.opened},
 		{"2. first notices due", "due", b.due},
 		{"3. open alerts waiting", "waiting", b.waiting},
+		{"4. Prometheus re-sends", "prometheus", b.prometheus},
 	}
-	if *scaleOnly {
+	switch {
+	case *scaleOnly:
 		scenarios = []scenario{{"workers: two against one", "workers", b.workers}}
-	} else {
+	case *prometheusOnly:
+		scenarios = scenarios[3:]
+	default:
 		log.Printf("raw asynq: %d no-op tasks, concurrency %d", sz.Tasks, sz.Concurrency)
 		if b.asynqRate, err = asynqCeiling(ctx, rs.Client, sz.Tasks, sz.Concurrency); err != nil {
 			return nil, fmt.Errorf("raw asynq rate: %w", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +34,7 @@ type rig struct {
 	worker     *dispatch.Worker
 	stopAPI    func()
 	api        apiClient
+	basic      string // an Authorization header of Basic credentials, as Prometheus sends them
 	recv       *receiver
 	project    string
 }
@@ -76,7 +78,7 @@ func startRig(ctx context.Context, rdb *redis.Client, minute time.Duration, conc
 
 // startAPI serves the API and makes a global owner key for the rig's client.
 func (r *rig) startAPI(ctx context.Context) error {
-	a, err := api.New(ctx, r.store, r.dispatcher, zap.NewNop(), api.Config{})
+	a, err := api.New(ctx, r.store, r.dispatcher, zap.NewNop(), api.Config{BasicOverHTTP: true})
 	if err != nil {
 		return err
 	}
@@ -89,6 +91,7 @@ func (r *rig) startAPI(ctx context.Context) error {
 	if err := r.store.CreateAPIKey(ctx, key, nil); err != nil {
 		return err
 	}
+	r.basic = "Basic " + base64.StdEncoding.EncodeToString([]byte(key.PublicKey+":"+private))
 	r.api = apiClient{base: base + api.BasePath,
 		http: &http.Client{Transport: &digest.Transport{Username: key.PublicKey, Password: private}, Timeout: time.Minute}}
 	return nil

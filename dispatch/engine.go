@@ -473,14 +473,15 @@ func (s *configSet) add(id string, rule herald.AlertRule, global bool) {
 	}
 }
 
-// silenced reports whether a maintenance window of the project silences alert a now.
+// silenced reports whether a maintenance window of the project silences alert a now: by its
+// event type's category, or (a window with matchers, a silence) by its labels.
 func (s *session) silenced(a herald.Alert, now time.Time) bool {
 	info, ok := herald.LookupEventType(a.EventTypeName)
 	if !ok {
 		return false
 	}
 	for _, w := range s.cfg().windows {
-		if w.Silences(info.Category, now) {
+		if w.SilencesAlert(info.Category, a.Labels, now) {
 			return true
 		}
 	}

@@ -18,6 +18,9 @@ type common struct {
 	// TLSCert and TLSKey, both set, make the API serve HTTPS itself (the document's base URL is
 	// https); unset, it serves plain HTTP for a terminating proxy in front.
 	TLSCert, TLSKey string
+	// BasicOverHTTP is HERALD_PROMETHEUS_BASIC_OVER_HTTP: the Prometheus front door takes HTTP
+	// Basic over plain HTTP (herald dev, or behind a proxy that terminates TLS).
+	BasicOverHTTP bool
 	redisSettings
 	Listen       string
 	ExternalURL  string
@@ -49,11 +52,13 @@ func (c *common) bindBase(s settings) {
 }
 
 // bindAPI binds the settings of the roles that serve the API.
-func (c *common) bindAPI(s settings, listenDefault string) {
+func (c *common) bindAPI(s settings, listenDefault string, basicOverHTTPDefault bool) {
 	s.string(&c.Listen, "listen", "HERALD_LISTEN", listenDefault, "address the API listens on")
 	s.string(&c.ExternalURL, "external-url", "HERALD_EXTERNAL_URL", "", "scheme and host that links in responses use (default: the request's own)")
 	s.string(&c.TLSCert, "tls-cert", "HERALD_TLS_CERT", "", "certificate (PEM, chain first) to serve HTTPS with; unset: plain HTTP behind a proxy")
 	s.string(&c.TLSKey, "tls-key", "HERALD_TLS_KEY", "", "private key (PEM) of the certificate")
+	s.bool(&c.BasicOverHTTP, "prometheus-basic-over-http", "HERALD_PROMETHEUS_BASIC_OVER_HTTP", basicOverHTTPDefault,
+		"let the Prometheus front door take HTTP Basic (an API key) over plain HTTP, e.g. behind a proxy that terminates TLS")
 	c.monitoringSettings.bind(s)
 	s.check(func() error {
 		if (c.TLSCert == "") != (c.TLSKey == "") {
@@ -117,7 +122,7 @@ func parseServing(role, summary, listenDefault string, args []string, out io.Wri
 	var c serving
 	s := newSettings(role, summary, out)
 	c.common.bindBase(s)
-	c.common.bindAPI(s, listenDefault)
+	c.common.bindAPI(s, listenDefault, role == "dev")
 	if role == "dev" {
 		c.bindWorker(s, true)
 		c.periodic.bind(s)

@@ -60,8 +60,8 @@ func serveAPI(ctx context.Context, ln net.Listener, st *store.Store, engine api.
 	delivery := deliverySetup(c.services, c.AllowPrivate)
 	warnDefaultsUndeliverable(log, *delivery)
 	handler, err := api.New(ctx, st, engine, log, api.Config{ExternalURL: c.ExternalURL, GitHash: buildGitHash(), Version: buildVersion(),
-		Delivery: delivery,
-		Ready:    st.Ping, Monitoring: c.monitoringSettings.handler(st),
+		Delivery: delivery, BasicOverHTTP: c.BasicOverHTTP,
+		Ready: st.Ping, Monitoring: c.monitoringSettings.handler(st),
 		Metrics: processMetrics().Handler(clusterMetrics(st, log)), Observe: processMetrics().ObserveRequest})
 	if err != nil {
 		return err

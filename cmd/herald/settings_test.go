@@ -86,6 +86,7 @@ func TestBadSettingStopsTheRole(t *testing.T) {
 		{role: "api", env: "HERALD_MONITORING", value: "maybe", want: []string{`HERALD_MONITORING: "maybe" is not a boolean`, "true or false", "on/off", "e.g. HERALD_MONITORING="}},
 		{role: "worker", env: "HERALD_ALLOW_PRIVATE_TARGETS", value: "sure", want: []string{`HERALD_ALLOW_PRIVATE_TARGETS: "sure" is not a boolean`, "yes/no"}},
 		{role: "dev", env: "HERALD_MONITORING_WRITE", value: "2", want: []string{`HERALD_MONITORING_WRITE: "2" is not a boolean`}},
+		{role: "api", env: "HERALD_PROMETHEUS_BASIC_OVER_HTTP", value: "tls", want: []string{`HERALD_PROMETHEUS_BASIC_OVER_HTTP: "tls" is not a boolean`}},
 		// durations
 		{role: "worker", env: "HERALD_MINUTE", value: "1", want: []string{`HERALD_MINUTE: "1" has no unit`, "ms, s, m, h, or d for days", "e.g. HERALD_MINUTE=1m"}},
 		{role: "scheduler", env: "HERALD_RETENTION", value: "30x", want: []string{`HERALD_RETENTION: "30x" is not a duration`, "e.g. HERALD_RETENTION=90d"}},

@@ -1,0 +1,215 @@
+package herald
+
+// Alertmanager's API v2 shapes, the subset Prometheus and amtool use, and how they map onto
+// Herald's model: a posted alert is a PROMETHEUS_ALERT observation, a silence is a maintenance
+// window that carries label matchers. Pure functions, tested as tables; api/prometheus.go
+// decodes, authorizes, calls the store and encodes.
+
+import (
+	"regexp"
+	"time"
+)
+
+// PostableAlert is one alert of Alertmanager's POST /api/v2/alerts, as Prometheus sends it.
+type PostableAlert struct {
+	Labels       Labels `json:"labels"`
+	Annotations  Labels `json:"annotations,omitempty"`
+	StartsAt     *Time  `json:"startsAt,omitempty"`
+	EndsAt       *Time  `json:"endsAt,omitempty"`
+	GeneratorURL string `json:"generatorURL,omitempty"`
+}
+
+// Observation is the alert as Herald's engine takes it: firing unless its end has passed at
+// now, observed at its start (now when it has none). Observation.Validate checks it.
+func (a PostableAlert) Observation(now time.Time) Observation {
+	firing := true
+	o := Observation{EventTypeName: EventTypePrometheusAlert, Labels: a.Labels, Annotations: a.Annotations,
+		GeneratorURL: a.GeneratorURL, Active: &firing}
+	at := At(now)
+	if a.StartsAt != nil && !a.StartsAt.IsZero() {
+		at = *a.StartsAt
+	}
+	o.At = &at
+	if a.EndsAt != nil && !a.EndsAt.IsZero() {
+		end := *a.EndsAt
+		o.EndsAt = &end
+		firing = end.After(now)
+	}
+	return o
+}
+
+// Alert states and silence states as Alertmanager names them.
+const (
+	AlertStateActive     = "active"
+	AlertStateSuppressed = "suppressed"
+
+	SilenceStateActive  = "active"
+	SilenceStatePending = "pending"
+	SilenceStateExpired = "expired"
+)
+
+// GettableAlert is one alert of Alertmanager's GET /api/v2/alerts.
+type GettableAlert struct {
+	Labels       Labels           `json:"labels"`
+	Annotations  Labels           `json:"annotations"`
+	StartsAt     Time             `json:"startsAt"`
+	EndsAt       Time             `json:"endsAt"`
+	UpdatedAt    Time             `json:"updatedAt"`
+	GeneratorURL string           `json:"generatorURL,omitempty"`
+	Fingerprint  string           `json:"fingerprint"`
+	Receivers    []AMReceiver     `json:"receivers"`
+	Status       AlertStatusShape `json:"status"`
+}
+
+// AMReceiver names where an alert goes: in Herald, the alert configuration that opened it.
+type AMReceiver struct {
+	Name string `json:"name"`
+}
+
+// AlertStatusShape is a gettable alert's status.
+type AlertStatusShape struct {
+	State       string   `json:"state"`
+	SilencedBy  []string `json:"silencedBy"`
+	InhibitedBy []string `json:"inhibitedBy"`
+}
+
+// AlertQuery is what GET /api/v2/alerts selects: alerts whose labels satisfy Filter, in the
+// states asked for (Alertmanager's booleans, each true unless given false), routed to a
+// receiver matching Receiver (nil: any).
+type AlertQuery struct {
+	Filter           []LabelMatcher
+	Active, Silenced bool
+	Receiver         *regexp.Regexp
+}
+
+// GettableAlerts lists the active PROMETHEUS_ALERT alerts of alerts that q selects, as
+// Alertmanager shows them, with the silences (windows with matchers) that suppress each at now.
+func GettableAlerts(alerts []Alert, windows []MaintenanceWindow, q AlertQuery, now time.Time) []GettableAlert {
+	out := []GettableAlert{}
+	for _, a := range alerts {
+		if a.EventTypeName != EventTypePrometheusAlert || !Active(a.Status) || !MatchAll(q.Filter, a.Labels) {
+			continue
+		}
+		if q.Receiver != nil && !q.Receiver.MatchString(a.AlertConfigID) {
+			continue
+		}
+		g := GettableAlert{Labels: a.Labels, Annotations: a.Annotations, StartsAt: a.Created, EndsAt: a.Resolved,
+			UpdatedAt: a.Updated, GeneratorURL: a.GeneratorURL, Fingerprint: a.Fingerprint,
+			Receivers: []AMReceiver{{Name: a.AlertConfigID}},
+			Status:    AlertStatusShape{State: AlertStateActive, SilencedBy: []string{}, InhibitedBy: []string{}}}
+		if g.Labels == nil {
+			g.Labels = Labels{}
+		}
+		if g.Annotations == nil {
+			g.Annotations = Labels{}
+		}
+		if g.Fingerprint == "" {
+			g.Fingerprint = a.Labels.Fingerprint()
+		}
+		for _, w := range windows {
+			if len(w.Matchers) > 0 && w.SilencesAlert(CategoryOther, a.Labels, now) {
+				g.Status.SilencedBy = append(g.Status.SilencedBy, w.ID)
+			}
+		}
+		if len(g.Status.SilencedBy) > 0 {
+			g.Status.State = AlertStateSuppressed
+		}
+		if (g.Status.State == AlertStateActive && !q.Active) || (g.Status.State == AlertStateSuppressed && !q.Silenced) {
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// PostableSilence is Alertmanager's POST /api/v2/silences body: a new silence, or (with an
+// id) a change to one.
+type PostableSilence struct {
+	ID        string              `json:"id,omitempty"`
+	Matchers  []LabelMatcherInput `json:"matchers"`
+	StartsAt  *Time               `json:"startsAt"`
+	EndsAt    *Time               `json:"endsAt"`
+	CreatedBy string              `json:"createdBy"`
+	Comment   string              `json:"comment"`
+}
+
+// Apply validates s as Alertmanager does and writes it onto the window w (a new one when
+// creating): matchers (ValidateSilenceMatchers), a creator and a comment, an end after the start
+// and in the future. A start in the past is now.
+func (s PostableSilence) Apply(w *MaintenanceWindow, now time.Time) error {
+	matchers := make([]LabelMatcher, 0, len(s.Matchers))
+	for i, in := range s.Matchers {
+		m, err := in.Validate("matchers", i)
+		if err != nil {
+			return err
+		}
+		matchers = append(matchers, m)
+	}
+	if err := ValidateSilenceMatchers(matchers); err != nil {
+		return err
+	}
+	switch {
+	case s.CreatedBy == "":
+		return MissingAttribute("createdBy")
+	case s.Comment == "":
+		return MissingAttribute("comment")
+	case s.StartsAt == nil || s.StartsAt.IsZero():
+		return MissingAttribute("startsAt")
+	case s.EndsAt == nil || s.EndsAt.IsZero():
+		return MissingAttribute("endsAt")
+	}
+	start := *s.StartsAt
+	if start.Before(now) {
+		start = At(now)
+	}
+	if !start.Before(s.EndsAt.Time) {
+		return Errorf(KindInvalid, CodeWindowStartAfterEnd, []any{start.String(), s.EndsAt.String()},
+			"The start %s is not before the end %s.", start, *s.EndsAt)
+	}
+	w.Matchers = matchers
+	w.StartDate, w.EndDate = start, *s.EndsAt
+	w.CreatedBy, w.Description = s.CreatedBy, s.Comment
+	w.AlertTypeNames = []string{string(CategoryPrometheus)} // shown; the matchers decide
+	return nil
+}
+
+// GettableSilence is a silence as Alertmanager shows it.
+type GettableSilence struct {
+	ID        string         `json:"id"`
+	Status    SilenceStatus  `json:"status"`
+	UpdatedAt Time           `json:"updatedAt"`
+	Matchers  []LabelMatcher `json:"matchers"`
+	StartsAt  Time           `json:"startsAt"`
+	EndsAt    Time           `json:"endsAt"`
+	CreatedBy string         `json:"createdBy"`
+	Comment   string         `json:"comment"`
+}
+
+// SilenceStatus is a silence's state.
+type SilenceStatus struct {
+	State string `json:"state"`
+}
+
+// SilenceOf shows window w (one with matchers) as a silence at now: pending before its start,
+// active until its end, expired after.
+func SilenceOf(w MaintenanceWindow, now time.Time) GettableSilence {
+	state := SilenceStateActive
+	switch {
+	case now.Before(w.StartDate.Time):
+		state = SilenceStatePending
+	case !now.Before(w.EndDate.Time):
+		state = SilenceStateExpired
+	}
+	return GettableSilence{ID: w.ID, Status: SilenceStatus{State: state}, UpdatedAt: w.Updated, Matchers: w.Matchers,
+		StartsAt: w.StartDate, EndsAt: w.EndDate, CreatedBy: w.CreatedBy, Comment: w.Description}
+}
+
+// SilenceSelected reports whether a silence's matchers satisfy every filter matcher, as
+// Alertmanager's silence listing filters: the silence's matchers read as the label set they name.
+func SilenceSelected(w MaintenanceWindow, filter []LabelMatcher) bool {
+	ls := Labels{}
+	for _, m := range w.Matchers {
+		ls[m.Name] = m.Value
+	}
+	return MatchAll(filter, ls)
+}
