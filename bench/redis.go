@@ -21,6 +21,7 @@ import (
 type redisServer struct {
 	cmd    *exec.Cmd
 	dir    string
+	sock   string // its unix socket
 	Client *redis.Client
 }
 
@@ -41,7 +42,7 @@ func startRedis(ctx context.Context) (*redisServer, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("start redis-server: %w", err)
 	}
-	rs := &redisServer{cmd: cmd, dir: dir, Client: redis.NewClient(&redis.Options{Network: "unix", Addr: sock})}
+	rs := &redisServer{cmd: cmd, dir: dir, sock: sock, Client: redis.NewClient(&redis.Options{Network: "unix", Addr: sock})}
 	if err := poll(ctx, 10*time.Second, func() (bool, error) { return rs.Client.Ping(ctx).Err() == nil, nil }); err != nil {
 		rs.stop()
 		return nil, fmt.Errorf("redis-server did not answer: %w", err)
@@ -63,6 +64,12 @@ func (rs *redisServer) stop() {
 	}
 	_ = os.RemoveAll(rs.dir)
 }
+
+// url is the server's address as HERALD_REDIS_URL names it, for Herald's processes.
+func (rs *redisServer) url() string { return "unix://" + rs.sock }
+
+// pid is redis-server's process id, for its peak RSS.
+func (rs *redisServer) pid() int { return rs.cmd.Process.Pid }
 
 // flush empties Redis, so that each measurement starts from nothing.
 func (rs *redisServer) flush(ctx context.Context) error {
