@@ -76,6 +76,30 @@ func (p *process) stop() {
 // peakRSS is the process's peak resident set size so far (VmHWM), in bytes.
 func (p *process) peakRSS() (int64, error) { return procStatus(p.cmd.Process.Pid, "VmHWM") }
 
+// cpuTime is the CPU time (user and system) the process used so far.
+func (p *process) cpuTime() (time.Duration, error) { return procCPU(p.cmd.Process.Pid) }
+
+// procCPU is the CPU time (user and system) process pid used so far, from /proc/<pid>/stat.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command (which may hold spaces) in parentheses; utime and stime
+	// are the 14th and 15th of the line, in clock ticks (100 a second on Linux).
+	_, rest, _ := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, b)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, b)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
 // procStatus is a size field of /proc/<pid>/status (e.g. VmHWM, VmRSS), in bytes.
 func procStatus(pid int, field string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))

@@ -115,6 +115,15 @@ func (rs *redisServer) cpuTime(ctx context.Context) (time.Duration, error) {
 	return time.Duration((user + sys) * float64(time.Second)), nil
 }
 
+// commands is INFO stats' total_commands_processed: every command the server ran so far.
+func (rs *redisServer) commands(ctx context.Context) (int64, error) {
+	fields, err := rs.info(ctx, "stats")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(fields["total_commands_processed"], 10, 64)
+}
+
 // version is the server's redis_version.
 func (rs *redisServer) version(ctx context.Context) (string, error) {
 	fields, err := rs.info(ctx, "server")

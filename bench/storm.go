@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -25,7 +26,10 @@ import (
 // the same machine, to the same kind of webhook receiver. Alertmanager holds alerts in memory
 // and persists nothing; Herald runs as in production: `herald api` and `herald worker` as
 // separate processes, built from ./cmd/herald, on the run's redis-server (AOF everysec).
-var stormOnly = flag.Bool("storm", false, "measure only the alert storms against Alertmanager, -storms sizes")
+var (
+	stormOnly = flag.Bool("storm", false, "measure only the alert storms against Alertmanager, -storms sizes")
+	heraldBin = flag.String("herald", "", "herald binary the storm runs (default: built from ./cmd/herald)")
+)
 
 // Scenario 4's targets.
 const (
@@ -43,9 +47,11 @@ type stormRun struct {
 	reporting  time.Duration // first report → last report accepted
 	afterLast  time.Duration // last report accepted → last notice
 	duplicates int
-	peakRSS    int64 // the system's processes together (Herald: api + worker)
-	redisGrew  int64 // Herald: used_memory after the storm less before
-	redisRSS   int64 // Herald: used_memory_rss after the storm
+	peakRSS    int64            // the system's processes together (Herald: api + worker)
+	redisGrew  int64            // Herald: used_memory after the storm less before
+	redisRSS   int64            // Herald: used_memory_rss after the storm
+	cpu        [3]time.Duration // Herald: CPU time of the api, the worker and redis-server over the storm
+	commands   int64            // Herald: commands Redis processed over the storm
 }
 
 // storm is scenario 4: each size of -storms through Alertmanager, then through Herald.
@@ -55,9 +61,11 @@ func (b *bench) storm(ctx context.Context) ([]figure, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	heraldBin, err := buildHerald(ctx, dir)
-	if err != nil {
-		return nil, err
+	heraldBin, err := *heraldBin, error(nil)
+	if heraldBin == "" {
+		if heraldBin, err = buildHerald(ctx, dir); err != nil {
+			return nil, err
+		}
 	}
 	amBin, amErr := findAlertmanager()
 	amVersion := alertmanagerWant
@@ -107,6 +115,8 @@ func stormFigures(n int, h, am stormRun, amName string, amErr error) []figure {
 	}
 	perAlert := float64(h.redisGrew) / float64(n)
 	return append(figs,
+		figure{Name: p + "Herald CPU per notification", Value: fmt.Sprintf("api %s, worker %s, redis-server %s (%.1f commands)",
+			perItem(h.cpu[0], n), perItem(h.cpu[1], n), perItem(h.cpu[2], n), float64(h.commands)/float64(n))},
 		figure{Name: p + "Herald duplicate notifications", Value: fmt.Sprint(h.duplicates), Target: "0", Result: judge(h.duplicates == 0)},
 		figure{Name: p + "last report → last first notice", Value: h.afterLast.Round(time.Millisecond).String(),
 			Target: "≤ " + stormAfterLastLimit.String(), Result: judge(h.afterLast <= stormAfterLastLimit)},
@@ -169,6 +179,14 @@ func (b *bench) heraldStorm(ctx context.Context, bin, dir string, n int) (stormR
 	if err != nil {
 		return stormRun{}, err
 	}
+	cpuBefore, err := h.cpuTimes(b.redis.pid())
+	if err != nil {
+		return stormRun{}, err
+	}
+	cmdsBefore, err := b.redis.commands(ctx)
+	if err != nil {
+		return stormRun{}, err
+	}
 	prefix := fmt.Sprintf("h%d", n)
 	run, err := b.reportStorm(ctx, n, recv, func(int) func(context.Context, int, int) error {
 		c := h.client() // a digest client each: each keeps its own nonce count
@@ -183,6 +201,18 @@ func (b *bench) heraldStorm(ctx context.Context, bin, dir string, n int) (stormR
 		return run, err
 	}
 	_, run.duplicates = recv.counts()
+	cpuAfter, err := h.cpuTimes(b.redis.pid())
+	if err != nil {
+		return run, err
+	}
+	for i := range run.cpu {
+		run.cpu[i] = cpuAfter[i] - cpuBefore[i]
+	}
+	cmdsAfter, err := b.redis.commands(ctx)
+	if err != nil {
+		return run, err
+	}
+	run.commands = cmdsAfter - cmdsBefore
 	after, err := b.redis.usedMemory(ctx)
 	if err != nil {
 		return run, err
@@ -319,6 +349,16 @@ func (h *heraldProcs) client() apiClient {
 		http: &http.Client{Transport: &digest.Transport{Username: h.public, Password: h.secret}, Timeout: time.Minute}}
 }
 
+// cpuTimes are the CPU times used so far by the api, the worker, and redis-server (pid).
+func (h *heraldProcs) cpuTimes(redisPID int) ([3]time.Duration, error) {
+	var t [3]time.Duration
+	var errs [3]error
+	t[0], errs[0] = h.api.cpuTime()
+	t[1], errs[1] = h.worker.cpuTime()
+	t[2], errs[2] = procCPU(redisPID)
+	return t, errors.Join(errs[:]...)
+}
+
 // peakRSS is the api's and the worker's peak RSS together.
 func (h *heraldProcs) peakRSS() (int64, error) {
 	a, err := h.api.peakRSS()
@@ -335,4 +375,9 @@ func (h *heraldProcs) stop() {
 			p.stop()
 		}
 	}
+}
+
+// perItem is d shared over n items, in microseconds.
+func perItem(d time.Duration, n int) string {
+	return fmt.Sprintf("%.0f µs", float64(d.Microseconds())/float64(n))
 }
