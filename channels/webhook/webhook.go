@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/heraldhq/herald/channels"
 )
@@ -72,7 +73,7 @@ func request(ctx context.Context, target *url.URL, body []byte, d channels.Deliv
 		h[headerSignature] = []string{sign(secret, body)}
 	}
 	req := (&http.Request{Method: http.MethodPost, URL: target, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: h, Host: target.Host, ContentLength: int64(len(body))}).WithContext(ctx)
+		Header: h, Host: strings.TrimSuffix(target.Host, ":"), ContentLength: int64(len(body))}).WithContext(ctx)
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	return req
