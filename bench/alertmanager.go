@@ -44,6 +44,10 @@ receivers:
         send_resolved: false
 `
 
+// alertmanagerSetup is alertmanagerConfig and the flags it runs with, in a line of the report.
+const alertmanagerSetup = "in memory, no cluster (--cluster.listen-address=); route group_by ['...'] (every alert its own group), " +
+	"group_wait 0s, group_interval 1h, repeat_interval 1h; one webhook receiver, send_resolved false"
+
 // findAlertmanager is the binary to run, or why there is none.
 func findAlertmanager() (string, error) {
 	if *alertmanagerBin != "" {

@@ -75,7 +75,7 @@ func (b *bench) storm(ctx context.Context) ([]figure, error) {
 			log.Printf("storm: Alertmanager %s, not the %s the targets were set against", amVersion, alertmanagerWant)
 		}
 	}
-	var figs []figure
+	figs := []figure{{Name: "4. Alertmanager's configuration", Value: alertmanagerSetup}}
 	for _, n := range b.sizes.Storms {
 		var am stormRun
 		if amErr == nil {
