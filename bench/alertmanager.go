@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -97,7 +96,7 @@ func alertmanagerVersion(bin string) (string, error) {
 type alertmanager struct {
 	proc *process
 	base string
-	http *http.Client
+	api  apiClient // its API v2, without authentication
 }
 
 func startAlertmanager(ctx context.Context, bin, dir, webhookURL string) (*alertmanager, error) {
@@ -114,7 +113,7 @@ func startAlertmanager(ctx context.Context, bin, dir, webhookURL string) (*alert
 	if err != nil {
 		return nil, err
 	}
-	am := &alertmanager{proc: p, base: "http://" + addr, http: &http.Client{Timeout: time.Minute}}
+	am := &alertmanager{proc: p, base: "http://" + addr, api: apiClient{base: "http://" + addr, http: &http.Client{Timeout: time.Minute}}}
 	if err := waitServing(ctx, p, am.base+"/-/ready"); err != nil {
 		p.stop()
 		return nil, fmt.Errorf("alertmanager did not get ready: %w", err)
@@ -135,24 +134,7 @@ func (am *alertmanager) post(ctx context.Context, prefix string, from, to int) e
 	for h := from; h < to; h++ {
 		alerts = append(alerts, amAlert{Labels: map[string]string{"alertname": "HostDown", "instance": fmt.Sprintf("%s-%d", prefix, h)}, StartsAt: now})
 	}
-	body, err := json.Marshal(alerts)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, am.base+"/api/v2/alerts", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := am.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("POST /api/v2/alerts: %s", resp.Status)
-	}
-	return nil
+	return am.api.call(ctx, http.MethodPost, "/api/v2/alerts", alerts, http.StatusOK, nil)
 }
 
 func (am *alertmanager) stop() { am.proc.stop() }
