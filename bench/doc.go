@@ -4,6 +4,7 @@
 //	go run ./bench            # the full run: a few minutes
 //	go run ./bench -quick     # reduced sizes: a smoke run of about a minute
 //	go run ./bench -workers   # only deliveries/s with two workers against one (workers.go)
+//	go run ./bench -storm     # only the alert storms against Alertmanager (storm.go)
 //	go run ./bench -prometheus -alertmanager PATH  # only Prometheus re-sends, against Alertmanager (prometheus.go)
 //	go run ./bench -help      # every size, and -profile DIR for a CPU profile of each scenario
 //
@@ -36,6 +37,19 @@
 //     registered) to after (asynq's bookkeeping included), target at most 2 KB; then the CPU
 //     this process uses over a window in which nothing is due, target near idle (at most 5% of
 //     one core), with redis-server's beside it.
+//   - 4, alert storms against Alertmanager (storm.go; sizes -storms, default 10,000 and
+//     100,000): N distinct alerts reported at once (requests of 500, 4 in flight), each one
+//     notification, first through Alertmanager v0.28.1 (alertmanager.go: its API v2, a
+//     webhook receiver, every alert its own group, group_wait 0s, no cluster), then through
+//     Herald as production runs it: `herald api` and `herald worker` built from ./cmd/herald
+//     as separate processes on the run's redis-server, a WEBHOOK notification with delayMin 0.
+//     Notifications per second from the first report to the last notice; targets: Herald at
+//     least 2.5 times Alertmanager in the same run, no duplicates, the last first notice at
+//     most 20 s after the last report, Herald's processes' peak RSS (VmHWM of api and worker)
+//     at most 250 MB together, Redis's used_memory growth at most 1.5 KB per open alert.
+//     With the CPU each Herald process and redis-server spent per notification, beside.
+//     Without an Alertmanager binary (-alertmanager, PATH, $(go env GOPATH)/bin) its figures
+//     say not measured, and why; the run goes on.
 //
 // It prints progress on stderr, then the report on stdout: one line per figure with its target
 // and PASS or MISS, and the same as a markdown table for the README. It exits 0 when every

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -26,15 +28,16 @@ type sizes struct {
 	DueWindow   time.Duration // scenario 2: the window their observations come in
 	Waiting     int           // scenario 3: open alerts waiting for a repeat
 	IdleWindow  time.Duration // scenario 3: how long CPU is measured with nothing due
+	Storms      intList       // scenario 4: alerts in each storm, through Alertmanager and Herald
 	Batch       int           // observations a request
 	Concurrency int           // tasks a worker runs at once, Herald's and raw asynq's
 }
 
 var (
 	fullSizes = sizes{Tasks: 20_000, Opened: 10_000, Due: 20_000, DueWindow: 10 * time.Second,
-		Waiting: 100_000, IdleWindow: 10 * time.Second, Batch: 500, Concurrency: 20}
+		Waiting: 100_000, IdleWindow: 10 * time.Second, Storms: intList{10_000, 100_000}, Batch: 500, Concurrency: 20}
 	quickSizes = sizes{Tasks: 4_000, Opened: 2_000, Due: 4_000, DueWindow: 4 * time.Second,
-		Waiting: 10_000, IdleWindow: 3 * time.Second, Batch: 500, Concurrency: 20}
+		Waiting: 10_000, IdleWindow: 3 * time.Second, Storms: intList{2_000, 10_000}, Batch: 500, Concurrency: 20}
 )
 
 // bench is one run: its Redis, its sizes, and the raw asynq rate scenario 1 is judged by.
@@ -104,6 +107,7 @@ func parseFlags() (sizes, string, time.Duration) {
 	flag.DurationVar(&sz.DueWindow, "due-window", sz.DueWindow, "scenario 2: the window the observations (and so the due times) are spread over")
 	flag.IntVar(&sz.Waiting, "waiting", sz.Waiting, "scenario 3: open alerts waiting for their next repeat")
 	flag.DurationVar(&sz.IdleWindow, "idle-window", sz.IdleWindow, "scenario 3: how long CPU is measured with nothing due")
+	flag.Var(&sz.Storms, "storms", "scenario 4: alerts in each storm, comma-separated")
 	flag.IntVar(&sz.Batch, "batch", sz.Batch, "observations a request")
 	flag.IntVar(&sz.Concurrency, "concurrency", sz.Concurrency, "tasks a worker runs at once (Herald's and raw asynq's)")
 	profileDir := flag.String("profile", "", "write a CPU profile of each scenario to `dir`/<scenario>.pprof")
@@ -118,7 +122,7 @@ func parseFlags() (sizes, string, time.Duration) {
 			_ = flag.Set(name, v)
 		}
 	}
-	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Concurrency) < 1 || sz.Batch < 1 || sz.Batch > herald.MaxObservationsPerRequest {
+	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Concurrency, slices.Min(append(sz.Storms, 1))) < 1 || sz.Batch < 1 || sz.Batch > herald.MaxObservationsPerRequest {
 		fmt.Fprintf(os.Stderr, "bench: sizes and -concurrency must be at least 1, -batch at most %d\n", herald.MaxObservationsPerRequest)
 		os.Exit(2)
 	}
@@ -142,13 +146,16 @@ func measure(ctx context.Context, sz sizes, profileDir string) (*report, error) 
 		{"1. alerts opened", "opened", b.opened},
 		{"2. first notices due", "due", b.due},
 		{"3. open alerts waiting", "waiting", b.waiting},
-		{"4. Prometheus re-sends", "prometheus", b.prometheus},
+		{"4. alert storms against Alertmanager", "storm", b.storm},
+		{"5. Prometheus re-sends", "prometheus", b.prometheus},
 	}
 	switch {
 	case *scaleOnly:
 		scenarios = []scenario{{"workers: two against one", "workers", b.workers}}
+	case *stormOnly:
+		scenarios = scenarios[3:4]
 	case *prometheusOnly:
-		scenarios = scenarios[3:]
+		scenarios = scenarios[4:5]
 	default:
 		log.Printf("raw asynq: %d no-op tasks, concurrency %d", sz.Tasks, sz.Concurrency)
 		if b.asynqRate, err = asynqCeiling(ctx, rs.Client, sz.Tasks, sz.Concurrency); err != nil {
@@ -202,4 +209,28 @@ func (b *bench) runScenario(ctx context.Context, s scenario) ([]figure, error) {
 // startRig starts Herald for a scenario, with this run's worker concurrency.
 func (b *bench) startRig(ctx context.Context, minute time.Duration, n webhookNotification) (*rig, error) {
 	return startRig(ctx, b.redis.Client, minute, b.sizes.Concurrency, n)
+}
+
+// intList is a flag of comma-separated counts.
+type intList []int
+
+func (l *intList) String() string {
+	s := make([]string, len(*l))
+	for i, n := range *l {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *intList) Set(v string) error {
+	var out intList
+	for f := range strings.SplitSeq(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return err
+		}
+		out = append(out, n)
+	}
+	*l = out
+	return nil
 }

@@ -11,12 +11,13 @@ import (
 )
 
 // receiver is the webhook target of a scenario: it answers 200 after its latency (none: at
-// once) and keeps, per Idempotency-Key, when the delivery first arrived. A key that comes again
-// is a duplicate.
+// once) and keeps, per key (Herald's Idempotency-Key, or what keysOf finds in a request), when
+// the delivery first arrived. A key that comes again is a duplicate.
 type receiver struct {
 	URL     string
 	stop    func()
 	latency time.Duration
+	keysOf  func(body []byte, h http.Header) []string // nil: the Idempotency-Key header
 
 	mu         sync.Mutex
 	seen       map[string]bool
@@ -26,12 +27,16 @@ type receiver struct {
 
 // arrival is a delivery's first arrival at the receiver.
 type arrival struct {
-	Key string // its Idempotency-Key: <alertId>-<notification>-<seq>
+	Key string // its Idempotency-Key (<alertId>-<notification>-<seq>), or what keysOf found
 	At  time.Time
 }
 
-func startReceiver(latency time.Duration) (*receiver, error) {
-	r := &receiver{seen: map[string]bool{}, latency: latency}
+func startReceiver(latency time.Duration) (*receiver, error) { return startKeyedReceiver(latency, nil) }
+
+// startKeyedReceiver starts a receiver that tells deliveries apart by keysOf (nil: by
+// Idempotency-Key).
+func startKeyedReceiver(latency time.Duration, keysOf func([]byte, http.Header) []string) (*receiver, error) {
+	r := &receiver{seen: map[string]bool{}, latency: latency, keysOf: keysOf}
 	base, stop, err := serveLoopback(http.HandlerFunc(r.receive))
 	if err != nil {
 		return nil, err
@@ -42,14 +47,21 @@ func startReceiver(latency time.Duration) (*receiver, error) {
 
 func (r *receiver) receive(w http.ResponseWriter, req *http.Request) {
 	at := time.Now()
-	_, _ = io.Copy(io.Discard, req.Body)
-	key := req.Header.Get("Idempotency-Key")
-	r.mu.Lock()
-	if r.seen[key] {
-		r.duplicates++
+	keys := []string{req.Header.Get("Idempotency-Key")}
+	if r.keysOf != nil {
+		body, _ := io.ReadAll(req.Body)
+		keys = r.keysOf(body, req.Header)
 	} else {
-		r.seen[key] = true
-		r.arrivals = append(r.arrivals, arrival{Key: key, At: at})
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	r.mu.Lock()
+	for _, key := range keys {
+		if r.seen[key] {
+			r.duplicates++
+		} else {
+			r.seen[key] = true
+			r.arrivals = append(r.arrivals, arrival{Key: key, At: at})
+		}
 	}
 	r.mu.Unlock()
 	time.Sleep(r.latency)

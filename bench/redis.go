@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,8 +18,9 @@ import (
 // redisServer is the redis-server the benchmark runs against: its own, on a unix socket in a
 // temporary directory, with the append-only file synced every second as production runs it.
 type redisServer struct {
-	cmd    *exec.Cmd
+	proc   *process
 	dir    string
+	sock   string // its unix socket
 	Client *redis.Client
 }
 
@@ -34,14 +34,13 @@ func startRedis(ctx context.Context) (*redisServer, error) {
 		return nil, err
 	}
 	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700", "--dir", dir,
-		"--save", "", "--appendonly", "yes", "--appendfsync", "everysec", "--logfile", "redis.log")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlives the benchmark
-	if err := cmd.Start(); err != nil {
+	proc, err := startProcess("redis-server", dir, bin, []string{"--port", "0", "--unixsocket", sock, "--unixsocketperm", "700", "--dir", dir,
+		"--save", "", "--appendonly", "yes", "--appendfsync", "everysec", "--logfile", "redis.log"}, nil)
+	if err != nil {
 		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("start redis-server: %w", err)
+		return nil, err
 	}
-	rs := &redisServer{cmd: cmd, dir: dir, Client: redis.NewClient(&redis.Options{Network: "unix", Addr: sock})}
+	rs := &redisServer{proc: proc, dir: dir, sock: sock, Client: redis.NewClient(&redis.Options{Network: "unix", Addr: sock})}
 	if err := poll(ctx, 10*time.Second, func() (bool, error) { return rs.Client.Ping(ctx).Err() == nil, nil }); err != nil {
 		rs.stop()
 		return nil, fmt.Errorf("redis-server did not answer: %w", err)
@@ -52,17 +51,15 @@ func startRedis(ctx context.Context) (*redisServer, error) {
 // stop shuts redis-server down (killing it if it takes more than 10 s) and removes its files.
 func (rs *redisServer) stop() {
 	_ = rs.Client.Close()
-	_ = rs.cmd.Process.Signal(syscall.SIGTERM)
-	exited := make(chan struct{})
-	go func() { _ = rs.cmd.Wait(); close(exited) }()
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		_ = rs.cmd.Process.Kill()
-		<-exited
-	}
+	rs.proc.stop()
 	_ = os.RemoveAll(rs.dir)
 }
+
+// url is the server's address as HERALD_REDIS_URL names it, for Herald's processes.
+func (rs *redisServer) url() string { return "unix://" + rs.sock }
+
+// pid is redis-server's process id, for its peak RSS.
+func (rs *redisServer) pid() int { return rs.proc.cmd.Process.Pid }
 
 // flush empties Redis, so that each measurement starts from nothing.
 func (rs *redisServer) flush(ctx context.Context) error {

@@ -156,12 +156,7 @@ func (r *rig) observeHosts(ctx context.Context, prefix string, n, batch int, act
 		if err := sleepUntil(ctx, start.Add(spread*time.Duration(i)/time.Duration(requests))); err != nil {
 			return err
 		}
-		obs := make([]herald.Observation, 0, batch)
-		for h := i * batch; h < min((i+1)*batch, n); h++ {
-			host := fmt.Sprintf("%s-%d", prefix, h)
-			obs = append(obs, herald.Observation{EventTypeName: "HOST_DOWN", Active: &active, HostID: host,
-				HostnameAndPort: host + ".example.com:27017"})
-		}
+		obs := hostsDown(prefix, i*batch, min((i+1)*batch, n), active)
 		if err := r.api.call(ctx, "POST", "/groups/"+r.project+"/observations", obs, http.StatusAccepted, nil); err != nil {
 			return err
 		}

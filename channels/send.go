@@ -28,9 +28,13 @@ func Exchange(client *http.Client, req *http.Request, check func(resp *http.Resp
 		return Classify(nil, err)
 	}
 	defer resp.Body.Close()
+	if check == nil { // nothing reads the body: drained through io.Discard's pooled buffer
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 2*maxDrain))
+		return Classify(resp, nil)
+	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxDrain))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
-	if err := Classify(resp, nil); err != nil || check == nil {
+	if err := Classify(resp, nil); err != nil {
 		return err
 	}
 	return check(resp, body)

@@ -20,11 +20,17 @@ import (
 //	Metric: CONNECTIONS, current value 512 RAW
 //	Created: 2026-11-21T18:40:55Z
 //	Alert ID: 6a1b...
+//
+// It is built in one buffer: a storm writes one for every notification.
 func Summary(a herald.Alert) string {
-	var lines []string
+	var b strings.Builder
+	b.Grow(256)
 	add := func(label, value string) {
 		if value != "" {
-			lines = append(lines, label+": "+value)
+			b.WriteByte('\n')
+			b.WriteString(label)
+			b.WriteString(": ")
+			b.WriteString(value)
 		}
 	}
 	status := a.Status
@@ -35,7 +41,10 @@ func Summary(a herald.Alert) string {
 	if event == "" {
 		event = "(no event type)"
 	}
-	lines = append(lines, "Alert "+status+": "+event)
+	b.WriteString("Alert ")
+	b.WriteString(status)
+	b.WriteString(": ")
+	b.WriteString(event)
 	add("Project", a.GroupID)
 	if a.Labels != nil {
 		add("Prometheus alert", Subject(a))
@@ -92,7 +101,7 @@ func Summary(a herald.Alert) string {
 		add("Acknowledged", ack)
 	}
 	add("Alert ID", a.ID)
-	return strings.Join(lines, "\n")
+	return b.String()
 }
 
 // oneLine keeps user text (an acknowledgement comment) on its line.

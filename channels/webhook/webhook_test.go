@@ -408,3 +408,30 @@ func TestWebhookDefaultClientRefusesPrivate(t *testing.T) {
 		t.Errorf("receiver got %d requests", n)
 	}
 }
+
+// BenchmarkNotify is one delivery to a receiver on 127.0.0.1 that answers at once, over a
+// kept-alive connection: the cost a storm pays per notification on the sender's side
+// (go test ./channels/webhook -bench Notify -benchmem).
+func BenchmarkNotify(b *testing.B) {
+	srv := newBenchReceiver(b)
+	n := webhook.Notifier{Client: testClient()}
+	d := webhookDelivery(srv, testSecret)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := n.Notify(context.Background(), d); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// newBenchReceiver serves 200 at once on 127.0.0.1 until the benchmark ends.
+func newBenchReceiver(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})}
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(func() { _ = srv.Close() })
+	return "http://" + ln.Addr().String() + "/hook"
+}

@@ -1,0 +1,384 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/api/digest"
+	"github.com/heraldhq/herald/store"
+)
+
+// Scenario 4, alert storms (go run ./bench -storm for it alone): N distinct alerts reported at
+// once, each one notification, through Alertmanager and through Herald in the same run, on
+// the same machine, to the same kind of webhook receiver. Alertmanager holds alerts in memory
+// and persists nothing; Herald runs as in production: `herald api` and `herald worker` as
+// separate processes, built from ./cmd/herald, on the run's redis-server (AOF everysec).
+var (
+	stormOnly = flag.Bool("storm", false, "measure only the alert storms against Alertmanager, -storms sizes")
+	heraldBin = flag.String("herald", "", "herald binary the storm runs (default: built from ./cmd/herald)")
+)
+
+// Scenario 4's targets.
+const (
+	stormRatioTarget    = 2.5              // Herald's notifications/s over Alertmanager's
+	stormAfterLastLimit = 20 * time.Second // last report → last first notice
+	stormHeraldRSSLimit = 250 << 20        // api + worker peak RSS
+	stormRedisPerAlert  = 1536             // Redis used_memory growth per open alert
+	stormPosters        = 4                // requests in flight at once while reporting
+)
+
+// stormRun is one storm through one system.
+type stormRun struct {
+	rate       float64       // distinct notifications per second, first report → last notice
+	took       time.Duration // first report → last notice
+	reporting  time.Duration // first report → last report accepted
+	first      time.Duration // first report → first notice
+	afterLast  time.Duration // last report accepted → last notice
+	duplicates int
+	peakRSS    int64            // the system's processes together (Herald: api + worker)
+	redisGrew  int64            // Herald: used_memory after the storm less before
+	redisRSS   int64            // Herald: used_memory_rss after the storm
+	cpu        [3]time.Duration // Herald: CPU time of the api, the worker and redis-server over the storm
+	commands   int64            // Herald: commands Redis processed over the storm
+}
+
+// storm is scenario 4: each size of -storms through Alertmanager, then through Herald.
+func (b *bench) storm(ctx context.Context) ([]figure, error) {
+	dir, err := os.MkdirTemp("", "herald-storm-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	heraldBin, err := *heraldBin, error(nil)
+	if heraldBin == "" {
+		if heraldBin, err = buildHerald(ctx, dir); err != nil {
+			return nil, err
+		}
+	}
+	amBin, amErr := findAlertmanager()
+	amVersion := alertmanagerWant
+	if amErr == nil {
+		if amVersion, amErr = alertmanagerVersion(amBin); amErr == nil && amVersion != alertmanagerWant {
+			log.Printf("storm: Alertmanager %s, not the %s the targets were set against", amVersion, alertmanagerWant)
+		}
+	}
+	figs := []figure{{Name: "4. Alertmanager's configuration", Value: alertmanagerSetup}}
+	for _, n := range b.sizes.Storms {
+		var am stormRun
+		if amErr == nil {
+			log.Printf("storm: %d alerts through Alertmanager %s", n, amVersion)
+			if am, err = b.alertmanagerStorm(ctx, amBin, dir, n); err != nil {
+				return nil, fmt.Errorf("Alertmanager, %d alerts: %w", n, err)
+			}
+		}
+		log.Printf("storm: %d alerts through herald api + herald worker", n)
+		h, err := b.heraldStorm(ctx, heraldBin, dir, n)
+		if err != nil {
+			return nil, fmt.Errorf("Herald, %d alerts: %w", n, err)
+		}
+		figs = append(figs, stormFigures(n, h, am, "Alertmanager "+amVersion, amErr)...)
+	}
+	return figs, nil
+}
+
+// stormFigures are the figures of one storm size: Herald's, Alertmanager's (or why it was not
+// measured) and their ratio, each against its target.
+func stormFigures(n int, h, am stormRun, amName string, amErr error) []figure {
+	p := fmt.Sprintf("4. storm of %d: ", n)
+	figs := []figure{
+		{Name: p + "Herald → notifications/s", Value: fmt.Sprintf("%.0f /s (%s from first report to last notice; first notice after %s; reporting took %s)",
+			h.rate, h.took.Round(time.Millisecond), h.first.Round(time.Millisecond), h.reporting.Round(time.Millisecond))},
+	}
+	if amErr != nil {
+		figs = append(figs,
+			figure{Name: p + amName + " → notifications/s", Value: "not measured: " + amErr.Error()},
+			figure{Name: p + "Herald ÷ Alertmanager", Value: "not measured", Target: fmt.Sprintf("≥ %.1f×", stormRatioTarget)})
+	} else {
+		ratio := h.rate / am.rate
+		figs = append(figs,
+			figure{Name: p + amName + " → notifications/s", Value: fmt.Sprintf("%.0f /s (%s; first notice after %s; %d duplicates; peak RSS %s)",
+				am.rate, am.took.Round(time.Millisecond), am.first.Round(time.Millisecond), am.duplicates, mib(am.peakRSS))},
+			figure{Name: p + "Herald ÷ Alertmanager", Value: fmt.Sprintf("%.2f×", ratio),
+				Target: fmt.Sprintf("≥ %.1f×", stormRatioTarget), Result: judge(ratio >= stormRatioTarget)})
+	}
+	perAlert := float64(h.redisGrew) / float64(n)
+	return append(figs,
+		figure{Name: p + "Herald CPU per notification", Value: fmt.Sprintf("api %s, worker %s, redis-server %s (%.1f commands)",
+			perItem(h.cpu[0], n), perItem(h.cpu[1], n), perItem(h.cpu[2], n), float64(h.commands)/float64(n))},
+		figure{Name: p + "Herald duplicate notifications", Value: fmt.Sprint(h.duplicates), Target: "0", Result: judge(h.duplicates == 0)},
+		figure{Name: p + "last report → last first notice", Value: h.afterLast.Round(time.Millisecond).String(),
+			Target: "≤ " + stormAfterLastLimit.String(), Result: judge(h.afterLast <= stormAfterLastLimit)},
+		figure{Name: p + "Herald peak RSS, api + worker", Value: mib(h.peakRSS),
+			Target: "≤ " + mib(stormHeraldRSSLimit), Result: judge(h.peakRSS <= stormHeraldRSSLimit)},
+		figure{Name: p + "Redis memory per open alert", Value: fmt.Sprintf("%.0f B (used_memory +%s; RSS %s)", perAlert, mib(h.redisGrew), mib(h.redisRSS)),
+			Target: fmt.Sprintf("≤ %d B", stormRedisPerAlert), Result: judge(perAlert <= stormRedisPerAlert)},
+	)
+}
+
+// alertmanagerStorm posts n alerts to a fresh Alertmanager and waits for each one's
+// notification.
+func (b *bench) alertmanagerStorm(ctx context.Context, bin, dir string, n int) (stormRun, error) {
+	recv, err := startKeyedReceiver(0, alertmanagerKeys)
+	if err != nil {
+		return stormRun{}, err
+	}
+	defer recv.stop()
+	am, err := startAlertmanager(ctx, bin, dir, recv.URL)
+	if err != nil {
+		return stormRun{}, err
+	}
+	defer am.stop()
+	prefix := fmt.Sprintf("am%d", n)
+	run, err := b.reportStorm(ctx, n, recv, func(int) func(context.Context, int, int) error {
+		return func(ctx context.Context, from, to int) error { return am.post(ctx, prefix, from, to) }
+	})
+	if err != nil {
+		return run, err
+	}
+	run.peakRSS, err = am.proc.peakRSS()
+	return run, err
+}
+
+// heraldStorm starts herald api and herald worker on an empty Redis, sets up a project whose
+// one enabled configuration is HOST_DOWN with one WEBHOOK notification (delayMin 0), reports
+// n hosts down and waits for each alert's notification and for the engine to settle.
+func (b *bench) heraldStorm(ctx context.Context, bin, dir string, n int) (stormRun, error) {
+	if err := b.redis.flush(ctx); err != nil {
+		return stormRun{}, err
+	}
+	recv, err := startReceiver(0)
+	if err != nil {
+		return stormRun{}, err
+	}
+	defer recv.stop()
+	h, err := startHerald(ctx, bin, dir, b.redis.url(), b.sizes.Concurrency)
+	if err != nil {
+		return stormRun{}, err
+	}
+	defer h.stop()
+	r := &rig{store: store.New(b.redis.Client), api: h.client(), recv: recv}
+	if err := r.setUpProject(ctx, webhookNotification{DelayMin: 0, IntervalMin: 60}); err != nil {
+		return stormRun{}, err
+	}
+	if err := r.waitIdle(ctx, settleTime); err != nil {
+		return stormRun{}, err
+	}
+	before, err := b.redis.usedMemory(ctx)
+	if err != nil {
+		return stormRun{}, err
+	}
+	cpuBefore, err := h.cpuTimes(b.redis.pid())
+	if err != nil {
+		return stormRun{}, err
+	}
+	cmdsBefore, err := b.redis.commands(ctx)
+	if err != nil {
+		return stormRun{}, err
+	}
+	prefix := fmt.Sprintf("h%d", n)
+	run, err := b.reportStorm(ctx, n, recv, func(int) func(context.Context, int, int) error {
+		c := h.client() // a digest client each: each keeps its own nonce count
+		return func(ctx context.Context, from, to int) error {
+			return c.call(ctx, "POST", "/groups/"+r.project+"/observations", hostsDown(prefix, from, to, true), http.StatusAccepted, nil)
+		}
+	})
+	if err != nil {
+		return run, err
+	}
+	if err := r.waitIdle(ctx, settleTime); err != nil {
+		return run, err
+	}
+	_, run.duplicates = recv.counts()
+	cpuAfter, err := h.cpuTimes(b.redis.pid())
+	if err != nil {
+		return run, err
+	}
+	for i := range run.cpu {
+		run.cpu[i] = cpuAfter[i] - cpuBefore[i]
+	}
+	cmdsAfter, err := b.redis.commands(ctx)
+	if err != nil {
+		return run, err
+	}
+	run.commands = cmdsAfter - cmdsBefore
+	after, err := b.redis.usedMemory(ctx)
+	if err != nil {
+		return run, err
+	}
+	run.redisGrew = after - before
+	mem, err := b.redis.info(ctx, "memory")
+	if err != nil {
+		return run, err
+	}
+	run.redisRSS, _ = strconv.ParseInt(mem["used_memory_rss"], 10, 64)
+	run.peakRSS, err = h.peakRSS()
+	return run, err
+}
+
+// reportStorm reports n alerts in requests of the run's batch size, stormPosters at once
+// (poster(i) makes the i-th poster's request function), and waits until recv has a
+// notification for each.
+func (b *bench) reportStorm(ctx context.Context, n int, recv *receiver, poster func(int) func(ctx context.Context, from, to int) error) (stormRun, error) {
+	batch := b.sizes.Batch
+	requests := (n + batch - 1) / batch
+	next := make(chan int, requests)
+	for i := range requests {
+		next <- i
+	}
+	close(next)
+	errs := make(chan error, stormPosters)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range stormPosters {
+		post := poster(i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for req := range next {
+				if err := post(ctx, req*batch, min((req+1)*batch, n)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	reported := time.Now()
+	close(errs)
+	if err := <-errs; err != nil {
+		return stormRun{}, fmt.Errorf("reporting: %w", err)
+	}
+	if err := recv.waitFor(ctx, n, patience(n)); err != nil {
+		return stormRun{}, err
+	}
+	arrivals, duplicates := recv.results()
+	last := arrivals[n-1].At
+	took := last.Sub(start)
+	return stormRun{rate: float64(n) / took.Seconds(), took: took, reporting: reported.Sub(start), first: arrivals[0].At.Sub(start),
+		afterLast: last.Sub(reported), duplicates: duplicates}, nil
+}
+
+// hostsDown are HOST_DOWN observations, active (or cleared), for hosts <prefix>-from …
+// <prefix>-(to-1).
+func hostsDown(prefix string, from, to int, active bool) []herald.Observation {
+	obs := make([]herald.Observation, 0, to-from)
+	for h := from; h < to; h++ {
+		host := fmt.Sprintf("%s-%d", prefix, h)
+		obs = append(obs, herald.Observation{EventTypeName: "HOST_DOWN", Active: &active, HostID: host,
+			HostnameAndPort: host + ".example.com:27017"})
+	}
+	return obs
+}
+
+// buildHerald builds ./cmd/herald of the module the benchmark runs in into dir.
+func buildHerald(ctx context.Context, dir string) (string, error) {
+	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil || strings.TrimSpace(string(gomod)) == "" || strings.TrimSpace(string(gomod)) == os.DevNull {
+		return "", fmt.Errorf("run the benchmark in Herald's module (go run ./bench) to build herald: go env GOMOD: %v", err)
+	}
+	bin := filepath.Join(dir, "herald")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/herald")
+	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/herald: %w: %s", err, out)
+	}
+	return bin, nil
+}
+
+// heraldProcs are `herald api` and `herald worker`, as separate processes, on one Redis.
+type heraldProcs struct {
+	api, worker    *process
+	base           string // the API's base URL
+	public, secret string // the bootstrap key
+}
+
+// startHerald starts herald api (with a global owner bootstrap key) and herald worker
+// (webhooks may reach loopback, concurrency tasks at once) on redisURL, and waits until both
+// are ready.
+func startHerald(ctx context.Context, bin, dir, redisURL string, concurrency int) (*heraldProcs, error) {
+	key, private := api.NewAPIKey("bench", "", []herald.Role{{RoleName: herald.GlobalOwner}}, time.Now())
+	apiAddr, err := freeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	workerAddr, err := freeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	common := []string{"HERALD_REDIS_URL=" + redisURL, "HERALD_LOG_LEVEL=warn", herald.SettingPrivateTargets + "=true"}
+	h := &heraldProcs{base: "http://" + apiAddr, public: key.PublicKey, secret: private}
+	ok := false
+	defer func() {
+		if !ok {
+			h.stop()
+		}
+	}()
+	if h.api, err = startProcess("herald-api", dir, bin, []string{"api"}, append(common, "HERALD_LISTEN="+apiAddr,
+		"HERALD_METRICS_LISTEN=", "HERALD_BOOTSTRAP_KEY="+key.PublicKey+":"+private)); err != nil {
+		return nil, err
+	}
+	if h.worker, err = startProcess("herald-worker", dir, bin, []string{"worker"}, append(common, "HERALD_METRICS_LISTEN="+workerAddr,
+		"HERALD_WORKER_CONCURRENCY="+strconv.Itoa(concurrency))); err != nil {
+		return nil, err
+	}
+	if err := waitServing(ctx, h.api, h.base+"/readyz"); err != nil {
+		return nil, fmt.Errorf("herald api did not get ready: %w", err)
+	}
+	if err := waitServing(ctx, h.worker, "http://"+workerAddr+"/readyz"); err != nil {
+		return nil, fmt.Errorf("herald worker did not get ready: %w", err)
+	}
+	ok = true
+	return h, nil
+}
+
+// client is a new API client with the bootstrap key.
+func (h *heraldProcs) client() apiClient {
+	return apiClient{base: h.base + api.BasePath,
+		http: &http.Client{Transport: &digest.Transport{Username: h.public, Password: h.secret}, Timeout: time.Minute}}
+}
+
+// cpuTimes are the CPU times used so far by the api, the worker, and redis-server (pid).
+func (h *heraldProcs) cpuTimes(redisPID int) ([3]time.Duration, error) {
+	var t [3]time.Duration
+	var errs [3]error
+	t[0], errs[0] = h.api.cpuTime()
+	t[1], errs[1] = h.worker.cpuTime()
+	t[2], errs[2] = procCPU(redisPID)
+	return t, errors.Join(errs[:]...)
+}
+
+// peakRSS is the api's and the worker's peak RSS together.
+func (h *heraldProcs) peakRSS() (int64, error) {
+	a, err := h.api.peakRSS()
+	if err != nil {
+		return 0, err
+	}
+	w, err := h.worker.peakRSS()
+	return a + w, err
+}
+
+func (h *heraldProcs) stop() {
+	for _, p := range []*process{h.worker, h.api} {
+		if p != nil {
+			p.stop()
+		}
+	}
+}
+
+// perItem is d shared over n items, in microseconds.
+func perItem(d time.Duration, n int) string {
+	return fmt.Sprintf("%.0f µs", float64(d.Microseconds())/float64(n))
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// An Alertmanager notification carries its alerts; each is told apart by its instance label,
+// and one that comes again is a duplicate (the receiver counts it once).
+func TestAlertmanagerKeys(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"one alert", `{"version":"4","alerts":[{"labels":{"alertname":"HostDown","instance":"am-1"}}]}`, []string{"am-1"}},
+		{"two alerts", `{"alerts":[{"labels":{"instance":"a"}},{"labels":{"instance":"b"}}]}`, []string{"a", "b"}},
+		{"none", `{"alerts":[]}`, []string{}},
+		{"undecodable", `not json`, []string{"undecodable"}},
+	} {
+		if got := alertmanagerKeys([]byte(c.body), nil); !slices.Equal(got, c.want) {
+			t.Errorf("%s: keys %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestKeyedReceiverCountsEachAlertOnce(t *testing.T) {
+	r, err := startKeyedReceiver(0, alertmanagerKeys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.stop()
+	for _, body := range []string{
+		`{"alerts":[{"labels":{"instance":"a"}},{"labels":{"instance":"b"}}]}`,
+		`{"alerts":[{"labels":{"instance":"b"}}]}`, // b again: a duplicate
+		`{"alerts":[{"labels":{"instance":"c"}}]}`,
+	} {
+		resp, err := http.Post(r.URL, "application/json", bytes.NewReader([]byte(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	distinct, duplicates := r.counts()
+	if distinct != 3 || duplicates != 1 {
+		t.Errorf("distinct %d, duplicates %d; want 3 and 1", distinct, duplicates)
+	}
+}
+
+// Each storm's figures are judged against their targets; Alertmanager missing is reported as
+// not measured, with why, and judged neither way.
+func TestStormFigures(t *testing.T) {
+	herald := stormRun{rate: 10_000, took: time.Second, afterLast: 900 * time.Millisecond, peakRSS: 100 << 20, redisGrew: 1000 * 10_000}
+	verdicts := func(figs []figure) map[string]verdict {
+		out := map[string]verdict{}
+		for _, f := range figs {
+			out[f.Name[strings.Index(f.Name, ": ")+2:]] = f.Result
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name  string
+		h, am stormRun
+		amErr error
+		want  map[string]verdict
+	}{
+		{"every target met", herald, stormRun{rate: 3000}, nil, map[string]verdict{
+			"Herald ÷ Alertmanager": pass, "Herald duplicate notifications": pass, "last report → last first notice": pass,
+			"Herald peak RSS, api + worker": pass, "Redis memory per open alert": pass}},
+		{"ratio under 2.5", herald, stormRun{rate: 4001}, nil, map[string]verdict{"Herald ÷ Alertmanager": miss}},
+		{"a duplicate", stormRun{rate: 1, duplicates: 1}, stormRun{rate: 1}, nil, map[string]verdict{"Herald duplicate notifications": miss}},
+		{"late", stormRun{rate: 1, afterLast: 21 * time.Second}, stormRun{rate: 1}, nil, map[string]verdict{"last report → last first notice": miss}},
+		{"too much memory", stormRun{rate: 1, peakRSS: 251 << 20, redisGrew: 1537 * 10_000}, stormRun{rate: 1}, nil,
+			map[string]verdict{"Herald peak RSS, api + worker": miss, "Redis memory per open alert": miss}},
+		{"no Alertmanager", herald, stormRun{}, errNoAlertmanager, map[string]verdict{"Herald ÷ Alertmanager": noTarget}},
+	} {
+		figs := stormFigures(10_000, c.h, c.am, "Alertmanager 0.28.1", c.amErr)
+		got := verdicts(figs)
+		for name, want := range c.want {
+			if v, ok := got[name]; !ok || v != want {
+				t.Errorf("%s: %q is %v, want %v (figures %+v)", c.name, name, v, want, figs)
+			}
+		}
+		if c.amErr != nil && !strings.Contains(figs[1].Value, "not measured: "+c.amErr.Error()) {
+			t.Errorf("%s: Alertmanager's figure %q does not say why it was not measured", c.name, figs[1].Value)
+		}
+	}
+}
+
+func TestIntList(t *testing.T) {
+	var l intList
+	if err := l.Set("10000, 100000"); err != nil || !slices.Equal(l, intList{10_000, 100_000}) || l.String() != "10000,100000" {
+		t.Errorf("Set: %v %v %q", l, err, l.String())
+	}
+	if err := l.Set("10k"); err == nil {
+		t.Error("10k accepted as a count")
+	}
+}
+
+func TestProcStatusOfThisProcess(t *testing.T) {
+	hwm, err := procStatus(os.Getpid(), "VmHWM")
+	if err != nil || hwm < 1<<20 {
+		t.Errorf("VmHWM of this process: %d, %v", hwm, err)
+	}
+	if _, err := procStatus(os.Getpid(), "NoSuchField"); err == nil {
+		t.Error("a missing field read without an error")
+	}
+	if cpu, err := procCPU(os.Getpid()); err != nil || cpu < 0 {
+		t.Errorf("CPU time of this process: %s, %v", cpu, err)
+	}
+}
+
+var errNoAlertmanager = errors.New("no alertmanager binary")
