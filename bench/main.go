@@ -28,13 +28,17 @@ type sizes struct {
 	IdleWindow  time.Duration // scenario 3: how long CPU is measured with nothing due
 	Batch       int           // observations a request
 	Concurrency int           // tasks a worker runs at once, Herald's and raw asynq's
+	ReadFor     time.Duration // scenario 4: how long each server is loaded with reads
+	IngestFor   time.Duration // scenario 5: how long observations are posted
 }
 
 var (
 	fullSizes = sizes{Tasks: 20_000, Opened: 10_000, Due: 20_000, DueWindow: 10 * time.Second,
-		Waiting: 100_000, IdleWindow: 10 * time.Second, Batch: 500, Concurrency: 20}
+		Waiting: 100_000, IdleWindow: 10 * time.Second, Batch: 500, Concurrency: 20,
+		ReadFor: 10 * time.Second, IngestFor: 20 * time.Second}
 	quickSizes = sizes{Tasks: 4_000, Opened: 2_000, Due: 4_000, DueWindow: 4 * time.Second,
-		Waiting: 10_000, IdleWindow: 3 * time.Second, Batch: 500, Concurrency: 20}
+		Waiting: 10_000, IdleWindow: 3 * time.Second, Batch: 500, Concurrency: 20,
+		ReadFor: 3 * time.Second, IngestFor: 5 * time.Second}
 )
 
 // bench is one run: its Redis, its sizes, and the raw asynq rate scenario 1 is judged by.
@@ -54,6 +58,12 @@ type scenario struct {
 func main() {
 	log.SetFlags(log.Ltime)
 	log.SetPrefix("bench: ")
+	if addr := os.Getenv(plainServerEnv); addr != "" { // started by the API read scenario
+		if err := servePlain(addr, os.Getenv(plainAlertEnv)); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	sz, profileDir, timeout := parseFlags()
 	os.Exit(run(sz, profileDir, timeout))
 }
@@ -102,6 +112,8 @@ func parseFlags() (sizes, string, time.Duration) {
 	flag.IntVar(&sz.Waiting, "waiting", sz.Waiting, "scenario 3: open alerts waiting for their next repeat")
 	flag.DurationVar(&sz.IdleWindow, "idle-window", sz.IdleWindow, "scenario 3: how long CPU is measured with nothing due")
 	flag.IntVar(&sz.Batch, "batch", sz.Batch, "observations a request")
+	flag.DurationVar(&sz.ReadFor, "read-for", sz.ReadFor, "scenario 4: how long each server is loaded with reads")
+	flag.DurationVar(&sz.IngestFor, "ingest-for", sz.IngestFor, "scenario 5: how long observations are posted")
 	flag.IntVar(&sz.Concurrency, "concurrency", sz.Concurrency, "tasks a worker runs at once (Herald's and raw asynq's)")
 	profileDir := flag.String("profile", "", "write a CPU profile of each scenario to `dir`/<scenario>.pprof")
 	timeout := flag.Duration("timeout", 20*time.Minute, "bound of the whole run")
@@ -115,7 +127,7 @@ func parseFlags() (sizes, string, time.Duration) {
 			_ = flag.Set(name, v)
 		}
 	}
-	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Concurrency) < 1 || sz.Batch < 1 || sz.Batch > herald.MaxObservationsPerRequest {
+	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Concurrency) < 1 || min(sz.ReadFor, sz.IngestFor) <= 0 || sz.Batch < 1 || sz.Batch > herald.MaxObservationsPerRequest {
 		fmt.Fprintf(os.Stderr, "bench: sizes and -concurrency must be at least 1, -batch at most %d\n", herald.MaxObservationsPerRequest)
 		os.Exit(2)
 	}
@@ -139,10 +151,15 @@ func measure(ctx context.Context, sz sizes, profileDir string) (*report, error) 
 		{"1. alerts opened", "opened", b.opened},
 		{"2. first notices due", "due", b.due},
 		{"3. open alerts waiting", "waiting", b.waiting},
+		{"4. API reads with Digest", "apiread", b.apiRead},
+		{"5. observations ingested", "ingest", b.ingest},
+	}
+	if *apiOnly {
+		scenarios = scenarios[3:]
 	}
 	if *scaleOnly {
 		scenarios = []scenario{{"workers: two against one", "workers", b.workers}}
-	} else {
+	} else if !*apiOnly {
 		log.Printf("raw asynq: %d no-op tasks, concurrency %d", sz.Tasks, sz.Concurrency)
 		if b.asynqRate, err = asynqCeiling(ctx, rs.Client, sz.Tasks, sz.Concurrency); err != nil {
 			return nil, fmt.Errorf("raw asynq rate: %w", err)
