@@ -17,8 +17,8 @@ import (
 // latency.
 type loadResult struct {
 	ok, tolerated int
-	took      time.Duration
-	latencies []time.Duration
+	took          time.Duration
+	latencies     []time.Duration
 }
 
 func (l loadResult) rate() float64 { return float64(l.ok) / l.took.Seconds() }
