@@ -75,6 +75,7 @@ type Server struct {
 	log      *zap.Logger
 	cfg      Config
 	verifier digest.Verifier
+	kept     keptCredentials
 	mux      *http.ServeMux
 }
 
