@@ -68,18 +68,23 @@ func startChild(name, bin string, args, env []string, logPath string) (*child, e
 	return &child{name: name, cmd: cmd, log: f}, nil
 }
 
-// stop ends the child (SIGTERM, then SIGKILL after 10 s).
+// stop ends the child and closes its log.
 func (c *child) stop() {
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	terminate(c.cmd)
+	c.log.Close()
+}
+
+// terminate ends a process the benchmark started: SIGTERM, then SIGKILL after 10 s.
+func terminate(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
 	exited := make(chan struct{})
-	go func() { _ = c.cmd.Wait(); close(exited) }()
+	go func() { _ = cmd.Wait(); close(exited) }()
 	select {
 	case <-exited:
 	case <-time.After(10 * time.Second):
-		_ = c.cmd.Process.Kill()
+		_ = cmd.Process.Kill()
 		<-exited
 	}
-	c.log.Close()
 }
 
 // cpuTime is the CPU time (user and system) the child used so far, from /proc/<pid>/stat.

@@ -52,15 +52,7 @@ func startRedis(ctx context.Context) (*redisServer, error) {
 // stop shuts redis-server down (killing it if it takes more than 10 s) and removes its files.
 func (rs *redisServer) stop() {
 	_ = rs.Client.Close()
-	_ = rs.cmd.Process.Signal(syscall.SIGTERM)
-	exited := make(chan struct{})
-	go func() { _ = rs.cmd.Wait(); close(exited) }()
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		_ = rs.cmd.Process.Kill()
-		<-exited
-	}
+	terminate(rs.cmd)
 	_ = os.RemoveAll(rs.dir)
 }
 
