@@ -23,7 +23,8 @@ var unauthorizedBody = []byte(`{"reason":"Unauthorized","error":401,"detail":"Yo
 // monitoring console's, when monitoring): an API key (user name = public key) or a user (user
 // name = username). Without valid credentials it answers 401 with a challenge (stale=true when
 // only the nonce expired) and reports false; a name or address that failed too often is
-// answered 429 RATE_LIMITED before anything is verified, and a wrong guess is counted.
+// answered 429 RATE_LIMITED before anything is verified, and a wrong guess is counted. A
+// caller whose key or user this process kept is checked in one round trip (authenticateKept).
 //
 // The log tells a refusal from the round trip: a challenge to a request without credentials
 // (or with a stale nonce), the first half of every digest call, is the request's line at debug;
@@ -74,9 +75,6 @@ func (s *Server) authenticate(w *statusRecorder, r *http.Request, monitoring boo
 		w.roundTrip = true
 		s.challenge(w, &v, false)
 	case errors.Is(err, digest.ErrInvalid):
-		if errors.Is(err, digest.ErrWrongCredentials) {
-			s.kept.forget(name)
-		}
 		s.refuse(w, r, &v, name, remote, monitoring, err, who)
 	default:
 		s.log.Error("authentication failed", zap.Error(err))

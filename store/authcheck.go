@@ -32,8 +32,9 @@ type AuthCheck struct {
 	Advanced bool
 }
 
-// Outcome is what the check comes to: AuthOK when the request is authenticated by the kept credential; else
-// why not. The rules, in the order AuthRefused, Credential and the nonce counter applied them.
+// Outcome is what the check comes to: AuthOK when the kept credential authenticates the
+// request, else why not, in the order the separate calls decided (AuthRefused, Credential,
+// the nonce counter).
 func (c AuthCheck) Outcome() AuthOutcome {
 	switch {
 	case c.Refused > 0:
@@ -50,10 +51,10 @@ func (c AuthCheck) Outcome() AuthOutcome {
 type AuthOutcome int
 
 const (
-	AuthOK        AuthOutcome = iota
-	AuthThrottled             // refused for failed authentications: 429
-	AuthChanged               // the kept credential changed or is gone: read it again
-	AuthReplayed              // a nonce count seen before: refused
+	AuthOK        AuthOutcome = iota // authenticated
+	AuthThrottled                    // refused for failed authentications: 429
+	AuthChanged                      // the kept credential changed or is gone: read it again
+	AuthReplayed                     // a nonce count seen before: refused
 )
 
 // credentialCurrent answers 1 when KEYS[1] (a name's reference) still holds ARGV[1] (the id)
