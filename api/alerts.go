@@ -119,11 +119,14 @@ func (s *Server) listAlerts(c *call) (reply, error) {
 
 // GET /groups/{groupId}/alerts/{alertId}
 func (s *Server) getAlert(c *call) (reply, error) {
-	p, err := c.project(herald.ReadProject)
-	if err != nil {
+	p, found, a, err := s.store.ProjectAlert(c.ctx, c.param("groupId"), c.param("alertId")) // one round trip
+	if !found {
+		_, err := c.authorizeProject(herald.ReadProject, p, err)
 		return reply{}, err
 	}
-	a, err := s.store.Alert(c.ctx, p.ID, c.param("alertId"))
+	if _, err := c.authorizeProject(herald.ReadProject, p, nil); err != nil {
+		return reply{}, err
+	}
 	if err != nil {
 		return reply{}, err
 	}

@@ -23,14 +23,24 @@ var unauthorizedBody = []byte(`{"reason":"Unauthorized","error":401,"detail":"Yo
 // monitoring console's, when monitoring): an API key (user name = public key) or a user (user
 // name = username). Without valid credentials it answers 401 with a challenge (stale=true when
 // only the nonce expired) and reports false; a name or address that failed too often is
-// answered 429 RATE_LIMITED before anything is verified, and a wrong guess is counted.
+// answered 429 RATE_LIMITED before anything is verified, and a wrong guess is counted. A
+// caller whose key or user this process kept is checked in one round trip (authenticateKept).
 //
 // The log tells a refusal from the round trip: a challenge to a request without credentials
 // (or with a stale nonce), the first half of every digest call, is the request's line at debug;
 // an unknown user or key and a wrong secret are each a warning naming the user or key (never
 // the secret or the response); malformed credentials an info line saying what was wrong.
 func (s *Server) authenticate(w *statusRecorder, r *http.Request, monitoring bool) (herald.Principal, bool) {
-	remote, name := remoteAddress(r), digest.Username(r)
+	remote := remoteAddress(r)
+	v := s.verifier // a copy per request, so the lookup can remember whom it found
+	if monitoring {
+		v.Realm = digest.MonitoringRealm
+	}
+	who, done, ok := s.authenticateKept(w, r, &v, remote, monitoring)
+	if done {
+		return who, ok
+	}
+	name := digest.Username(r)
 	throttled := clientNetwork(remote)
 	if name != "" {
 		wait, err := s.store.AuthRefused(r.Context(), name, throttled, s.cfg.AuthLimits)
@@ -43,31 +53,20 @@ func (s *Server) authenticate(w *statusRecorder, r *http.Request, monitoring boo
 			return herald.Principal{}, false
 		}
 	}
-	var who herald.Principal
-	v := s.verifier // a copy per request, so the lookup can remember whom it found
-	if monitoring {
-		v.Realm = digest.MonitoringRealm
-	}
+	var found store.Credential
 	v.Credentials = func(ctx context.Context, username string) (string, bool, error) {
 		c, err := s.store.Credential(ctx, username)
 		if err != nil {
 			return "", false, err
 		}
-		var ha1, monitoringHA1 string
-		switch {
-		case c.APIKey != nil:
-			who, ha1, monitoringHA1 = c.APIKey.Principal(remote), c.APIKey.HA1, c.APIKey.MonitoringHA1
-		case c.User != nil:
-			who, ha1, monitoringHA1 = c.User.Principal(remote), c.User.HA1, c.User.MonitoringHA1
-		}
-		if monitoring {
-			ha1 = monitoringHA1 // empty for a key or user made before the console had its realm
-		}
+		found, who = c, c.Principal(remote)
+		ha1 := c.HA1(monitoring)
 		return ha1, ha1 != "", nil
 	}
 	_, err := v.Verify(r)
 	switch {
 	case err == nil:
+		s.kept.keep(name, found)
 		return who, true
 	case errors.Is(err, digest.ErrStale):
 		w.roundTrip = true
@@ -76,27 +75,80 @@ func (s *Server) authenticate(w *statusRecorder, r *http.Request, monitoring boo
 		w.roundTrip = true
 		s.challenge(w, &v, false)
 	case errors.Is(err, digest.ErrInvalid):
-		refused := []zap.Field{zap.String("username", name), zap.String("remote", remote), zap.Bool("monitoring", monitoring)}
-		switch {
-		case !errors.Is(err, digest.ErrWrongCredentials):
-			s.log.Info("authentication refused: malformed digest credentials", append(refused, zap.Error(err))...)
-		case who.PublicKey == "" && who.Username == "": // the lookup found nobody of that name
-			s.log.Warn("authentication refused: unknown user or API key", refused...)
-		default:
-			s.log.Warn("authentication refused: wrong password or private key", refused...)
-		}
-		if errors.Is(err, digest.ErrWrongCredentials) {
-			if err := s.store.AuthFailed(r.Context(), name, throttled, s.cfg.AuthLimits); err != nil {
-				s.writeError(w, r, err)
-				return herald.Principal{}, false
-			}
-		}
-		s.challenge(w, &v, false)
+		s.refuse(w, r, &v, name, remote, monitoring, err, who)
 	default:
 		s.log.Error("authentication failed", zap.Error(err))
 		s.writeError(w, r, err)
 	}
 	return herald.Principal{}, false
+}
+
+// authenticateKept authenticates a request whose credentials answer what this process kept of
+// its user name's key or user, in one round trip to Redis (store.CheckAuth): the throttle, that
+// what was kept is still what is stored, and the nonce count. done is false when the request is
+// not one it can decide (nothing kept, a stale nonce, anything malformed, a response that does
+// not match what was kept, or a key or user changed since): authenticate then decides as it
+// would without anything kept, with the nonce count this check recorded.
+func (s *Server) authenticateKept(w *statusRecorder, r *http.Request, v *digest.Verifier, remote string, monitoring bool) (who herald.Principal, done, ok bool) {
+	a, err := v.Read(r)
+	if err != nil || a.Stale() {
+		return who, false, false
+	}
+	name := a.Username()
+	kept, found := s.kept.lookup(name)
+	if !found {
+		return who, false, false
+	}
+	if ha1 := kept.HA1(monitoring); ha1 == "" || !a.Answers(ha1) {
+		return who, false, false
+	}
+	check, err := s.store.CheckAuth(r.Context(), store.AuthAttempt{Name: name, Address: clientNetwork(remote), Limits: s.cfg.AuthLimits,
+		Kept: kept, Nonce: a.Nonce(), Count: a.Count(), CountTTL: v.CountLifetime()})
+	if err != nil {
+		s.writeError(w, r, err)
+		return who, true, false
+	}
+	switch check.Outcome() {
+	case store.AuthThrottled:
+		s.writeError(w, r, rateLimited(check.Refused))
+		return who, true, false
+	case store.AuthChanged:
+		s.kept.forget(name)
+		v.Counter = countRecorded(check.Advanced) // this request's count is recorded already
+		return who, false, false
+	case store.AuthReplayed:
+		s.refuse(w, r, v, name, remote, monitoring, digest.ErrReplayed, who)
+		return who, true, false
+	}
+	return kept.Principal(remote), true, true
+}
+
+// countRecorded answers for a nonce count CheckAuth recorded (or refused) already.
+type countRecorded bool
+
+func (c countRecorded) Advance(context.Context, string, uint64, time.Duration) (bool, error) {
+	return bool(c), nil
+}
+
+// refuse answers credentials that do not authenticate (err is digest.ErrInvalid) with a
+// challenge, after logging why and counting a wrong guess against the throttle.
+func (s *Server) refuse(w *statusRecorder, r *http.Request, v *digest.Verifier, name, remote string, monitoring bool, err error, who herald.Principal) {
+	refused := []zap.Field{zap.String("username", name), zap.String("remote", remote), zap.Bool("monitoring", monitoring)}
+	switch {
+	case !errors.Is(err, digest.ErrWrongCredentials):
+		s.log.Info("authentication refused: malformed digest credentials", append(refused, zap.Error(err))...)
+	case who.PublicKey == "" && who.Username == "": // the lookup found nobody of that name
+		s.log.Warn("authentication refused: unknown user or API key", refused...)
+	default:
+		s.log.Warn("authentication refused: wrong password or private key", refused...)
+	}
+	if errors.Is(err, digest.ErrWrongCredentials) {
+		if err := s.store.AuthFailed(r.Context(), name, clientNetwork(remote), s.cfg.AuthLimits); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	s.challenge(w, v, false)
 }
 
 // DefaultAuthLimits: within 15 minutes, 10 failures of one name from one address, 100 from one

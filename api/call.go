@@ -163,8 +163,14 @@ func (c *call) grant(scope herald.Scope, roles ...herald.Role) error {
 // request of kind a in it. A caller who could not act in an existing project either is told
 // only that: whether a project it has no role in exists is none of its business.
 func (c *call) project(a herald.Access) (herald.Project, error) {
+	p, err := c.s.store.Project(c.ctx, c.param("groupId"))
+	return c.authorizeProject(a, p, err)
+}
+
+// authorizeProject is project's answer to the project read (err its error): the project, or
+// why the caller may not have it.
+func (c *call) authorizeProject(a herald.Access, p herald.Project, err error) (herald.Project, error) {
 	id := c.param("groupId")
-	p, err := c.s.store.Project(c.ctx, id)
 	if herald.IsNotFound(err) {
 		if c.who.Can(a, herald.Scope{GroupID: id}) {
 			return p, err

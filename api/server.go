@@ -79,6 +79,7 @@ type Server struct {
 	log      *zap.Logger
 	cfg      Config
 	verifier digest.Verifier
+	kept     keptCredentials
 	mux      *http.ServeMux
 	started  time.Time // for the front door's uptime
 }

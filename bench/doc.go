@@ -4,8 +4,7 @@
 //	go run ./bench            # the full run: a few minutes
 //	go run ./bench -quick     # reduced sizes: a smoke run of about a minute
 //	go run ./bench -workers   # only deliveries/s with two workers against one (workers.go)
-//	go run ./bench -storm     # only the alert storms against Alertmanager (storm.go)
-//	go run ./bench -prometheus -alertmanager PATH  # only Prometheus re-sends, against Alertmanager (prometheus.go)
+//	go run ./bench -only storm,prometheus  # only the scenarios named (opened, due, waiting, storm, prometheus, apiread, ingest)
 //	go run ./bench -help      # every size, and -profile DIR for a CPU profile of each scenario
 //
 // It needs Debian's redis-server (apt-get install redis-server), which it starts itself on a
@@ -50,6 +49,18 @@
 //     With the CPU each Herald process and redis-server spent per notification, beside.
 //     Without an Alertmanager binary (-alertmanager, PATH, $(go env GOPATH)/bin) its figures
 //     say not measured, and why; the run goes on.
+//   - 4, API reads: GET /groups/{id}/alerts/{id} with Digest from 64 keep-alive clients, each
+//     keeping its nonce (nc+1 a request), for -read-for, against a plain net/http handler
+//     encoding the same alert, in the same run. Both servers are processes of their own: Herald
+//     is `herald api` built from ./cmd/herald (logging at info), the plain handler this program
+//     started again in its plain-server mode; the load generator, here, is never measured.
+//     Targets: at least 0.5 times the plain handler's requests/s, p99 at most 10 ms, and at
+//     most 100 µs of CPU a request, the API process's (/proc) and Redis's (INFO cpu) together.
+//     With -profile the API serves from this process instead, so that the profile sees it.
+//   - 5, observations ingested: 16 agents post batches of -batch HOST_DOWN observations (hosts
+//     of their own, the same each time) to `herald api` for -ingest-for while `herald worker`
+//     evaluates them. Targets: at least 50,000 observations accepted (202) a second; the API
+//     process's peak resident memory at most 256 MB.
 //
 // It prints progress on stderr, then the report on stdout: one line per figure with its target
 // and PASS or MISS, and the same as a markdown table for the README. It exits 0 when every

@@ -31,13 +31,17 @@ type sizes struct {
 	Storms      intList       // scenario 4: alerts in each storm, through Alertmanager and Herald
 	Batch       int           // observations a request
 	Concurrency int           // tasks a worker runs at once, Herald's and raw asynq's
+	ReadFor     time.Duration // scenario 4: how long each server is loaded with reads
+	IngestFor   time.Duration // scenario 5: how long observations are posted
 }
 
 var (
 	fullSizes = sizes{Tasks: 20_000, Opened: 10_000, Due: 20_000, DueWindow: 10 * time.Second,
-		Waiting: 100_000, IdleWindow: 10 * time.Second, Storms: intList{10_000, 100_000}, Batch: 500, Concurrency: 20}
+		Waiting: 100_000, IdleWindow: 10 * time.Second, Storms: intList{10_000, 100_000}, Batch: 500, Concurrency: 20,
+		ReadFor: 10 * time.Second, IngestFor: 20 * time.Second}
 	quickSizes = sizes{Tasks: 4_000, Opened: 2_000, Due: 4_000, DueWindow: 4 * time.Second,
-		Waiting: 10_000, IdleWindow: 3 * time.Second, Storms: intList{2_000, 10_000}, Batch: 500, Concurrency: 20}
+		Waiting: 10_000, IdleWindow: 3 * time.Second, Storms: intList{2_000, 10_000}, Batch: 500, Concurrency: 20,
+		ReadFor: 3 * time.Second, IngestFor: 5 * time.Second}
 )
 
 // bench is one run: its Redis, its sizes, and the raw asynq rate scenario 1 is judged by.
@@ -55,9 +59,31 @@ type scenario struct {
 	run         func(context.Context) ([]figure, error)
 }
 
+// onlyScenarios names the scenarios to run, when not all of them.
+var onlyScenarios = flag.String("only", "", "run only these scenarios, comma-separated names: opened, due, waiting, storm, prometheus, apiread, ingest")
+
+// pickScenarios is the scenarios that names (comma-separated) lists, in the run's order.
+func pickScenarios(all []scenario, names string) ([]scenario, error) {
+	want := map[string]bool{}
+	for _, n := range strings.Split(names, ",") {
+		n = strings.TrimSpace(n)
+		if !slices.ContainsFunc(all, func(s scenario) bool { return s.name == n }) {
+			return nil, fmt.Errorf("-only: no scenario named %q", n)
+		}
+		want[n] = true
+	}
+	return slices.DeleteFunc(slices.Clone(all), func(s scenario) bool { return !want[s.name] }), nil
+}
+
 func main() {
 	log.SetFlags(log.Ltime)
 	log.SetPrefix("bench: ")
+	if addr := os.Getenv(plainServerEnv); addr != "" { // started by the API read scenario
+		if err := servePlain(addr, os.Getenv(plainAlertEnv)); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	sz, profileDir, timeout := parseFlags()
 	os.Exit(run(sz, profileDir, timeout))
 }
@@ -109,6 +135,8 @@ func parseFlags() (sizes, string, time.Duration) {
 	flag.DurationVar(&sz.IdleWindow, "idle-window", sz.IdleWindow, "scenario 3: how long CPU is measured with nothing due")
 	flag.Var(&sz.Storms, "storms", "scenario 4: alerts in each storm, comma-separated")
 	flag.IntVar(&sz.Batch, "batch", sz.Batch, "observations a request")
+	flag.DurationVar(&sz.ReadFor, "read-for", sz.ReadFor, "scenario 4: how long each server is loaded with reads")
+	flag.DurationVar(&sz.IngestFor, "ingest-for", sz.IngestFor, "scenario 5: how long observations are posted")
 	flag.IntVar(&sz.Concurrency, "concurrency", sz.Concurrency, "tasks a worker runs at once (Herald's and raw asynq's)")
 	profileDir := flag.String("profile", "", "write a CPU profile of each scenario to `dir`/<scenario>.pprof")
 	timeout := flag.Duration("timeout", 20*time.Minute, "bound of the whole run")
@@ -122,7 +150,7 @@ func parseFlags() (sizes, string, time.Duration) {
 			_ = flag.Set(name, v)
 		}
 	}
-	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Concurrency, slices.Min(append(sz.Storms, 1))) < 1 || sz.Batch < 1 || sz.Batch > herald.MaxObservationsPerRequest {
+	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Concurrency, slices.Min(append(sz.Storms, 1))) < 1 || min(sz.ReadFor, sz.IngestFor) <= 0 || sz.Batch < 1 || sz.Batch > herald.MaxObservationsPerRequest {
 		fmt.Fprintf(os.Stderr, "bench: sizes and -concurrency must be at least 1, -batch at most %d\n", herald.MaxObservationsPerRequest)
 		os.Exit(2)
 	}
@@ -148,15 +176,19 @@ func measure(ctx context.Context, sz sizes, profileDir string) (*report, error) 
 		{"3. open alerts waiting", "waiting", b.waiting},
 		{"4. alert storms against Alertmanager", "storm", b.storm},
 		{"5. Prometheus re-sends", "prometheus", b.prometheus},
+		{"6. API reads with Digest", "apiread", b.apiRead},
+		{"7. observations ingested", "ingest", b.ingest},
 	}
-	switch {
-	case *scaleOnly:
+	if *onlyScenarios != "" {
+		if scenarios, err = pickScenarios(scenarios, *onlyScenarios); err != nil {
+			return nil, err
+		}
+	}
+	if *scaleOnly {
 		scenarios = []scenario{{"workers: two against one", "workers", b.workers}}
-	case *stormOnly:
-		scenarios = scenarios[3:4]
-	case *prometheusOnly:
-		scenarios = scenarios[4:5]
-	default:
+	}
+	// Only scenario 1 is judged against the raw asynq rate.
+	if slices.ContainsFunc(scenarios, func(s scenario) bool { return s.name == "opened" }) {
 		log.Printf("raw asynq: %d no-op tasks, concurrency %d", sz.Tasks, sz.Concurrency)
 		if b.asynqRate, err = asynqCeiling(ctx, rs.Client, sz.Tasks, sz.Concurrency); err != nil {
 			return nil, fmt.Errorf("raw asynq rate: %w", err)

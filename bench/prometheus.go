@@ -30,7 +30,6 @@ import (
 // real Alertmanager (-alertmanager, v0.28) give its CPU per batch for comparison.
 var (
 	prometheusAlerts = flag.Int("prometheus-alerts", 50_000, "scenario 5: firing alerts Prometheus re-sends (-quick: 5,000)")
-	prometheusOnly   = flag.Bool("prometheus", false, "measure only scenario 5, Prometheus re-sends")
 )
 
 const (

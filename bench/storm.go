@@ -27,7 +27,6 @@ import (
 // and persists nothing; Herald runs as in production: `herald api` and `herald worker` as
 // separate processes, built from ./cmd/herald, on the run's redis-server (AOF everysec).
 var (
-	stormOnly = flag.Bool("storm", false, "measure only the alert storms against Alertmanager, -storms sizes")
 	heraldBin = flag.String("herald", "", "herald binary the storm runs (default: built from ./cmd/herald)")
 )
 
@@ -62,11 +61,9 @@ func (b *bench) storm(ctx context.Context) ([]figure, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	heraldBin, err := *heraldBin, error(nil)
-	if heraldBin == "" {
-		if heraldBin, err = buildHerald(ctx, dir); err != nil {
-			return nil, err
-		}
+	heraldBin, err := heraldBinary()
+	if err != nil {
+		return nil, err
 	}
 	amBin, amErr := findAlertmanager()
 	amVersion := alertmanagerWant

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 
 	"github.com/redis/go-redis/v9"
 
@@ -170,4 +171,29 @@ func (s *Store) GlobalConfigProjects(ctx context.Context, configID string) ([]st
 			return out, nil
 		}
 	}
+}
+
+// ProjectAlert reads project groupID and its alert id in one round trip (both live on the
+// project's slot). found says whether the project exists; err is then the alert's error
+// (NotFound when it has no alert id), else the project's.
+func (s *Store) ProjectAlert(ctx context.Context, groupID, id string) (p herald.Project, found bool, a herald.Alert, err error) {
+	if !herald.ValidID(groupID) {
+		return p, false, a, errProjectNotFound(groupID)
+	}
+	pipe := s.rdb.Pipeline()
+	project := pipe.Get(ctx, projectDoc(groupID))
+	var alert *redis.StringCmd
+	if herald.ValidID(id) {
+		alert = pipe.Get(ctx, alerts(groupID).doc(id))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return p, false, a, err
+	}
+	if err := decodeDoc(project, projectDoc(groupID), &p, errProjectNotFound(groupID)); err != nil {
+		return p, false, a, err
+	}
+	if alert == nil {
+		return p, true, a, errAlertNotFound(id)
+	}
+	return p, true, a, decodeDoc(alert, alerts(groupID).doc(id), &a, errAlertNotFound(id))
 }

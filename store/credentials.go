@@ -2,7 +2,11 @@ package store
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/redis/go-redis/v9"
 
@@ -14,6 +18,9 @@ import (
 type Credential struct {
 	APIKey *herald.APIKey
 	User   *herald.User
+	// Version names the document as read (the SHA-1 of its bytes): CheckAuth tells whether
+	// it is still the one stored, so that a process may keep what it read.
+	Version string
 }
 
 // decoyID is a key id no key has: an unknown name reads it, so that it costs what a known one does.
@@ -33,9 +40,9 @@ func (s *Store) Credential(ctx context.Context, name string) (Credential, error)
 	keyID, userID := keyRef.Val(), userRef.Val()
 	switch {
 	case keyID != "":
-		c.APIKey, err = lookup[herald.APIKey](ctx, s, apiKeys().doc(keyID), errAPIKeyNotFound(keyID))
+		c.APIKey, c.Version, err = versioned[herald.APIKey](ctx, s, apiKeys().doc(keyID))
 	case userID != "":
-		c.User, err = lookup[herald.User](ctx, s, users().doc(userID), errUserNotFound(userID))
+		c.User, c.Version, err = versioned[herald.User](ctx, s, users().doc(userID))
 	default:
 		err = s.rdb.Get(ctx, apiKeys().doc(decoyID)).Err()
 		if errors.Is(err, redis.Nil) {
@@ -45,15 +52,46 @@ func (s *Store) Credential(ctx context.Context, name string) (Credential, error)
 	return c, err
 }
 
-// lookup reads one document: nil (and no error) when it is gone.
-func lookup[T any](ctx context.Context, s *Store, key string, notFound error) (*T, error) {
-	var v T
-	err := get(ctx, s.rdb, key, &v, notFound)
-	if herald.IsNotFound(err) {
-		return nil, nil
+// versioned reads one document and its Version: nil (and no error) when it is gone.
+func versioned[T any](ctx context.Context, s *Store, key string) (*T, string, error) {
+	b, err := s.rdb.Get(ctx, key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, "", nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return &v, nil
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, "", fmt.Errorf("store: decode %s: %w", key, err)
+	}
+	sum := sha1.Sum(b)
+	return &v, hex.EncodeToString(sum[:]), nil
+}
+
+// HA1 is the credential's HA1 in the API's realm, or the monitoring console's: "" when it
+// names nothing (or, in the console's realm, a key or user made before it had its own).
+func (c Credential) HA1(monitoring bool) string {
+	switch {
+	case c.APIKey != nil && monitoring:
+		return c.APIKey.MonitoringHA1
+	case c.APIKey != nil:
+		return c.APIKey.HA1
+	case c.User != nil && monitoring:
+		return c.User.MonitoringHA1
+	case c.User != nil:
+		return c.User.HA1
+	}
+	return ""
+}
+
+// Principal is who the credential authenticates, calling from remote.
+func (c Credential) Principal(remote string) herald.Principal {
+	switch {
+	case c.APIKey != nil:
+		return c.APIKey.Principal(remote)
+	case c.User != nil:
+		return c.User.Principal(remote)
+	}
+	return herald.Principal{}
 }

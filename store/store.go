@@ -106,7 +106,12 @@ func getMany[T any](ctx context.Context, s *Store, c collection, ids []string) (
 
 // get reads one document into dst; a missing one is notFound.
 func get(ctx context.Context, rdb redis.Cmdable, key string, dst any, notFound error) error {
-	b, err := rdb.Get(ctx, key).Bytes()
+	return decodeDoc(rdb.Get(ctx, key), key, dst, notFound)
+}
+
+// decodeDoc decodes the document at key a GET answered into dst: notFound when there is none.
+func decodeDoc(cmd *redis.StringCmd, key string, dst any, notFound error) error {
+	b, err := cmd.Bytes()
 	if errors.Is(err, redis.Nil) {
 		return notFound
 	}

@@ -107,61 +107,104 @@ func (v *Verifier) Challenge(stale bool) string {
 // ErrStale (test with errors.Is); failures of Credentials or Counter are returned wrapped, as
 // other errors, and so is a Verifier missing its Secret, Lifetime, Credentials or Counter.
 func (v *Verifier) Verify(r *http.Request) (Result, error) {
-	if len(v.Secret) == 0 || v.Lifetime <= 0 || v.Counter == nil || v.Credentials == nil {
-		return Result{}, errors.New("digest: verifier not configured (secret, lifetime, credentials and counter are required)")
+	if v.Counter == nil || v.Credentials == nil {
+		return Result{}, errNotConfigured
 	}
-	headers := r.Header.Values("Authorization")
-	if len(headers) == 0 {
-		return Result{}, ErrNoCredentials
-	}
-	if len(headers) > 1 {
-		return Result{}, invalid("several Authorization headers")
-	}
-	params, err := parseAuthorization(headers[0])
+	a, err := v.Read(r)
 	if err != nil {
 		return Result{}, err
 	}
-	a, err := checkParams(params, r, v.realm())
-	if err != nil {
-		return Result{}, err
-	}
-
-	issued, err := v.openNonce(a.nonce)
-	if err != nil {
-		return Result{}, err
-	}
-	now := v.now()
-	if issued.After(now.Add(clockSkew)) {
-		return Result{}, invalid("nonce issued in the future")
-	}
-	stale := now.Sub(issued) > v.Lifetime
-
 	ctx := r.Context()
-	ha1, ok, err := v.Credentials(ctx, a.username)
+	ha1, ok, err := v.Credentials(ctx, a.Username())
 	if err != nil {
 		return Result{}, fmt.Errorf("digest: looking up credentials: %w", err)
 	}
 	if !ok {
 		return Result{}, wrongCredentials("unknown user")
 	}
-	want := responseDigest(strings.ToLower(ha1), a.nonce, a.ncText, a.cnonce, a.qop, r.Method, a.uri)
-	if subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(a.response))) != 1 {
+	if !a.Answers(ha1) {
 		return Result{}, wrongCredentials("wrong response")
 	}
-	if stale {
+	if a.Stale() {
 		return Result{}, ErrStale
 	}
-
-	// The record must outlive the nonce: one dated up to clockSkew ahead stays valid that much
-	// longer than Lifetime after its first use.
-	advanced, err := v.Counter.Advance(ctx, a.nonce, a.nc, v.Lifetime+clockSkew)
+	advanced, err := v.Counter.Advance(ctx, a.Nonce(), a.Count(), v.CountLifetime())
 	if err != nil {
 		return Result{}, fmt.Errorf("digest: recording nonce count: %w", err)
 	}
 	if !advanced {
-		return Result{}, invalid("nonce count replayed")
+		return Result{}, ErrReplayed
 	}
-	return Result{Username: a.username}, nil
+	return Result{Username: a.Username()}, nil
+}
+
+var errNotConfigured = errors.New("digest: verifier not configured (secret, lifetime, credentials and counter are required)")
+
+// ErrReplayed is ErrInvalid for a nonce count not higher than one seen: a replay.
+var ErrReplayed = invalid("nonce count replayed")
+
+// Answer is a request's Digest credentials with every check made that needs neither the
+// user's secret nor the nonce counts seen: Verify's first half, for a server that looks the
+// secret up and records the count its own way (in one round trip to its store). Whoever uses
+// it must still check Answers with the user's HA1, refuse Stale with ErrStale, and advance
+// Count for Nonce, refusing a count not advanced with ErrReplayed, in that order.
+type Answer struct {
+	a      authorization
+	method string
+	stale  bool
+}
+
+// Username is the user name the credentials claim.
+func (a *Answer) Username() string { return a.a.username }
+
+// Nonce is the nonce answered; Count its nonce count.
+func (a *Answer) Nonce() string { return a.a.nonce }
+func (a *Answer) Count() uint64 { return a.a.nc }
+
+// Stale: the nonce, issued by this server, expired.
+func (a *Answer) Stale() bool { return a.stale }
+
+// Answers reports whether the response was computed with ha1 (in constant time).
+func (a *Answer) Answers(ha1 string) bool {
+	want := responseDigest(strings.ToLower(ha1), a.a.nonce, a.a.ncText, a.a.cnonce, a.a.qop, a.method, a.a.uri)
+	return subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(a.a.response))) == 1
+}
+
+// CountLifetime is how long a nonce's count must be remembered: a nonce dated up to the clock
+// skew ahead stays valid that much longer than Lifetime after its first use.
+func (v *Verifier) CountLifetime() time.Duration { return v.Lifetime + clockSkew }
+
+// Read checks the Authorization header of r as far as it can without the user's secret: its
+// syntax, realm, uri, qop and algorithm, and that this server signed the nonce (not in the
+// future). It returns ErrNoCredentials or ErrInvalid as Verify does.
+func (v *Verifier) Read(r *http.Request) (*Answer, error) {
+	if len(v.Secret) == 0 || v.Lifetime <= 0 {
+		return nil, errNotConfigured
+	}
+	headers := r.Header.Values("Authorization")
+	if len(headers) == 0 {
+		return nil, ErrNoCredentials
+	}
+	if len(headers) > 1 {
+		return nil, invalid("several Authorization headers")
+	}
+	params, err := parseAuthorization(headers[0])
+	if err != nil {
+		return nil, err
+	}
+	a, err := checkParams(params, r, v.realm())
+	if err != nil {
+		return nil, err
+	}
+	issued, err := v.openNonce(a.nonce)
+	if err != nil {
+		return nil, err
+	}
+	now := v.now()
+	if issued.After(now.Add(clockSkew)) {
+		return nil, invalid("nonce issued in the future")
+	}
+	return &Answer{a: a, method: r.Method, stale: now.Sub(issued) > v.Lifetime}, nil
 }
 
 // invalid wraps ErrInvalid with a reason that never holds a secret.

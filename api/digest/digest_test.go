@@ -749,3 +749,54 @@ func TestCurl(t *testing.T) {
 		t.Errorf("curl --digest with a wrong password: HTTP %s, want 401", got)
 	}
 }
+
+// Read is Verify's first half: it gives what the header claims (user, nonce, count), whether
+// the nonce expired, and whether the response answers an HA1, without looking anyone up nor
+// recording a count; what it refuses, Verify refuses the same way.
+func TestReadAnswer(t *testing.T) {
+	f := newFixture(t)
+	nonce := f.challenge(t)["nonce"]
+	request := func(c creds) *http.Request {
+		r := httptest.NewRequest(c.method, c.uri, nil)
+		r.Header.Set("Authorization", c.header())
+		return r
+	}
+	c := validCreds(nonce)
+	c.nc = "0000002a"
+	a, err := f.v.Read(request(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Username() != testUser || a.Nonce() != nonce || a.Count() != 42 || a.Stale() {
+		t.Errorf("read %q %q %d stale=%v", a.Username(), a.Nonce(), a.Count(), a.Stale())
+	}
+	if !a.Answers(HA1(testUser, testPassword)) || a.Answers(HA1(testUser, "wrong")) || a.Answers("") {
+		t.Error("Answers: want true only for the user's HA1")
+	}
+	if got := f.counter.count(nonce); got != 0 {
+		t.Errorf("Read recorded count %d", got)
+	}
+	f.clock.Add(testLifetime + time.Second)
+	if a, err := f.v.Read(request(c)); err != nil || !a.Stale() {
+		t.Errorf("expired nonce: %v, %v; want stale", a, err)
+	}
+
+	for name, want := range map[string]error{
+		"no header":   ErrNoCredentials,
+		"wrong realm": ErrInvalid,
+		"bad nonce":   ErrInvalid,
+	} {
+		r := httptest.NewRequest(http.MethodGet, testPath, nil)
+		switch c := validCreds(nonce); name {
+		case "wrong realm":
+			c.realm = "other"
+			r = request(c)
+		case "bad nonce":
+			c.nonce = "not-a-nonce"
+			r = request(c)
+		}
+		if _, err := f.v.Read(r); !errors.Is(err, want) {
+			t.Errorf("%s: %v, want %v", name, err, want)
+		}
+	}
+}

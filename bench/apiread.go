@@ -1,0 +1,303 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/store"
+)
+
+// The API read scenario: GET /groups/{id}/alerts/{id} with Digest authentication from 64
+// keep-alive clients, each keeping its nonce and counting nc up a request as agents and
+// dashboards do, against a plain net/http handler encoding the same alert in the same run.
+//
+// Both servers are processes of their own: Herald is `herald api` built from ./cmd/herald
+// (logging at info, as deployed), the plain handler is this benchmark started again in its
+// plain-server mode. The load generator (this process) is never measured: CPU per request is
+// the server process's CPU time (/proc) plus, for Herald, Redis's (INFO cpu), over the run.
+// With -profile the Herald API serves from inside this process instead, so that the profile
+// sees it; its CPU per request is then not reported.
+
+// Targets of the read scenario.
+const (
+	readClients     = 64
+	readRatioTarget = 0.5
+	readP99Target   = 10 * time.Millisecond
+	readCPUTarget   = 100 * time.Microsecond
+)
+
+// benchKey is the global owner key the benchmark's `herald api` is started with.
+const benchPublicKey, benchPrivateKey = "bench", "0f3c9a4e-bench-private-key"
+
+// apiUnderTest is a Herald API the scenario loads: its base URL and, for a process of its
+// own, its CPU time so far.
+type apiUnderTest struct {
+	base string
+	cpu  func() (time.Duration, error) // nil: the API shares this process
+	rss  func() (int64, error)         // its peak resident memory; nil as cpu
+	stop func()
+}
+
+// startAPIUnderTest starts `herald api` on the benchmark's Redis, or, when profiling, serves
+// the API from this process.
+func (b *bench) startAPIUnderTest(ctx context.Context) (*apiUnderTest, error) {
+	if b.profileDir != "" {
+		return b.inProcessAPI(ctx)
+	}
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	c, err := b.startHerald("api", "HERALD_LISTEN="+addr, "HERALD_BOOTSTRAP_KEY="+benchPublicKey+":"+benchPrivateKey)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitServing(ctx, c, "http://"+addr+"/readyz"); err != nil {
+		c.stop()
+		return nil, err
+	}
+	return &apiUnderTest{base: "http://" + addr, cpu: c.cpuTime, rss: c.peakRSS, stop: c.stop}, nil
+}
+
+// startWorker starts `herald worker` on the benchmark's Redis.
+func (b *bench) startWorker() (*process, error) {
+	return b.startHerald("worker", fmt.Sprintf("HERALD_WORKER_CONCURRENCY=%d", b.sizes.Concurrency), "HERALD_ALLOW_PRIVATE_TARGETS=true")
+}
+
+// apiRead is the scenario.
+func (b *bench) apiRead(ctx context.Context) ([]figure, error) {
+	a, err := b.startAPIUnderTest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer a.stop()
+	admin := apiClient{base: a.base + api.BasePath, http: keepAliveClient(benchPublicKey, benchPrivateKey)}
+	path, alert, err := b.openOneAlert(ctx, admin)
+	if err != nil {
+		return nil, err
+	}
+	plain, err := b.startPlainServer(ctx, alert)
+	if err != nil {
+		return nil, err
+	}
+	defer plain.child.stop()
+
+	d := b.sizes.ReadFor
+	log.Printf("apiread: plain net/http handler, %d clients for %s", readClients, d)
+	plainCPU0, err := plain.child.cpuTime()
+	if err != nil {
+		return nil, err
+	}
+	p, err := runLoad(ctx, clientsOf(readClients, "", ""), d, http.StatusOK, 0, getter(plain.base+path))
+	if err != nil {
+		return nil, fmt.Errorf("plain handler: %w", err)
+	}
+	plainCPU1, err := plain.child.cpuTime()
+	if err != nil {
+		return nil, err
+	}
+
+	log.Printf("apiread: Herald with Digest, %d clients for %s", readClients, d)
+	api0, redis0, err := b.heraldCPU(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	h, err := runLoad(ctx, clientsOf(readClients, benchPublicKey, benchPrivateKey), d, http.StatusOK, 0, getter(a.base+api.BasePath+path))
+	if err != nil {
+		return nil, fmt.Errorf("herald: %w", err)
+	}
+	api1, redis1, err := b.heraldCPU(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+
+	ratio := h.rate() / p.rate()
+	figs := []figure{
+		{Name: "4. GET alert, plain net/http → req/s", Value: fmt.Sprintf("%.0f /s, p99 %s, %s CPU/request", p.rate(),
+			p.p99().Round(10*time.Microsecond), perRequest(plainCPU1-plainCPU0, p.ok))},
+		{Name: "4. GET alert with Digest, Herald → req/s", Value: fmt.Sprintf("%.0f /s (%d clients, %s)", h.rate(), readClients, d)},
+		{Name: "4. Herald ÷ plain handler", Value: fmt.Sprintf("%.2f×", ratio), Target: fmt.Sprintf("≥ %.1f×", readRatioTarget), Result: judge(ratio >= readRatioTarget)},
+		{Name: "4. Herald p99", Value: h.p99().Round(10 * time.Microsecond).String(), Target: "≤ " + readP99Target.String(), Result: judge(h.p99() <= readP99Target)},
+	}
+	if a.cpu == nil {
+		figs = append(figs, figure{Name: "4. Herald CPU/request (API + Redis)", Value: "not measured: the API ran in the benchmark's process (-profile)"})
+	} else {
+		per := (api1 - api0 + redis1 - redis0) / time.Duration(max(1, h.ok))
+		figs = append(figs, figure{Name: "4. Herald CPU/request (API + Redis)", Value: fmt.Sprintf("%s (%s + %s)",
+			per.Round(time.Microsecond), perRequest(api1-api0, h.ok), perRequest(redis1-redis0, h.ok)),
+			Target: "≤ " + readCPUTarget.String(), Result: judge(per <= readCPUTarget)})
+	}
+	return figs, nil
+}
+
+// heraldCPU is the CPU time of the API process (0 when it shares this process) and of Redis so far.
+func (b *bench) heraldCPU(ctx context.Context, a *apiUnderTest) (api, redis time.Duration, err error) {
+	if redis, err = b.redis.cpuTime(ctx); err != nil || a.cpu == nil {
+		return 0, redis, err
+	}
+	api, err = a.cpu()
+	return api, redis, err
+}
+
+func perRequest(cpu time.Duration, n int) string {
+	return (cpu / time.Duration(max(1, n))).Round(time.Microsecond).String()
+}
+
+// clientsOf makes n keep-alive clients, with Digest credentials when username is set.
+func clientsOf(n int, username, password string) []*http.Client {
+	cs := make([]*http.Client, n)
+	for i := range cs {
+		cs[i] = keepAliveClient(username, password)
+	}
+	return cs
+}
+
+// getter makes GET requests of url.
+func getter(url string) func(ctx context.Context, _ int) (*http.Request, error) {
+	return func(ctx context.Context, _ int) (*http.Request, error) {
+		return http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	}
+}
+
+// openOneAlert makes a project through the API whose default HOST_DOWN configuration opens an
+// alert for one host a worker is told is down, and returns the alert's path under the API's
+// base (and the alert). The worker stops once it is open: the reads measure the API.
+func (b *bench) openOneAlert(ctx context.Context, c apiClient) (string, herald.Alert, error) {
+	var org, project struct{ ID string }
+	if err := c.call(ctx, "POST", "/orgs", map[string]any{"name": "bench"}, http.StatusCreated, &org); err != nil {
+		return "", herald.Alert{}, err
+	}
+	if err := c.call(ctx, "POST", "/groups", map[string]any{"name": "bench", "orgId": org.ID}, http.StatusCreated, &project); err != nil {
+		return "", herald.Alert{}, err
+	}
+	w, err := b.startWorker()
+	if err != nil {
+		return "", herald.Alert{}, err
+	}
+	defer w.stop()
+	active := true
+	obs := []herald.Observation{{EventTypeName: "HOST_DOWN", Active: &active, HostID: "read-0", HostnameAndPort: "read-0.example.com:27017"}}
+	if err := c.call(ctx, "POST", "/groups/"+project.ID+"/observations", obs, http.StatusAccepted, nil); err != nil {
+		return "", herald.Alert{}, err
+	}
+	var list struct{ Results []herald.Alert }
+	err = poll(ctx, time.Minute, func() (bool, error) {
+		err := c.call(ctx, "GET", "/groups/"+project.ID+"/alerts", nil, http.StatusOK, &list)
+		return len(list.Results) > 0, err
+	})
+	if err != nil {
+		return "", herald.Alert{}, fmt.Errorf("no alert opened: %w", err)
+	}
+	a := list.Results[0]
+	return "/groups/" + project.ID + "/alerts/" + a.ID, a, nil
+}
+
+// The plain-server mode: this benchmark, started with plainServerEnv set to an address and
+// plainAlertEnv to an alert's JSON, serves that alert as a plain net/http handler would.
+const (
+	plainServerEnv = "HERALD_BENCH_PLAIN_ADDR"
+	plainAlertEnv  = "HERALD_BENCH_PLAIN_ALERT"
+)
+
+// plainServer is the plain handler's process and base URL.
+type plainServer struct {
+	child *process
+	base  string
+}
+
+// startPlainServer starts this benchmark again in its plain-server mode, serving alert.
+func (b *bench) startPlainServer(ctx context.Context, alert herald.Alert) (*plainServer, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(alert)
+	if err != nil {
+		return nil, err
+	}
+	c, err := startProcess("plain", b.redis.dir, self, nil, []string{plainServerEnv + "=" + addr, plainAlertEnv + "=" + string(raw)})
+	if err != nil {
+		return nil, err
+	}
+	if err := waitServing(ctx, c, "http://"+addr+"/readyz"); err != nil {
+		c.stop()
+		return nil, err
+	}
+	return &plainServer{child: c, base: "http://" + addr}, nil
+}
+
+// servePlain is the plain-server mode: GET /groups/{groupId}/alerts/{alertId} answers the alert
+// with a self link, encoded per request, as an API without authentication or store would.
+func servePlain(addr, alertJSON string) error {
+	var alert herald.Alert
+	if err := json.Unmarshal([]byte(alertJSON), &alert); err != nil {
+		return err
+	}
+	type link struct {
+		Href string `json:"href"`
+		Rel  string `json:"rel"`
+	}
+	type body struct {
+		herald.Alert
+		Links []link `json:"links"`
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /readyz", func(http.ResponseWriter, *http.Request) {})
+	mux.HandleFunc("GET /groups/{groupId}/alerts/{alertId}", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("alertId") != alert.ID {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(body{alert, []link{{Href: "http://" + r.Host + r.URL.Path, Rel: "self"}}})
+	})
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// inProcessAPI serves the API from this process as `herald api` does (JSON log at info, to a
+// file; the real dispatcher as its engine), with the benchmark's global owner key.
+func (b *bench) inProcessAPI(ctx context.Context) (*apiUnderTest, error) {
+	st := store.New(b.redis.Client)
+	k := api.KeyFromPair("bench", "", []herald.Role{{RoleName: herald.GlobalOwner}}, benchPublicKey, benchPrivateKey, time.Now())
+	if err := st.CreateAPIKey(ctx, k, nil); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(b.redis.dir, "api-in-process.log"))
+	if err != nil {
+		return nil, err
+	}
+	logger := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.Lock(zapcore.AddSync(f)), zapcore.InfoLevel))
+	d := dispatch.NewDispatcher(st, herald.SystemClock{})
+	a, err := api.New(ctx, st, d, logger, api.Config{Ready: st.Ping})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	base, stop, err := serveLoopback(a)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &apiUnderTest{base: base, stop: func() { stop(); _ = d.Close(); f.Close() }}, nil
+}

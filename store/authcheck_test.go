@@ -1,0 +1,134 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/storetest"
+)
+
+// Outcome takes the checks in the order the separate calls made them: the throttle first,
+// then the credential, then the nonce count.
+func TestAuthCheckOutcome(t *testing.T) {
+	for _, c := range []struct {
+		check store.AuthCheck
+		want  store.AuthOutcome
+	}{
+		{store.AuthCheck{Current: true, Advanced: true}, store.AuthOK},
+		{store.AuthCheck{Refused: time.Second, Current: true, Advanced: true}, store.AuthThrottled},
+		{store.AuthCheck{Refused: time.Second}, store.AuthThrottled},
+		{store.AuthCheck{Advanced: true}, store.AuthChanged},
+		{store.AuthCheck{}, store.AuthChanged},
+		{store.AuthCheck{Current: true}, store.AuthReplayed},
+	} {
+		if got := c.check.Outcome(); got != c.want {
+			t.Errorf("%+v: %v, want %v", c.check, got, c.want)
+		}
+	}
+}
+
+// CheckAuth against a real Redis: one table row per outcome, each on a key or user kept as
+// Credential read it, after something happened in the store.
+func TestCheckAuth(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	limits := store.AuthLimits{Window: time.Minute, PerPair: 2, PerAddress: 10, PerName: 10}
+	const address = "192.0.2.1"
+	newKey := func(t *testing.T, name string) herald.APIKey {
+		k := herald.APIKey{ID: herald.NewID(time.Now()), PublicKey: name, OrgID: herald.NewID(time.Now()), HA1: "ha1",
+			Roles: []herald.Role{{OrgID: "o", RoleName: herald.OrgReadOnly}}}
+		if err := st.CreateAPIKey(ctx, k, nil); err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	newUser := func(t *testing.T, name string) {
+		u := herald.User{ID: herald.NewID(time.Now()), Username: name, HA1: "ha1"}
+		if err := st.CreateUser(ctx, u, herald.Event{ID: herald.NewID(time.Now())}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// deleteDoc removes the document of id (whatever its collection), as a deletion would.
+	deleteDoc := func(t *testing.T, id string) {
+		keys, err := rdb.Keys(ctx, "*:"+id).Result()
+		if err != nil || len(keys) != 1 {
+			t.Fatalf("the document of %s: %v %v", id, keys, err)
+		}
+		rdb.Del(ctx, keys[0])
+	}
+	for _, c := range []struct {
+		name   string
+		user   bool                                                // the name is a user's (else a key's)
+		then   func(t *testing.T, name string, c store.Credential) // what happens after it was kept
+		count  uint64
+		want   store.AuthOutcome
+		thenNC uint64 // a count then refused as replayed (0: none), showing this check recorded it
+	}{
+		{name: "ok", count: 1, want: store.AuthOK, thenNC: 1},
+		{name: "user ok", user: true, count: 1, want: store.AuthOK, thenNC: 1},
+		{name: "replayed count", count: 5, want: store.AuthReplayed,
+			then: func(t *testing.T, _ string, _ store.Credential) { advance(t, st, "n-replayed count", 5) }},
+		{name: "throttled", count: 1, want: store.AuthThrottled, thenNC: 1,
+			then: func(t *testing.T, name string, _ store.Credential) {
+				for range limits.PerPair {
+					if err := st.AuthFailed(ctx, name, address, limits); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}},
+		{name: "roles changed", count: 1, want: store.AuthChanged, thenNC: 1,
+			then: func(t *testing.T, _ string, c store.Credential) {
+				if _, err := st.AssignAPIKey(ctx, c.APIKey.ID, herald.NewID(time.Now()), []string{herald.GroupOwner}, herald.Event{ID: herald.NewID(time.Now())}); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		{name: "key deleted", count: 1, want: store.AuthChanged,
+			then: func(t *testing.T, _ string, c store.Credential) { deleteDoc(t, c.APIKey.ID) }},
+		{name: "user deleted", user: true, count: 1, want: store.AuthChanged,
+			then: func(t *testing.T, _ string, c store.Credential) { deleteDoc(t, c.User.ID) }},
+		{name: "user shadowed by a key of that name", user: true, count: 1, want: store.AuthChanged,
+			then: func(t *testing.T, name string, _ store.Credential) { newKey(t, name) }},
+		{name: "scripts flushed", count: 1, want: store.AuthOK, thenNC: 1,
+			then: func(t *testing.T, _ string, _ store.Credential) { rdb.ScriptFlush(ctx) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			name := "n-" + c.name
+			if c.user {
+				newUser(t, name)
+			} else {
+				newKey(t, name)
+			}
+			kept, err := st.Credential(ctx, name)
+			if err != nil || kept.Version == "" {
+				t.Fatalf("Credential: %+v %v", kept, err)
+			}
+			if c.then != nil {
+				c.then(t, name, kept)
+			}
+			attempt := store.AuthAttempt{Name: name, Address: address, Limits: limits, Kept: kept, Nonce: name, Count: c.count, CountTTL: time.Minute}
+			check, err := st.CheckAuth(ctx, attempt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := check.Outcome(); got != c.want {
+				t.Errorf("%+v: outcome %v, want %v", check, got, c.want)
+			}
+			if c.thenNC != 0 {
+				if ok, err := st.NonceCounter().Advance(ctx, name, c.thenNC, time.Minute); err != nil || ok {
+					t.Errorf("count %d advanced again (%v, %v): the check did not record it", c.thenNC, ok, err)
+				}
+			}
+		})
+	}
+}
+
+func advance(t *testing.T, st *store.Store, nonce string, nc uint64) {
+	t.Helper()
+	if ok, err := st.NonceCounter().Advance(context.Background(), nonce, nc, time.Minute); err != nil || !ok {
+		t.Fatalf("advance %s to %d: %v %v", nonce, nc, ok, err)
+	}
+}
