@@ -489,7 +489,7 @@ func (s *Store) loadTracked(ctx context.Context, rdb redis.Cmdable, sc Scope, id
 			continue // ended, or never was
 		}
 		t := Tracked{Scope: sc}
-		if err := json.Unmarshal([]byte(doc), &t.Alert); err != nil {
+		if err := decodeDoc([]byte(doc), &t.Alert); err != nil {
 			return nil, fmt.Errorf("store: decode alert %s: %w", id, err)
 		}
 		var err error
@@ -575,7 +575,7 @@ func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.T
 		if !ok {
 			continue
 		}
-		was, err := json.Marshal(a)
+		was, err := encodeDoc(a)
 		if err != nil {
 			return err
 		}
@@ -583,7 +583,7 @@ func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.T
 			delete(at, id) // nothing to move
 			continue
 		}
-		now, err := json.Marshal(a)
+		now, err := encodeDoc(a)
 		if err != nil {
 			return err
 		}
@@ -631,7 +631,7 @@ func (s *Store) markNotified(ctx context.Context, sc Scope, at map[string]time.T
 					continue
 				}
 				var a herald.Alert
-				if err := json.Unmarshal([]byte(str), &a); err != nil {
+				if err := decodeDoc([]byte(str), &a); err != nil {
 					return err
 				}
 				if t := herald.At(at[ids[i]]); t.After(a.LastNotified.Time) {

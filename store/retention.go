@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"time"
 
@@ -132,7 +131,7 @@ func purge[T any](ctx context.Context, s *Store, c collection, index string, cut
 					continue
 				}
 				var v T
-				if err := json.Unmarshal([]byte(str), &v); err != nil || !expired(v) {
+				if err := decodeDoc([]byte(str), &v); err != nil || !expired(v) {
 					k++
 					continue
 				}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -96,7 +95,7 @@ func getMany[T any](ctx context.Context, s *Store, c collection, ids []string) (
 			continue
 		}
 		var item T
-		if err := json.Unmarshal([]byte(str), &item); err != nil {
+		if err := decodeDoc([]byte(str), &item); err != nil {
 			return nil, fmt.Errorf("store: decode %s: %w", keys[i], err)
 		}
 		out = append(out, item)
@@ -113,7 +112,7 @@ func get(ctx context.Context, rdb redis.Cmdable, key string, dst any, notFound e
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(b, dst); err != nil {
+	if err := decodeDoc(b, dst); err != nil {
 		return fmt.Errorf("store: decode %s: %w", key, err)
 	}
 	return nil
@@ -121,7 +120,7 @@ func get(ctx context.Context, rdb redis.Cmdable, key string, dst any, notFound e
 
 // set queues writing v as the document at key.
 func set(ctx context.Context, pipe redis.Pipeliner, key string, v any) error {
-	b, err := json.Marshal(v)
+	b, err := encodeDoc(v)
 	if err != nil {
 		return fmt.Errorf("store: encode %s: %w", key, err)
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -32,7 +31,7 @@ func newWrites() *writes {
 }
 
 func (w *writes) setJSON(key string, v any) error {
-	b, err := json.Marshal(v)
+	b, err := encodeDoc(v)
 	if err != nil {
 		return fmt.Errorf("store: encode %s: %w", key, err)
 	}
