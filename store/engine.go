@@ -345,7 +345,8 @@ type Tracked struct {
 	Scope    Scope
 }
 
-// schedDoc is a schedule as its hash field holds it: times in unix milliseconds (0: none).
+// schedDoc is a schedule as its hash field held it before schedules were binary (schedule.go);
+// such fields are still read.
 type schedDoc struct {
 	Detected int64   `json:"d"`
 	Next     []int64 `json:"n"`
@@ -353,17 +354,7 @@ type schedDoc struct {
 	Target   string  `json:"t"`
 }
 
-func encodeSchedule(s herald.Schedule, target string) ([]byte, error) {
-	sd := schedDoc{Detected: s.Detected.UnixMilli(), Next: make([]int64, len(s.Next)), Sent: s.Sent, Target: target}
-	for i, t := range s.Next {
-		if !t.IsZero() {
-			sd.Next[i] = t.UnixMilli()
-		}
-	}
-	return json.Marshal(sd)
-}
-
-func decodeSchedule(b []byte) (herald.Schedule, string, error) {
+func decodeScheduleJSON(b []byte) (herald.Schedule, string, error) {
 	var sd schedDoc
 	if err := json.Unmarshal(b, &sd); err != nil {
 		return herald.Schedule{}, "", err
