@@ -500,7 +500,6 @@ func (w *writes) change(sc Scope, c Change) error {
 		return err
 	}
 	cs, created := sc.alerts(), score(a.Created)
-	w.zAdd(cs.index(), created, a.ID)
 	if c.PrevStatus != "" && c.PrevStatus != a.Status {
 		w.zRem(cs.index("status", c.PrevStatus), a.ID)
 	}

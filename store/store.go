@@ -187,3 +187,68 @@ func update[T any](ctx context.Context, s *Store, key string, notFound error, ev
 	}
 	return out, fmt.Errorf("store: %s changed %d times while updating it", key, attempts)
 }
+
+// mergedPage reads one page of the union of sorted sets KEYS (disjoint), newest first: by
+// score, then member, both descending (as ZREVRANGEBYSCORE orders one set), within scores
+// ARGV[1] (max) to ARGV[2] (min), skipping ARGV[3] members and returning ARGV[4], after the
+// number of members in that range. The sets are walked in chunks side by side, so a page deep
+// in the list costs Redis the walk (as a deep ZREVRANGEBYSCORE does) but sends back only the
+// page. Members of one score compare as strings, which for ids (hex digits, of one length)
+// is their byte order whatever the server's collation.
+var mergedPage = redis.NewScript(`
+local hi, lo, skip, want = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local chunk = math.min(math.max(skip + want, 16), 512)
+local bufs, pos, taken = {}, {}, {}
+local function fill(i)
+  if pos[i] > #bufs[i] and not bufs[i].done then
+    local got = redis.call('ZREVRANGEBYSCORE', KEYS[i], hi, lo, 'WITHSCORES', 'LIMIT', taken[i], chunk)
+    local b = {}
+    for j = 1, #got, 2 do b[#b+1] = {got[j], tonumber(got[j+1])} end
+    b.done = #got < 2 * chunk
+    taken[i] = taken[i] + #b
+    bufs[i], pos[i] = b, 1
+  end
+end
+for i = 1, #KEYS do bufs[i], pos[i], taken[i] = {done = false}, 1, 0; fill(i) end
+local total = 0
+for i = 1, #KEYS do total = total + redis.call('ZCOUNT', KEYS[i], lo, hi) end
+local out, n = {total}, 0
+while #out - 1 < want do
+  local best
+  for i = 1, #KEYS do
+    local e = bufs[i][pos[i]]
+    if e then
+      local b = best and bufs[best][pos[best]]
+      if not b or e[2] > b[2] or (e[2] == b[2] and e[1] > b[1]) then best = i end
+    end
+  end
+  if not best then break end
+  local e = bufs[best][pos[best]]
+  pos[best] = pos[best] + 1
+  fill(best)
+  n = n + 1
+  if n > skip then out[#out+1] = e[1] end
+end
+return out
+`)
+
+// listMerged is list, newest first, over the union of disjoint indexes (one status index each,
+// say). Two round trips, as list: the count and the page's ids, then the documents.
+func listMerged[T any](ctx context.Context, s *Store, c collection, indexes []string, r TimeRange, p Page) ([]T, int, error) {
+	if len(indexes) == 1 {
+		return list[T](ctx, s, c, indexes[0], r, true, p)
+	}
+	lo, hi := r.bounds()
+	vals, err := mergedPage.Run(ctx, s.rdb, indexes, hi, lo, p.Offset, p.Limit).Slice()
+	if err != nil || len(vals) == 0 {
+		return nil, 0, err
+	}
+	total, _ := vals[0].(int64)
+	page := make([]string, 0, len(vals)-1)
+	for _, v := range vals[1:] {
+		id, _ := v.(string)
+		page = append(page, id)
+	}
+	items, err := getMany[T](ctx, s, c, page)
+	return items, int(total), err
+}
