@@ -62,11 +62,18 @@ const DefaultLease = 8 * time.Second
 
 // Settings of the engine's batching.
 const (
-	claimBatch      = 2000                    // due alerts per step
-	observeBatches  = 8                       // observation batches per step
-	sessionMax      = 10 * time.Second        // a session then hands over to a new tick
-	lockWait        = 5 * time.Second         // how long a task waits for a busy project
-	soonEnough      = 1100 * time.Millisecond // due this soon: wait in the task rather than schedule a tick
+	claimBatch     = 2000             // due alerts per step
+	observeBatches = 8                // observation batches per step
+	sessionMax     = 10 * time.Second // a session then hands over to a new tick
+	lockWait       = 5 * time.Second  // how long a task waits for a busy project
+	// dueLead is how long before an alert's due time the engine's tick for it is queued: asynq
+	// holds a scheduled task to the whole second and moves it to its queue at its next check
+	// (100 ms, worker.go), so a tick queued for the due time itself starts up to a check late
+	// whenever the time falls early in its second. Queued earlier, it starts before, and its
+	// session waits in the task for the due time (soonEnough covers the second of rounding
+	// and the lead).
+	dueLead         = 250 * time.Millisecond
+	soonEnough      = time.Second + dueLead + 100*time.Millisecond // due this soon: wait in the task rather than schedule a tick
 	deliverParallel = 64
 )
 
@@ -124,11 +131,14 @@ type sendGroup struct {
 // keeps at it while more comes due within about a second (its tick would be this very task,
 // and asynq may have started it early), for at most sessionMax. The project's lease is held
 // only while working, never while waiting, so that other tasks for the project (a changed
-// configuration, an acknowledgement's expiry) get their turn.
+// configuration, an acknowledgement's expiry) get their turn. The configurations loaded by
+// one session serve the next while their version is unchanged (one read, not ten): an alert
+// that comes due waits for as little as possible.
 func (e *Engine) runProject(ctx context.Context, groupID string, first func(*session) error) error {
 	started := time.Now()
+	var cfg *configSet
 	for fn := first; ; fn = nil {
-		next, err := e.session(ctx, groupID, fn)
+		next, err := e.session(ctx, groupID, fn, &cfg)
 		if err != nil {
 			return err
 		}
@@ -136,13 +146,13 @@ func (e *Engine) runProject(ctx context.Context, groupID string, first func(*ses
 			return nil
 		}
 		if time.Until(next) > soonEnough || time.Since(started) > sessionMax {
-			return e.dispatcher.WakeAt(ctx, groupID, next)
+			return e.dispatcher.wakeAt(ctx, groupID, next, dueLead)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-e.stopping:
-			return e.dispatcher.WakeAt(ctx, groupID, next) // another worker's turn
+			return e.dispatcher.wakeAt(ctx, groupID, next, dueLead) // another worker's turn
 		case <-time.After(time.Until(next)):
 		}
 	}
@@ -150,8 +160,9 @@ func (e *Engine) runProject(ctx context.Context, groupID string, first func(*ses
 
 // session takes the project's lease (waiting a while for a busy project), runs fn (if any) and
 // then whatever waits or is due, gives the lease back, and says when the project's next alert
-// is due.
-func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) error) (time.Time, error) {
+// is due. cfg holds the configurations of the task's last session (nil: none yet), which this
+// one uses if still current, and gets this one's.
+func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) error, cfg **configSet) (time.Time, error) {
 	var lock *store.ProjectLock
 	backoff := 5 * time.Millisecond
 	for deadline := time.Now().Add(lockWait); ; {
@@ -184,7 +195,7 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 	// if the lease is lost, the session's context ends with store.ErrLeaseLost.
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	s, err := e.newSession(sctx, groupID, lock)
+	s, err := e.newSession(sctx, groupID, lock, *cfg)
 	if err != nil {
 		if herald.IsNotFound(err) {
 			e.Log.Warn("work for a project that does not exist", zap.String("groupId", groupID))
@@ -197,6 +208,7 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 	go func() { defer close(beating); s.heartbeat(sctx, cancel, beat) }()
 	defer func() { close(beat); <-beating }()
 	err = s.work(sctx, fn)
+	*cfg = s.cfg()
 	// Deliveries under way finish before the lease is given back.
 	if sendErr := s.flush(); err == nil {
 		err = sendErr
@@ -365,7 +377,14 @@ func (s *session) flush() error {
 	return err
 }
 
-func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.ProjectLock) (*session, error) {
+// newSession starts a session with the project's configurations: cached if still current
+// (nil: none), loaded otherwise.
+func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.ProjectLock, cached *configSet) (*session, error) {
+	if cached != nil {
+		s := &session{e: e, project: cached.project, lock: lock}
+		s.snap.Store(cached)
+		return s, s.refresh(ctx)
+	}
 	cs, err := e.loadConfigs(ctx, groupID)
 	if err != nil {
 		return nil, err
