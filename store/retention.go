@@ -82,7 +82,7 @@ func (s *Store) PurgeEvents(ctx context.Context, sc EventScope, cutoff time.Time
 			if e == nil {
 				return
 			}
-			pipe.Del(ctx, c.doc(id))
+			c.delDoc(ctx, pipe, id)
 			pipe.ZRem(ctx, c.index("type", e.EventTypeName), id)
 		})
 }
@@ -114,11 +114,7 @@ func purge[T any](ctx context.Context, s *Store, c collection, index string, cut
 		if err != nil || len(ids) == 0 {
 			return deleted, false, err
 		}
-		keys := make([]string, len(ids))
-		for i, id := range ids {
-			keys[i] = c.doc(id)
-		}
-		vals, err := s.rdb.MGet(ctx, keys...).Result()
+		vals, err := s.docs(ctx, c, ids)
 		if err != nil {
 			return deleted, false, err
 		}

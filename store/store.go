@@ -78,14 +78,7 @@ func list[T any](ctx context.Context, s *Store, c collection, index string, r Ti
 // reading an index and reading the documents.
 func getMany[T any](ctx context.Context, s *Store, c collection, ids []string) ([]T, error) {
 	out := make([]T, 0, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	keys := make([]string, len(ids))
-	for i, id := range ids {
-		keys[i] = c.doc(id)
-	}
-	vals, err := s.rdb.MGet(ctx, keys...).Result()
+	vals, err := s.docs(ctx, c, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -96,11 +89,56 @@ func getMany[T any](ctx context.Context, s *Store, c collection, ids []string) (
 		}
 		var item T
 		if err := decodeDoc([]byte(str), &item); err != nil {
-			return nil, fmt.Errorf("store: decode %s: %w", keys[i], err)
+			return nil, fmt.Errorf("store: decode %s: %w", c.doc(ids[i]), err)
 		}
 		out = append(out, item)
 	}
 	return out, nil
+}
+
+// docs reads the stored documents of c with ids, in order: a string each, nil where there is
+// none. Documents of a collection kept in a hash that are not there are looked for at keys of
+// their own, where they were written before.
+func (s *Store) docs(ctx context.Context, c collection, ids []string) ([]any, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = c.doc(id)
+	}
+	if !c.inHash() {
+		return s.rdb.MGet(ctx, keys...).Result()
+	}
+	fields := make([]string, len(ids))
+	for i, id := range ids {
+		fields[i] = c.docField(id)
+	}
+	vals, err := s.rdb.HMGet(ctx, c.docsHash(), fields...).Result()
+	if err != nil {
+		return nil, err
+	}
+	var missing []int
+	for i, v := range vals {
+		if v == nil {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) == 0 {
+		return vals, nil
+	}
+	old := make([]string, len(missing))
+	for j, i := range missing {
+		old[j] = keys[i]
+	}
+	found, err := s.rdb.MGet(ctx, old...).Result()
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range missing {
+		vals[i] = found[j]
+	}
+	return vals, nil
 }
 
 // get reads one document into dst; a missing one is notFound.
@@ -140,9 +178,11 @@ func recordEvents(ctx context.Context, pipe redis.Pipeliner, c collection, evs [
 }
 
 func recordEvent(ctx context.Context, pipe redis.Pipeliner, c collection, e herald.Event) error {
-	if err := set(ctx, pipe, c.doc(e.ID), e); err != nil {
-		return err
+	b, err := encodeDoc(e)
+	if err != nil {
+		return fmt.Errorf("store: encode event %s: %w", e.ID, err)
 	}
+	c.setDoc(ctx, pipe, e.ID, b)
 	z := redis.Z{Score: score(e.Created), Member: e.ID}
 	pipe.ZAdd(ctx, c.index(), z)
 	pipe.ZAdd(ctx, c.index("type", e.EventTypeName), z)
