@@ -134,3 +134,43 @@ func TestCompactDocumentSizes(t *testing.T) {
 		}
 	}
 }
+
+// Ids and targets as hash fields: 12 bytes for those of herald's form, the rest whole after a
+// mark, and never two of them the same field.
+func TestFieldsOfIDsAndTargets(t *testing.T) {
+	id := herald.NewID(time.Now())
+	target := TargetID("host-1")
+	for _, tc := range []struct {
+		name, in, field string
+		back            func(string) string
+	}{
+		{"an id", id, docField(id), idOfField},
+		{"an id of another form", "g1", docField("g1"), idOfField},
+		{"an upper-case id", strings.ToUpper(id), docField(strings.ToUpper(id)), idOfField},
+		{"an 11-character id", "abcdefghijk", docField("abcdefghijk"), idOfField},
+		{"an id written whole before", id, id, idOfField},
+	} {
+		if got := tc.back(tc.field); got != tc.in {
+			t.Errorf("%s: %q came back as %q", tc.name, tc.in, got)
+		}
+	}
+	if f := docField(id); len(f) != 12 {
+		t.Errorf("an id's field is %d bytes, want 12", len(f))
+	}
+	if f := targetField(target); len(f) != 12 {
+		t.Errorf("a target's field is %d bytes, want 12", len(f))
+	}
+	seen := map[string]string{}
+	for _, in := range []string{id, "g1", "abcdefghijk", "~abcdefghij", strings.ToUpper(id)} {
+		f := docField(in)
+		if other, ok := seen[f]; ok {
+			t.Errorf("%q and %q share the field %q", in, other, f)
+		}
+		seen[f] = in
+	}
+	for _, in := range []string{target, "host-1", "abcdefghijk"} {
+		if f := targetField(in); len(f) == 12 && in != target {
+			t.Errorf("target %q has a 12-byte field", in)
+		}
+	}
+}

@@ -370,23 +370,32 @@ func decodeScheduleJSON(b []byte) (herald.Schedule, string, error) {
 
 // OpenAlertIDs finds the active alerts of (configuration, TargetID) pairs of scope: the
 // result has the id for each pair that has one, "" otherwise.
+//
+// The hashes of open alerts and of schedules hold ids and targets as their 12 bytes
+// (targetField, docField: 16 bytes of Redis's memory each rather than 32); entries written
+// before, under the whole target or id, are still found (each read asks for both).
 func (s *Store) OpenAlertIDs(ctx context.Context, sc Scope, pairs [][2]string) ([]string, error) {
 	out := make([]string, len(pairs))
 	if len(pairs) == 0 {
 		return out, nil
 	}
-	cmds := make([]*redis.StringCmd, len(pairs))
+	cmds := make([]*redis.SliceCmd, len(pairs))
 	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for i, p := range pairs {
-			cmds[i] = pipe.HGet(ctx, sc.opens(p[0]), p[1])
+			cmds[i] = pipe.HMGet(ctx, sc.opens(p[0]), targetField(p[1]), p[1])
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err != nil {
 		return nil, err
 	}
 	for i, c := range cmds {
-		out[i] = c.Val()
+		for _, v := range c.Val() {
+			if id, ok := v.(string); ok {
+				out[i] = idOfField(id)
+				break
+			}
+		}
 	}
 	return out, nil
 }
@@ -467,7 +476,7 @@ func (s *Store) loadTracked(ctx context.Context, rdb redis.Cmdable, sc Scope, id
 	var scheds *redis.SliceCmd
 	if _, err := rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		docs = pipe.MGet(ctx, keys...)
-		scheds = pipe.HMGet(ctx, sc.schedules(), ids...)
+		scheds = pipe.HMGet(ctx, sc.schedules(), scheduleFields(ids)...)
 		return nil
 	}); err != nil {
 		return nil, err
@@ -476,6 +485,9 @@ func (s *Store) loadTracked(ctx context.Context, rdb redis.Cmdable, sc Scope, id
 	for i, id := range ids {
 		doc, ok1 := docs.Val()[i].(string)
 		sched, ok2 := scheds.Val()[i].(string)
+		if !ok2 {
+			sched, ok2 = scheds.Val()[len(ids)+i].(string) // written before under the whole id
+		}
 		if !ok1 || !ok2 {
 			continue // ended, or never was
 		}
@@ -510,13 +522,15 @@ func (w *writes) change(sc Scope, c Change) error {
 			return err
 		}
 		w.zAdd(cs.index("config", a.AlertConfigID), created, a.ID)
-		w.hSet(sc.schedules(), a.ID, b)
+		w.hSet(sc.schedules(), docField(a.ID), b)
 		if c.PrevStatus == "" {
-			w.hSet(sc.opens(a.AlertConfigID), c.Tracked.Target, a.ID)
+			w.hSet(sc.opens(a.AlertConfigID), targetField(c.Tracked.Target), docField(a.ID))
 		}
 	} else {
 		w.zRem(cs.index("config", a.AlertConfigID), a.ID)
+		w.hDel(sc.schedules(), docField(a.ID))
 		w.hDel(sc.schedules(), a.ID)
+		w.hDel(sc.opens(a.AlertConfigID), targetField(c.Tracked.Target))
 		w.hDel(sc.opens(a.AlertConfigID), c.Tracked.Target)
 	}
 	if c.Wake.IsZero() || !herald.Active(a.Status) {
@@ -647,13 +661,25 @@ func (s *Store) markNotified(ctx context.Context, sc Scope, at map[string]time.T
 
 // Schedule reads the engine's schedule of an active alert.
 func (s *Store) Schedule(ctx context.Context, sc Scope, alertID string) (herald.Schedule, error) {
-	b, err := s.rdb.HGet(ctx, sc.schedules(), alertID).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return herald.Schedule{}, errAlertNotFound(alertID)
-	}
+	vals, err := s.rdb.HMGet(ctx, sc.schedules(), scheduleFields([]string{alertID})...).Result()
 	if err != nil {
 		return herald.Schedule{}, err
 	}
-	sched, _, err := decodeSchedule(b)
-	return sched, err
+	for _, v := range vals {
+		if b, ok := v.(string); ok {
+			sched, _, err := decodeSchedule([]byte(b))
+			return sched, err
+		}
+	}
+	return herald.Schedule{}, errAlertNotFound(alertID)
+}
+
+// scheduleFields are the fields the schedules of ids may be under: each id's docField, then
+// each id whole (as written before).
+func scheduleFields(ids []string) []string {
+	out := make([]string, 0, 2*len(ids))
+	for _, id := range ids {
+		out = append(out, docField(id))
+	}
+	return append(out, ids...)
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/hex"
 	"strings"
 
@@ -53,13 +54,45 @@ func (c collection) setDoc(ctx context.Context, pipe redis.Pipeliner, id string,
 }
 
 // docField is the hash field of a document's id: the 12 bytes of an id of herald's form, any
-// other id as it is after a mark no 12-byte field has.
+// other id as it is after a mark (never 12 bytes long, so the two never meet).
 func docField(id string) string {
 	if b, err := hex.DecodeString(id); err == nil && len(b) == 12 && hex.EncodeToString(b) == id {
 		return string(b)
 	}
-	return rawIDMark + id
+	return markRaw(id)
 }
+
+// idOfField is the id a docField (or an id written whole, as fields and values were before)
+// stands for.
+func idOfField(f string) string {
+	if len(f) == 12 {
+		return hex.EncodeToString([]byte(f))
+	}
+	if raw, ok := strings.CutPrefix(f, rawIDMark+rawIDMark); ok && len(f) == 13 {
+		return raw
+	}
+	if raw, ok := strings.CutPrefix(f, rawIDMark); ok {
+		return raw
+	}
+	return f
+}
+
+// targetField is the hash field of a TargetID: its 12 bytes, or any other target after a mark.
+func targetField(target string) string {
+	if b, err := base64.RawURLEncoding.DecodeString(target); err == nil && len(b) == 12 && len(target) == 16 {
+		return string(b)
+	}
+	return markRaw(target)
+}
+
+// markRaw is s after the raw mark, doubled where the result would be 12 bytes long.
+func markRaw(s string) string {
+	if len(s) == 11 {
+		return rawIDMark + rawIDMark + s
+	}
+	return rawIDMark + s
+}
+
 func (c collection) index(sub ...string) string {
 	return key(c.tag, append([]string{c.name + "s"}, sub...)...)
 }

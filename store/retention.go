@@ -51,7 +51,7 @@ func (s *Store) PurgeAlerts(ctx context.Context, global bool, groupID string, cu
 				if global {
 					sc = Scope{GroupID: a.GroupID, Global: true}
 				}
-				pipe.HDel(ctx, sc.schedules(), id)
+				pipe.HDel(ctx, sc.schedules(), docField(id), id)
 				pipe.ZRem(ctx, sc.due(), id)
 			})
 		deleted += n
