@@ -20,21 +20,23 @@ import (
 
 // sizes are how much each measurement does.
 type sizes struct {
-	Tasks       int           // raw asynq no-op tasks
-	Opened      int           // scenario 1: alerts opened by observations
-	Due         int           // scenario 2: first notices falling due
-	DueWindow   time.Duration // scenario 2: the window their observations come in
-	Waiting     int           // scenario 3: open alerts waiting for a repeat
-	IdleWindow  time.Duration // scenario 3: how long CPU is measured with nothing due
-	Batch       int           // observations a request
-	Concurrency int           // tasks a worker runs at once, Herald's and raw asynq's
+	Tasks        int           // raw asynq no-op tasks
+	Opened       int           // scenario 1: alerts opened by observations
+	Due          int           // scenario 2: first notices falling due
+	DueWindow    time.Duration // scenario 2: the window their observations come in
+	Waiting      int           // scenario 3: open alerts waiting for a repeat
+	IdleWindow   time.Duration // scenarios 3 and 4: how long CPU is measured with nothing due
+	Million      int           // scenario 4: open alerts held, repeats pending
+	MillionSlice int           // scenario 4: alerts whose repeats fall due together
+	Batch        int           // observations a request
+	Concurrency  int           // tasks a worker runs at once, Herald's and raw asynq's
 }
 
 var (
 	fullSizes = sizes{Tasks: 20_000, Opened: 10_000, Due: 20_000, DueWindow: 10 * time.Second,
-		Waiting: 100_000, IdleWindow: 10 * time.Second, Batch: 500, Concurrency: 20}
+		Waiting: 100_000, IdleWindow: 10 * time.Second, Million: 1_000_000, MillionSlice: 10_000, Batch: 500, Concurrency: 20}
 	quickSizes = sizes{Tasks: 4_000, Opened: 2_000, Due: 4_000, DueWindow: 4 * time.Second,
-		Waiting: 10_000, IdleWindow: 3 * time.Second, Batch: 500, Concurrency: 20}
+		Waiting: 10_000, IdleWindow: 3 * time.Second, Million: 20_000, MillionSlice: 2_000, Batch: 500, Concurrency: 20}
 )
 
 // bench is one run: its Redis, its sizes, and the raw asynq rate scenario 1 is judged by.
@@ -100,7 +102,9 @@ func parseFlags() (sizes, string, time.Duration) {
 	flag.IntVar(&sz.Due, "due", sz.Due, "scenario 2: first notices falling due")
 	flag.DurationVar(&sz.DueWindow, "due-window", sz.DueWindow, "scenario 2: the window the observations (and so the due times) are spread over")
 	flag.IntVar(&sz.Waiting, "waiting", sz.Waiting, "scenario 3: open alerts waiting for their next repeat")
-	flag.DurationVar(&sz.IdleWindow, "idle-window", sz.IdleWindow, "scenario 3: how long CPU is measured with nothing due")
+	flag.DurationVar(&sz.IdleWindow, "idle-window", sz.IdleWindow, "scenarios 3 and 4: how long CPU is measured with nothing due")
+	flag.IntVar(&sz.Million, "million", sz.Million, "scenario 4: open alerts held with their repeats pending (1,000,000 takes a few minutes)")
+	flag.IntVar(&sz.MillionSlice, "million-slice", sz.MillionSlice, "scenario 4: alerts whose repeats fall due together")
 	flag.IntVar(&sz.Batch, "batch", sz.Batch, "observations a request")
 	flag.IntVar(&sz.Concurrency, "concurrency", sz.Concurrency, "tasks a worker runs at once (Herald's and raw asynq's)")
 	profileDir := flag.String("profile", "", "write a CPU profile of each scenario to `dir`/<scenario>.pprof")
@@ -115,7 +119,7 @@ func parseFlags() (sizes, string, time.Duration) {
 			_ = flag.Set(name, v)
 		}
 	}
-	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Concurrency) < 1 || sz.Batch < 1 || sz.Batch > herald.MaxObservationsPerRequest {
+	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Million, sz.MillionSlice, sz.Concurrency) < 1 || sz.Batch < 1 || sz.Batch > herald.MaxObservationsPerRequest {
 		fmt.Fprintf(os.Stderr, "bench: sizes and -concurrency must be at least 1, -batch at most %d\n", herald.MaxObservationsPerRequest)
 		os.Exit(2)
 	}
@@ -139,6 +143,7 @@ func measure(ctx context.Context, sz sizes, profileDir string) (*report, error) 
 		{"1. alerts opened", "opened", b.opened},
 		{"2. first notices due", "due", b.due},
 		{"3. open alerts waiting", "waiting", b.waiting},
+		{"4. a million open alerts", "million", b.million},
 	}
 	if *scaleOnly {
 		scenarios = []scenario{{"workers: two against one", "workers", b.workers}}

@@ -34,6 +34,7 @@ type rig struct {
 	stopAPI    func()
 	api        apiClient
 	recv       *receiver
+	org        string // the organization of the rig's projects
 	project    string
 }
 
@@ -102,6 +103,7 @@ func (r *rig) setUpProject(ctx context.Context, n webhookNotification) error {
 		return err
 	}
 	var err error
+	r.org = org.ID
 	r.project, err = r.addProject(ctx, org.ID, "bench", n)
 	return err
 }
