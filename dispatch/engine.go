@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,7 @@ type Engine struct {
 	dispatcher *Dispatcher
 	stopping   chan struct{} // closed when the worker shuts down: waits end at once
 	stopOnce   sync.Once
+	waiters    waiters // the tasks of this engine waiting in-process for a project's next due time
 }
 
 // stop ends the engine's waits (for a busy project, for an alert due within the second), so
@@ -68,13 +70,14 @@ const (
 	lockWait       = 5 * time.Second  // how long a task waits for a busy project
 	// dueLead is how long before an alert's due time the engine's tick for it is queued: asynq
 	// holds a scheduled task to the whole second and moves it to its queue at its next check
-	// (100 ms, worker.go), so a tick queued for the due time itself starts up to a check late
-	// whenever the time falls early in its second. Queued earlier, it starts before, and its
-	// session waits in the task for the due time (soonEnough covers the second of rounding
-	// and the lead).
-	dueLead         = 250 * time.Millisecond
-	soonEnough      = time.Second + dueLead + 100*time.Millisecond // due this soon: wait in the task rather than schedule a tick
-	deliverParallel = 64
+	// (delayedTaskCheck), so a tick queued for the due time itself starts up to a check (and
+	// a poll of the queue, 50 ms) late whenever the time falls early in its second. Queued
+	// earlier, it starts before, and its session waits in the task for the due time
+	// (soonEnough covers the second of rounding and the lead).
+	delayedTaskCheck = 200 * time.Millisecond
+	dueLead          = delayedTaskCheck + 100*time.Millisecond
+	soonEnough       = time.Second + dueLead + 100*time.Millisecond // due this soon: wait in the task rather than schedule a tick
+	deliverParallel  = 64
 )
 
 // NewEngine builds an engine on st, queueing follow-up work with d.
@@ -148,14 +151,60 @@ func (e *Engine) runProject(ctx context.Context, groupID string, first func(*ses
 		if time.Until(next) > soonEnough || time.Since(started) > sessionMax {
 			return e.dispatcher.wakeAt(ctx, groupID, next, dueLead)
 		}
+		// One waiter a project is enough: its session at its time takes whatever is due and
+		// waiting then, and it waits on for what comes due after. Every task waiting for the
+		// same instant would only race for the lease at it, and take worker slots meanwhile.
+		done, first := e.waiters.add(groupID, next)
+		if !first {
+			return nil
+		}
 		select {
 		case <-ctx.Done():
+			done()
 			return ctx.Err()
 		case <-e.stopping:
+			done()
 			return e.dispatcher.wakeAt(ctx, groupID, next, dueLead) // another worker's turn
 		case <-time.After(time.Until(next)):
+			done()
 		}
 	}
+}
+
+// waiters are the tasks of one engine waiting in-process for their project's next due time.
+type waiters struct {
+	mu sync.Mutex
+	at map[string][]time.Time // by project: when each waiter's session starts
+}
+
+// add registers a task that would wait for project groupID until at, unless one already
+// waits for at or earlier (first false: the task need not wait). done unregisters it, when
+// its wait ends (before its session starts: a task finishing meanwhile waits itself).
+func (w *waiters) add(groupID string, at time.Time) (done func(), first bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, t := range w.at[groupID] {
+		if !t.After(at) {
+			return func() {}, false
+		}
+	}
+	if w.at == nil {
+		w.at = map[string][]time.Time{}
+	}
+	w.at[groupID] = append(w.at[groupID], at)
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		ts := w.at[groupID]
+		if i := slices.IndexFunc(ts, at.Equal); i >= 0 {
+			ts = slices.Delete(ts, i, i+1)
+		}
+		if len(ts) == 0 {
+			delete(w.at, groupID)
+		} else {
+			w.at[groupID] = ts
+		}
+	}, true
 }
 
 // session takes the project's lease (waiting a while for a busy project), runs fn (if any) and

@@ -22,8 +22,10 @@ import (
 //   {g:<id>}:obs                 LIST of observation batches waiting to be evaluated, in order
 //   {g:<id>}:obs-lock            who evaluates the project's alerts now (a lease)
 //   {g:<id>}:open:<cfg>          HASH target -> the configuration's active alert for it
-//   {g:<id>}:sched               HASH alert -> its schedule (herald.Schedule, compactly)
+//   {g:<id>}:sched               HASH alert -> its schedule (herald.Schedule, binary: schedule.go)
 //   {g:<id>}:due                 ZSET alert -> when the engine must look at it (unix ms)
+//
+// The hashes' targets and alert ids are their 12 bytes (targetField, docField).
 //   {g:<id>}:outbox              ZSET notice -> until when the engine sending it holds it (unix ms)
 //
 // The outbox makes delivery at-least-once: a step's notices are written in the same
