@@ -64,10 +64,12 @@ const DefaultLease = 8 * time.Second
 
 // Settings of the engine's batching.
 const (
-	claimBatch     = 2000             // due alerts per step
-	observeBatches = 8                // observation batches per step
-	sessionMax     = 10 * time.Second // a session then hands over to a new tick
-	lockWait       = 5 * time.Second  // how long a task waits for a busy project
+	claimBatch     = 2000                  // due alerts per step
+	observeBatches = 8                     // observation batches per step
+	sessionMax     = 10 * time.Second      // a session then hands over to a new tick
+	lockWait       = 5 * time.Second       // how long a task waits for a busy project
+	holdWithin     = 20 * time.Millisecond // a session waits for what falls due this soon
+	sessionHold    = time.Second           // for at most this long: then others get the lease
 	// dueLead is how long before an alert's due time the engine's tick for it is queued: asynq
 	// holds a scheduled task to the whole second and moves it to its queue at its next check
 	// (delayedTaskCheck), so a tick queued for the due time itself starts up to a check (and
@@ -560,7 +562,12 @@ func (s *session) silenced(eventType string, now time.Time) bool {
 func alive(ctx context.Context) error { return context.Cause(ctx) }
 
 // run evaluates waiting observations and due alerts until there is nothing left to do now.
+// While alerts keep coming due a few milliseconds apart, it waits for the next one in the
+// session (for up to sessionHold): a new session would first wait for the last one's
+// deliveries, so each alert would wait for a whole session's round; the session's sender
+// delivers one step while the next is evaluated.
 func (s *session) run(ctx context.Context) error {
+	started := time.Now()
 	for {
 		if err := alive(ctx); err != nil {
 			return err
@@ -570,8 +577,26 @@ func (s *session) run(ctx context.Context) error {
 			return err
 		}
 		due, err := s.due(ctx)
-		if err != nil || !(observed || due) {
+		if err != nil {
 			return err
+		}
+		if observed || due {
+			continue
+		}
+		next, err := s.nextDue(ctx)
+		if err != nil || next.IsZero() {
+			return err
+		}
+		wait := time.Until(next)
+		if wait > holdWithin || time.Since(started)+wait > sessionHold {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return alive(ctx)
+		case <-s.e.stopping:
+			return nil
+		case <-time.After(wait):
 		}
 	}
 }
