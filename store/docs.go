@@ -37,28 +37,25 @@ func encodeDoc(v any) ([]byte, error) {
 
 // decodeDoc reads a stored document into dst, in either form.
 func decodeDoc(b []byte, dst any) error {
-	compact := !isAPIForm(b)
-	switch d := dst.(type) {
-	case *herald.Alert:
-		if compact {
-			var c alertDoc
-			if err := json.Unmarshal(b, &c); err != nil {
-				return err
-			}
-			*d = c.unpack()
-			return nil
-		}
-	case *herald.Event:
-		if compact {
-			var c eventDoc
-			if err := json.Unmarshal(b, &c); err != nil {
-				return err
-			}
-			*d = c.unpack()
-			return nil
+	if !isAPIForm(b) {
+		switch d := dst.(type) {
+		case *herald.Alert:
+			return decodeCompact[alertDoc](b, d)
+		case *herald.Event:
+			return decodeCompact[eventDoc](b, d)
 		}
 	}
 	return json.Unmarshal(b, dst)
+}
+
+// decodeCompact reads the compact form D of a document into dst.
+func decodeCompact[D interface{ unpack() T }, T any](b []byte, dst *T) error {
+	var c D
+	if err := json.Unmarshal(b, &c); err != nil {
+		return err
+	}
+	*dst = c.unpack()
+	return nil
 }
 
 // isAPIForm reports whether a stored alert or event is in the form written before the
