@@ -91,18 +91,12 @@ type scheduleReader struct {
 	bad bool
 }
 
-func (r *scheduleReader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
+func (r *scheduleReader) varint() int64   { return readVarint(r, binary.Varint) }
+func (r *scheduleReader) uvarint() uint64 { return readVarint(r, binary.Uvarint) }
 
-func (r *scheduleReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
+// readVarint reads one varint off r with read (binary.Varint or binary.Uvarint).
+func readVarint[T int64 | uint64](r *scheduleReader, read func([]byte) (T, int)) T {
+	v, n := read(r.b)
 	if n <= 0 {
 		r.bad = true
 		return 0
