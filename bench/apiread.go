@@ -126,17 +126,17 @@ func (b *bench) apiRead(ctx context.Context) ([]figure, error) {
 
 	ratio := h.rate() / p.rate()
 	figs := []figure{
-		{Name: "4. GET alert, plain net/http → req/s", Value: fmt.Sprintf("%.0f /s, p99 %s, %s CPU/request", p.rate(),
+		{Name: "7. GET alert, plain net/http → req/s", Value: fmt.Sprintf("%.0f /s, p99 %s, %s CPU/request", p.rate(),
 			p.p99().Round(10*time.Microsecond), perRequest(plainCPU1-plainCPU0, p.ok))},
-		{Name: "4. GET alert with Digest, Herald → req/s", Value: fmt.Sprintf("%.0f /s (%d clients, %s)", h.rate(), readClients, d)},
-		{Name: "4. Herald ÷ plain handler", Value: fmt.Sprintf("%.2f×", ratio), Target: fmt.Sprintf("≥ %.1f×", readRatioTarget), Result: judge(ratio >= readRatioTarget)},
-		{Name: "4. Herald p99", Value: h.p99().Round(10 * time.Microsecond).String(), Target: "≤ " + readP99Target.String(), Result: judge(h.p99() <= readP99Target)},
+		{Name: "7. GET alert with Digest, Herald → req/s", Value: fmt.Sprintf("%.0f /s (%d clients, %s)", h.rate(), readClients, d)},
+		{Name: "7. Herald ÷ plain handler", Value: fmt.Sprintf("%.2f×", ratio), Target: fmt.Sprintf("≥ %.1f×", readRatioTarget), Result: judge(ratio >= readRatioTarget)},
+		{Name: "7. Herald p99", Value: h.p99().Round(10 * time.Microsecond).String(), Target: "≤ " + readP99Target.String(), Result: judge(h.p99() <= readP99Target)},
 	}
 	if a.cpu == nil {
-		figs = append(figs, figure{Name: "4. Herald CPU/request (API + Redis)", Value: "not measured: the API ran in the benchmark's process (-profile)"})
+		figs = append(figs, figure{Name: "7. Herald CPU/request (API + Redis)", Value: "not measured: the API ran in the benchmark's process (-profile)"})
 	} else {
 		per := (api1 - api0 + redis1 - redis0) / time.Duration(max(1, h.ok))
-		figs = append(figs, figure{Name: "4. Herald CPU/request (API + Redis)", Value: fmt.Sprintf("%s (%s + %s)",
+		figs = append(figs, figure{Name: "7. Herald CPU/request (API + Redis)", Value: fmt.Sprintf("%s (%s + %s)",
 			per.Round(time.Microsecond), perRequest(api1-api0, h.ok), perRequest(redis1-redis0, h.ok)),
 			Target: "≤ " + readCPUTarget.String(), Result: judge(per <= readCPUTarget)})
 	}

@@ -1,10 +1,11 @@
 // Command bench measures Herald's alert engine against its performance targets, end to end,
 // on this machine:
 //
-//	go run ./bench            # the full run: a few minutes
+//	go run ./bench            # the full run: a few minutes, most of them loading a million alerts
+//	go run ./bench -million 100000   # the same with a tenth of them
 //	go run ./bench -quick     # reduced sizes: a smoke run of about a minute
 //	go run ./bench -workers   # only deliveries/s with two workers against one (workers.go)
-//	go run ./bench -only storm,prometheus  # only the scenarios named (opened, due, waiting, storm, prometheus, apiread, ingest)
+//	go run ./bench -only storm,prometheus  # only the scenarios named (opened, due, waiting, million, storm, prometheus, apiread, ingest)
 //	go run ./bench -help      # every size, and -profile DIR for a CPU profile of each scenario
 //
 // It needs Debian's redis-server (apt-get install redis-server), which it starts itself on a
@@ -27,16 +28,24 @@
 //     the first request to the last distinct delivery; target at least 1.2 times the ceiling,
 //     and no duplicates.
 //   - 2, first notices due: observations posted evenly over a window (10 s) open alerts whose
-//     first notice falls due 5 s after detection (a minute of 500 ms, delayMin 10), so the
-//     engine takes new observations while sending what comes due. A notice's lateness is its
-//     arrival minus its due time, the alert's Schedule.Detected + delayMin minutes; targets:
-//     none early, p99 at most 250 ms.
+//     first notice falls due 5 s after detection (a minute of 1 s, delayMin 5), so the engine
+//     takes new observations while sending what comes due. A notice's lateness is its arrival
+//     minus its due time, the alert's Schedule.Detected + delayMin minutes; targets: none
+//     early, p99 at most 100 ms.
 //   - 3, open alerts waiting: alerts opened and notified once, next repeat an hour away. The
 //     growth of Redis's used_memory per alert, from before the alerts (their hosts already
-//     registered) to after (asynq's bookkeeping included), target at most 2 KB; then the CPU
+//     registered) to after (asynq's bookkeeping included), target at most 1.5 KB; then the CPU
 //     this process uses over a window in which nothing is due, target near idle (at most 5% of
 //     one core), with redis-server's beside it.
-//   - 4, alert storms against Alertmanager (storm.go; sizes -storms, default 10,000 and
+//   - 4, a million open alerts (-million): alerts opened by the engine from observations handed
+//     to the dispatcher as the API hands them (HTTP, digest and host registration left out, to
+//     load a million in minutes), first notices delivered, repeats pending; then a slice of
+//     10,000 more in a second project whose repeats fall due together a minute later. Redis's
+//     used_memory with all of them open, target at most 1.5 GB; the CPU of this process (with
+//     a scheduler reconciling every 5 s) and redis-server over a window with nothing due,
+//     target under 5% of a core together; the slice's repeats' lateness against the due time
+//     the engine scheduled, target p99 at most 1 s.
+//   - 5, alert storms against Alertmanager (storm.go; sizes -storms, default 10,000 and
 //     100,000): N distinct alerts reported at once (requests of 500, 4 in flight), each one
 //     notification, first through Alertmanager v0.28.1 (alertmanager.go: its API v2, a
 //     webhook receiver, every alert its own group, group_wait 0s, no cluster), then through
@@ -49,7 +58,11 @@
 //     With the CPU each Herald process and redis-server spent per notification, beside.
 //     Without an Alertmanager binary (-alertmanager, PATH, $(go env GOPATH)/bin) its figures
 //     say not measured, and why; the run goes on.
-//   - 4, API reads: GET /groups/{id}/alerts/{id} with Digest from 64 keep-alive clients, each
+//   - 6, Prometheus re-sends (prometheus.go; -prometheus-alerts, default 50,000): firing
+//     PROMETHEUS_ALERT alerts re-posted through the Alertmanager front door in Prometheus'
+//     batches of 64, as Prometheus does every resend interval: CPU per batch, Redis commands per
+//     alert, no delivery; the same batches re-posted to Alertmanager for comparison.
+//   - 7, API reads: GET /groups/{id}/alerts/{id} with Digest from 64 keep-alive clients, each
 //     keeping its nonce (nc+1 a request), for -read-for, against a plain net/http handler
 //     encoding the same alert, in the same run. Both servers are processes of their own: Herald
 //     is `herald api` built from ./cmd/herald (logging at info), the plain handler this program
@@ -57,7 +70,7 @@
 //     Targets: at least 0.5 times the plain handler's requests/s, p99 at most 10 ms, and at
 //     most 100 µs of CPU a request, the API process's (/proc) and Redis's (INFO cpu) together.
 //     With -profile the API serves from this process instead, so that the profile sees it.
-//   - 5, observations ingested: 16 agents post batches of -batch HOST_DOWN observations (hosts
+//   - 8, observations ingested: 16 agents post batches of -batch HOST_DOWN observations (hosts
 //     of their own, the same each time) to `herald api` for -ingest-for while `herald worker`
 //     evaluates them. Targets: at least 50,000 observations accepted (202) a second; the API
 //     process's peak resident memory at most 256 MB.

@@ -12,13 +12,13 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// Scenario 2's timing: a short minute, and a first notice 10 of them (5 s) after detection.
+// Scenario 2's timing: a minute of a second, and a first notice 5 of them after detection.
 // The interval is long enough that no repeat comes during the scenario.
 const (
-	dueMinute     = 500 * time.Millisecond
-	dueDelayMin   = 10
+	dueMinute     = time.Second
+	dueDelayMin   = 5
 	dueDelay      = dueDelayMin * dueMinute
-	latenessLimit = 250 * time.Millisecond // p99 target
+	latenessLimit = 100 * time.Millisecond // p99 target
 )
 
 // due is scenario 2: first notices falling due over a window. Observations arrive in requests

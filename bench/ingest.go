@@ -71,17 +71,17 @@ func (b *bench) ingest(ctx context.Context) ([]figure, error) {
 	}
 	rate := float64(res.ok*b.sizes.Batch) / res.took.Seconds()
 	figs := []figure{
-		{Name: "5. observations accepted (202) → /s", Value: fmt.Sprintf("%.0f /s (%d requests of %d, %d refused for a full backlog, p99 %s)",
+		{Name: "8. observations accepted (202) → /s", Value: fmt.Sprintf("%.0f /s (%d requests of %d, %d refused for a full backlog, p99 %s)",
 			rate, res.ok, b.sizes.Batch, res.tolerated, res.p99().Round(time.Millisecond)),
 			Target: fmt.Sprintf("≥ %d /s", ingestRateTarget), Result: judge(rate >= ingestRateTarget)},
 	}
 	if a.rss == nil {
-		return append(figs, figure{Name: "5. API peak memory", Value: "not measured: the API ran in the benchmark's process (-profile)"}), nil
+		return append(figs, figure{Name: "8. API peak memory", Value: "not measured: the API ran in the benchmark's process (-profile)"}), nil
 	}
 	rss, err := a.rss()
 	if err != nil {
 		return nil, err
 	}
-	return append(figs, figure{Name: "5. API peak memory (RSS)", Value: fmt.Sprintf("%.0f MB", float64(rss)/(1<<20)),
+	return append(figs, figure{Name: "8. API peak memory (RSS)", Value: fmt.Sprintf("%.0f MB", float64(rss)/(1<<20)),
 		Target: fmt.Sprintf("≤ %d MB", ingestRSSTarget>>20), Result: judge(rss <= ingestRSSTarget)}), nil
 }

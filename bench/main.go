@@ -22,26 +22,28 @@ import (
 
 // sizes are how much each measurement does.
 type sizes struct {
-	Tasks       int           // raw asynq no-op tasks
-	Opened      int           // scenario 1: alerts opened by observations
-	Due         int           // scenario 2: first notices falling due
-	DueWindow   time.Duration // scenario 2: the window their observations come in
-	Waiting     int           // scenario 3: open alerts waiting for a repeat
-	IdleWindow  time.Duration // scenario 3: how long CPU is measured with nothing due
-	Storms      intList       // scenario 4: alerts in each storm, through Alertmanager and Herald
-	Batch       int           // observations a request
-	Concurrency int           // tasks a worker runs at once, Herald's and raw asynq's
-	ReadFor     time.Duration // scenario 4: how long each server is loaded with reads
-	IngestFor   time.Duration // scenario 5: how long observations are posted
+	Tasks        int           // raw asynq no-op tasks
+	Opened       int           // scenario 1: alerts opened by observations
+	Due          int           // scenario 2: first notices falling due
+	DueWindow    time.Duration // scenario 2: the window their observations come in
+	Waiting      int           // scenario 3: open alerts waiting for a repeat
+	IdleWindow   time.Duration // scenarios 3 and 4: how long CPU is measured with nothing due
+	Million      int           // scenario 4: open alerts held, repeats pending
+	MillionSlice int           // scenario 4: alerts whose repeats fall due together
+	Storms       intList       // scenario 5: alerts in each storm, through Alertmanager and Herald
+	Batch        int           // observations a request
+	Concurrency  int           // tasks a worker runs at once, Herald's and raw asynq's
+	ReadFor      time.Duration // scenario 7: how long each server is loaded with reads
+	IngestFor    time.Duration // scenario 8: how long observations are posted
 }
 
 var (
 	fullSizes = sizes{Tasks: 20_000, Opened: 10_000, Due: 20_000, DueWindow: 10 * time.Second,
-		Waiting: 100_000, IdleWindow: 10 * time.Second, Storms: intList{10_000, 100_000}, Batch: 500, Concurrency: 20,
-		ReadFor: 10 * time.Second, IngestFor: 20 * time.Second}
+		Waiting: 100_000, IdleWindow: 10 * time.Second, Million: 1_000_000, MillionSlice: 10_000, Storms: intList{10_000, 100_000},
+		Batch: 500, Concurrency: 20, ReadFor: 10 * time.Second, IngestFor: 20 * time.Second}
 	quickSizes = sizes{Tasks: 4_000, Opened: 2_000, Due: 4_000, DueWindow: 4 * time.Second,
-		Waiting: 10_000, IdleWindow: 3 * time.Second, Storms: intList{2_000, 10_000}, Batch: 500, Concurrency: 20,
-		ReadFor: 3 * time.Second, IngestFor: 5 * time.Second}
+		Waiting: 10_000, IdleWindow: 3 * time.Second, Million: 20_000, MillionSlice: 2_000, Storms: intList{2_000, 10_000},
+		Batch: 500, Concurrency: 20, ReadFor: 3 * time.Second, IngestFor: 5 * time.Second}
 )
 
 // bench is one run: its Redis, its sizes, and the raw asynq rate scenario 1 is judged by.
@@ -60,7 +62,7 @@ type scenario struct {
 }
 
 // onlyScenarios names the scenarios to run, when not all of them.
-var onlyScenarios = flag.String("only", "", "run only these scenarios, comma-separated names: opened, due, waiting, storm, prometheus, apiread, ingest")
+var onlyScenarios = flag.String("only", "", "run only these scenarios, comma-separated names: opened, due, waiting, million, storm, prometheus, apiread, ingest")
 
 // pickScenarios is the scenarios that names (comma-separated) lists, in the run's order.
 func pickScenarios(all []scenario, names string) ([]scenario, error) {
@@ -132,8 +134,10 @@ func parseFlags() (sizes, string, time.Duration) {
 	flag.IntVar(&sz.Due, "due", sz.Due, "scenario 2: first notices falling due")
 	flag.DurationVar(&sz.DueWindow, "due-window", sz.DueWindow, "scenario 2: the window the observations (and so the due times) are spread over")
 	flag.IntVar(&sz.Waiting, "waiting", sz.Waiting, "scenario 3: open alerts waiting for their next repeat")
-	flag.DurationVar(&sz.IdleWindow, "idle-window", sz.IdleWindow, "scenario 3: how long CPU is measured with nothing due")
-	flag.Var(&sz.Storms, "storms", "scenario 4: alerts in each storm, comma-separated")
+	flag.DurationVar(&sz.IdleWindow, "idle-window", sz.IdleWindow, "scenarios 3 and 4: how long CPU is measured with nothing due")
+	flag.IntVar(&sz.Million, "million", sz.Million, "scenario 4: open alerts held with their repeats pending (1,000,000 takes a few minutes)")
+	flag.IntVar(&sz.MillionSlice, "million-slice", sz.MillionSlice, "scenario 4: alerts whose repeats fall due together")
+	flag.Var(&sz.Storms, "storms", "scenario 5: alerts in each storm, comma-separated")
 	flag.IntVar(&sz.Batch, "batch", sz.Batch, "observations a request")
 	flag.DurationVar(&sz.ReadFor, "read-for", sz.ReadFor, "scenario 4: how long each server is loaded with reads")
 	flag.DurationVar(&sz.IngestFor, "ingest-for", sz.IngestFor, "scenario 5: how long observations are posted")
@@ -150,7 +154,8 @@ func parseFlags() (sizes, string, time.Duration) {
 			_ = flag.Set(name, v)
 		}
 	}
-	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Concurrency, slices.Min(append(sz.Storms, 1))) < 1 || min(sz.ReadFor, sz.IngestFor) <= 0 || sz.Batch < 1 || sz.Batch > herald.MaxObservationsPerRequest {
+	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Million, sz.MillionSlice, sz.Concurrency, slices.Min(append(sz.Storms, 1))) < 1 ||
+		min(sz.ReadFor, sz.IngestFor) <= 0 || sz.Batch < 1 || sz.Batch > herald.MaxObservationsPerRequest {
 		fmt.Fprintf(os.Stderr, "bench: sizes and -concurrency must be at least 1, -batch at most %d\n", herald.MaxObservationsPerRequest)
 		os.Exit(2)
 	}
@@ -174,10 +179,11 @@ func measure(ctx context.Context, sz sizes, profileDir string) (*report, error) 
 		{"1. alerts opened", "opened", b.opened},
 		{"2. first notices due", "due", b.due},
 		{"3. open alerts waiting", "waiting", b.waiting},
-		{"4. alert storms against Alertmanager", "storm", b.storm},
-		{"5. Prometheus re-sends", "prometheus", b.prometheus},
-		{"6. API reads with Digest", "apiread", b.apiRead},
-		{"7. observations ingested", "ingest", b.ingest},
+		{"4. a million open alerts", "million", b.million},
+		{"5. alert storms against Alertmanager", "storm", b.storm},
+		{"6. Prometheus re-sends", "prometheus", b.prometheus},
+		{"7. API reads with Digest", "apiread", b.apiRead},
+		{"8. observations ingested", "ingest", b.ingest},
 	}
 	if *onlyScenarios != "" {
 		if scenarios, err = pickScenarios(scenarios, *onlyScenarios); err != nil {

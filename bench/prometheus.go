@@ -21,7 +21,7 @@ import (
 	"github.com/heraldhq/herald/api"
 )
 
-// Scenario 5: Prometheus re-sends every firing alert each resend interval. With n alerts open
+// Scenario 6: Prometheus re-sends every firing alert each resend interval. With n alerts open
 // (first notices delivered, the next repeat an hour away), one re-post round (every alert again,
 // in Prometheus' batches of 64, through the Alertmanager front door with Basic as Prometheus
 // authenticates) is measured: CPU of Herald's process and of redis-server per batch, Redis
@@ -29,7 +29,7 @@ import (
 // same time), and deliveries (none: a refresh changes nothing). The same alerts re-posted to a
 // real Alertmanager (-alertmanager, v0.28) give its CPU per batch for comparison.
 var (
-	prometheusAlerts = flag.Int("prometheus-alerts", 50_000, "scenario 5: firing alerts Prometheus re-sends (-quick: 5,000)")
+	prometheusAlerts = flag.Int("prometheus-alerts", 50_000, "scenario 6: firing alerts Prometheus re-sends (-quick: 5,000)")
 )
 
 const (
@@ -101,13 +101,13 @@ func (b *bench) prometheus(ctx context.Context) ([]figure, error) {
 	share := float64(cpu) / float64(prometheusInterval)
 	ops := float64(u1.commands-u0.commands-idle) / float64(n)
 	figs := []figure{
-		{Name: "5. Prometheus re-post round (Herald)", Value: fmt.Sprintf("%d alerts in %d batches of %d, %s until the engine settled", n, len(batches), prometheusBatch, round.Round(time.Millisecond)),
+		{Name: "6. Prometheus re-post round (Herald)", Value: fmt.Sprintf("%d alerts in %d batches of %d, %s until the engine settled", n, len(batches), prometheusBatch, round.Round(time.Millisecond)),
 			Target: "≤ " + prometheusInterval.String(), Result: judge(round <= prometheusInterval)},
-		{Name: "5. CPU per re-post batch (Herald + Redis)", Value: fmt.Sprintf("%s (this process, which is also the posting client, %s; redis-server %s a round)", perBatch.Round(time.Microsecond),
+		{Name: "6. CPU per re-post batch (Herald + Redis)", Value: fmt.Sprintf("%s (this process, which is also the posting client, %s; redis-server %s a round)", perBatch.Round(time.Microsecond),
 			(u1.self - u0.self).Round(time.Millisecond), (u1.server - u0.server).Round(time.Millisecond))},
-		{Name: "5. CPU share of every " + prometheusInterval.String() + " round", Value: fmt.Sprintf("%.1f%% of a core", 100*share)},
-		{Name: "5. Redis commands per re-posted alert", Value: fmt.Sprintf("%.2f (idle polling over the round subtracted: %d)", ops, idle)},
-		{Name: "5. deliveries during the re-post", Value: strconv.Itoa(d1 - d0 + dup), Target: "0", Result: judge(d1-d0+dup == 0)},
+		{Name: "6. CPU share of every " + prometheusInterval.String() + " round", Value: fmt.Sprintf("%.1f%% of a core", 100*share)},
+		{Name: "6. Redis commands per re-posted alert", Value: fmt.Sprintf("%.2f (idle polling over the round subtracted: %d)", ops, idle)},
+		{Name: "6. deliveries during the re-post", Value: strconv.Itoa(d1 - d0 + dup), Target: "0", Result: judge(d1-d0+dup == 0)},
 	}
 	return append(figs, b.alertmanagerFigure(ctx, batches)...), nil
 }
@@ -186,7 +186,7 @@ func postAlerts(ctx context.Context, url, auth string, body []byte) error {
 // alertmanagerFigure posts the batches to a real Alertmanager twice (the second time re-posts,
 // as Prometheus does) and reports its CPU per re-post batch, or that it was not measured.
 func (b *bench) alertmanagerFigure(ctx context.Context, batches [][]byte) []figure {
-	name := "5. CPU per re-post batch (Alertmanager, for comparison)"
+	name := "6. CPU per re-post batch (Alertmanager, for comparison)"
 	bin, err := findAlertmanager()
 	if err != nil {
 		log.Printf("prometheus: Alertmanager not measured: %v", err)

@@ -36,6 +36,7 @@ type rig struct {
 	api        apiClient
 	basic      string // an Authorization header of Basic credentials, as Prometheus sends them
 	recv       *receiver
+	org        string // the organization of the rig's projects
 	project    string
 }
 
@@ -105,6 +106,7 @@ func (r *rig) setUpProject(ctx context.Context, n webhookNotification) error {
 		return err
 	}
 	var err error
+	r.org = org.ID
 	r.project, err = r.addProject(ctx, org.ID, "bench", n)
 	return err
 }

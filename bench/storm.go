@@ -21,7 +21,7 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// Scenario 4, alert storms (go run ./bench -storm for it alone): N distinct alerts reported at
+// Scenario 5, alert storms (go run ./bench -only storm for it alone): N distinct alerts reported at
 // once, each one notification, through Alertmanager and through Herald in the same run, on
 // the same machine, to the same kind of webhook receiver. Alertmanager holds alerts in memory
 // and persists nothing; Herald runs as in production: `herald api` and `herald worker` as
@@ -30,7 +30,7 @@ var (
 	heraldBin = flag.String("herald", "", "herald binary the storm runs (default: built from ./cmd/herald)")
 )
 
-// Scenario 4's targets.
+// Scenario 5's targets.
 const (
 	stormRatioTarget    = 2.5              // Herald's notifications/s over Alertmanager's
 	stormAfterLastLimit = 20 * time.Second // last report → last first notice
@@ -54,7 +54,7 @@ type stormRun struct {
 	commands   int64            // Herald: commands Redis processed over the storm
 }
 
-// storm is scenario 4: each size of -storms through Alertmanager, then through Herald.
+// storm is scenario 5: each size of -storms through Alertmanager, then through Herald.
 func (b *bench) storm(ctx context.Context) ([]figure, error) {
 	dir, err := os.MkdirTemp("", "herald-storm-")
 	if err != nil {
@@ -72,7 +72,7 @@ func (b *bench) storm(ctx context.Context) ([]figure, error) {
 			log.Printf("storm: Alertmanager %s, not the %s the targets were set against", amVersion, alertmanagerWant)
 		}
 	}
-	figs := []figure{{Name: "4. Alertmanager's configuration", Value: alertmanagerSetup}}
+	figs := []figure{{Name: "5. Alertmanager's configuration", Value: alertmanagerSetup}}
 	for _, n := range b.sizes.Storms {
 		var am stormRun
 		if amErr == nil {
@@ -94,7 +94,7 @@ func (b *bench) storm(ctx context.Context) ([]figure, error) {
 // stormFigures are the figures of one storm size: Herald's, Alertmanager's (or why it was not
 // measured) and their ratio, each against its target.
 func stormFigures(n int, h, am stormRun, amName string, amErr error) []figure {
-	p := fmt.Sprintf("4. storm of %d: ", n)
+	p := fmt.Sprintf("5. storm of %d: ", n)
 	figs := []figure{
 		{Name: p + "Herald → notifications/s", Value: fmt.Sprintf("%.0f /s (%s from first report to last notice; first notice after %s; reporting took %s)",
 			h.rate, h.took.Round(time.Millisecond), h.first.Round(time.Millisecond), h.reporting.Round(time.Millisecond))},

@@ -10,7 +10,7 @@ import (
 
 // Scenario 3's targets.
 const (
-	memoryPerAlertLimit = 2048 // bytes of Redis memory per open alert
+	memoryPerAlertLimit = 1536 // bytes of Redis memory per open alert: 1.5 KB
 	idleCPULimit        = 0.05 // of one core: "near idle"
 )
 

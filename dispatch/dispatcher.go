@@ -43,6 +43,16 @@ func (d *Dispatcher) observed(ctx context.Context, groupID string) error {
 
 // WakeAt makes sure a session of the project runs at at. Ticks of the same second are one task.
 func (d *Dispatcher) WakeAt(ctx context.Context, groupID string, at time.Time) error {
+	return d.wakeAt(ctx, groupID, at, 0)
+}
+
+// wakeAt queues the project's tick lead before at. asynq keeps a scheduled task's time in
+// whole seconds and moves it to its queue at its next check (every DelayedTaskCheckInterval),
+// so a tick starts between a second before its time and a check after it; a session that
+// starts early waits in its task for what is due (up to soonEnough). Ticks of the same second
+// are one task.
+func (d *Dispatcher) wakeAt(ctx context.Context, groupID string, at time.Time, lead time.Duration) error {
+	at = at.Add(-lead)
 	_, err := d.client.EnqueueContext(ctx, newTask(TypeTick, projectTask{GroupID: groupID}),
 		asynq.Queue(QueueEngine), asynq.TaskID(tickID(groupID, at)), asynq.ProcessAt(at), asynq.MaxRetry(50),
 		asynq.Retention(0))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,7 @@ type Engine struct {
 	dispatcher *Dispatcher
 	stopping   chan struct{} // closed when the worker shuts down: waits end at once
 	stopOnce   sync.Once
+	waiters    waiters // the tasks of this engine waiting in-process for a project's next due time
 }
 
 // stop ends the engine's waits (for a busy project, for an alert due within the second), so
@@ -62,12 +64,22 @@ const DefaultLease = 8 * time.Second
 
 // Settings of the engine's batching.
 const (
-	claimBatch      = 2000                    // due alerts per step
-	observeBatches  = 8                       // observation batches per step
-	sessionMax      = 10 * time.Second        // a session then hands over to a new tick
-	lockWait        = 5 * time.Second         // how long a task waits for a busy project
-	soonEnough      = 1100 * time.Millisecond // due this soon: wait in the task rather than schedule a tick
-	deliverParallel = 64
+	claimBatch     = 2000                  // due alerts per step
+	observeBatches = 8                     // observation batches per step
+	sessionMax     = 10 * time.Second      // a session then hands over to a new tick
+	lockWait       = 5 * time.Second       // how long a task waits for a busy project
+	holdWithin     = 20 * time.Millisecond // a session waits for what falls due this soon
+	sessionHold    = time.Second           // for at most this long: then others get the lease
+	// dueLead is how long before an alert's due time the engine's tick for it is queued: asynq
+	// holds a scheduled task to the whole second and moves it to its queue at its next check
+	// (delayedTaskCheck), so a tick queued for the due time itself starts up to a check (and
+	// a poll of the queue, 50 ms) late whenever the time falls early in its second. Queued
+	// earlier, it starts before, and its session waits in the task for the due time
+	// (soonEnough covers the second of rounding and the lead).
+	delayedTaskCheck = 200 * time.Millisecond
+	dueLead          = delayedTaskCheck + 100*time.Millisecond
+	soonEnough       = time.Second + dueLead + 100*time.Millisecond // due this soon: wait in the task rather than schedule a tick
+	deliverParallel  = 64
 )
 
 // NewEngine builds an engine on st, queueing follow-up work with d.
@@ -124,11 +136,14 @@ type sendGroup struct {
 // keeps at it while more comes due within about a second (its tick would be this very task,
 // and asynq may have started it early), for at most sessionMax. The project's lease is held
 // only while working, never while waiting, so that other tasks for the project (a changed
-// configuration, an acknowledgement's expiry) get their turn.
+// configuration, an acknowledgement's expiry) get their turn. The configurations loaded by
+// one session serve the next while their version is unchanged (one read, not ten): an alert
+// that comes due waits for as little as possible.
 func (e *Engine) runProject(ctx context.Context, groupID string, first func(*session) error) error {
 	started := time.Now()
+	var cfg *configSet
 	for fn := first; ; fn = nil {
-		next, err := e.session(ctx, groupID, fn)
+		next, err := e.session(ctx, groupID, fn, &cfg)
 		if err != nil {
 			return err
 		}
@@ -136,22 +151,69 @@ func (e *Engine) runProject(ctx context.Context, groupID string, first func(*ses
 			return nil
 		}
 		if time.Until(next) > soonEnough || time.Since(started) > sessionMax {
-			return e.dispatcher.WakeAt(ctx, groupID, next)
+			return e.dispatcher.wakeAt(ctx, groupID, next, dueLead)
+		}
+		// One waiter a project is enough: its session at its time takes whatever is due and
+		// waiting then, and it waits on for what comes due after. Every task waiting for the
+		// same instant would only race for the lease at it, and take worker slots meanwhile.
+		done, first := e.waiters.add(groupID, next)
+		if !first {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
+			done()
 			return ctx.Err()
 		case <-e.stopping:
-			return e.dispatcher.WakeAt(ctx, groupID, next) // another worker's turn
+			done()
+			return e.dispatcher.wakeAt(ctx, groupID, next, dueLead) // another worker's turn
 		case <-time.After(time.Until(next)):
+			done()
 		}
 	}
 }
 
+// waiters are the tasks of one engine waiting in-process for their project's next due time.
+type waiters struct {
+	mu sync.Mutex
+	at map[string][]time.Time // by project: when each waiter's session starts
+}
+
+// add registers a task that would wait for project groupID until at, unless one already
+// waits for at or earlier (first false: the task need not wait). done unregisters it, when
+// its wait ends (before its session starts: a task finishing meanwhile waits itself).
+func (w *waiters) add(groupID string, at time.Time) (done func(), first bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, t := range w.at[groupID] {
+		if !t.After(at) {
+			return func() {}, false
+		}
+	}
+	if w.at == nil {
+		w.at = map[string][]time.Time{}
+	}
+	w.at[groupID] = append(w.at[groupID], at)
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		ts := w.at[groupID]
+		if i := slices.IndexFunc(ts, at.Equal); i >= 0 {
+			ts = slices.Delete(ts, i, i+1)
+		}
+		if len(ts) == 0 {
+			delete(w.at, groupID)
+		} else {
+			w.at[groupID] = ts
+		}
+	}, true
+}
+
 // session takes the project's lease (waiting a while for a busy project), runs fn (if any) and
 // then whatever waits or is due, gives the lease back, and says when the project's next alert
-// is due.
-func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) error) (time.Time, error) {
+// is due. cfg holds the configurations of the task's last session (nil: none yet), which this
+// one uses if still current, and gets this one's.
+func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) error, cfg **configSet) (time.Time, error) {
 	var lock *store.ProjectLock
 	backoff := 5 * time.Millisecond
 	for deadline := time.Now().Add(lockWait); ; {
@@ -184,7 +246,7 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 	// if the lease is lost, the session's context ends with store.ErrLeaseLost.
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	s, err := e.newSession(sctx, groupID, lock)
+	s, err := e.newSession(sctx, groupID, lock, *cfg)
 	if err != nil {
 		if herald.IsNotFound(err) {
 			e.Log.Warn("work for a project that does not exist", zap.String("groupId", groupID))
@@ -197,6 +259,7 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 	go func() { defer close(beating); s.heartbeat(sctx, cancel, beat) }()
 	defer func() { close(beat); <-beating }()
 	err = s.work(sctx, fn)
+	*cfg = s.cfg()
 	// Deliveries under way finish before the lease is given back.
 	if sendErr := s.flush(); err == nil {
 		err = sendErr
@@ -365,7 +428,14 @@ func (s *session) flush() error {
 	return err
 }
 
-func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.ProjectLock) (*session, error) {
+// newSession starts a session with the project's configurations: cached if still current
+// (nil: none), loaded otherwise.
+func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.ProjectLock, cached *configSet) (*session, error) {
+	if cached != nil {
+		s := &session{e: e, project: cached.project, lock: lock}
+		s.snap.Store(cached)
+		return s, s.refresh(ctx)
+	}
 	cs, err := e.loadConfigs(ctx, groupID)
 	if err != nil {
 		return nil, err
@@ -493,7 +563,12 @@ func (s *session) silenced(a herald.Alert, now time.Time) bool {
 func alive(ctx context.Context) error { return context.Cause(ctx) }
 
 // run evaluates waiting observations and due alerts until there is nothing left to do now.
+// While alerts keep coming due a few milliseconds apart, it waits for the next one in the
+// session (for up to sessionHold): a new session would first wait for the last one's
+// deliveries, so each alert would wait for a whole session's round; the session's sender
+// delivers one step while the next is evaluated.
 func (s *session) run(ctx context.Context) error {
+	started := time.Now()
 	for {
 		if err := alive(ctx); err != nil {
 			return err
@@ -503,8 +578,26 @@ func (s *session) run(ctx context.Context) error {
 			return err
 		}
 		due, err := s.due(ctx)
-		if err != nil || !(observed || due) {
+		if err != nil {
 			return err
+		}
+		if observed || due {
+			continue
+		}
+		next, err := s.nextDue(ctx)
+		if err != nil || next.IsZero() {
+			return err
+		}
+		wait := time.Until(next)
+		if wait > holdWithin || time.Since(started)+wait > sessionHold {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return alive(ctx)
+		case <-s.e.stopping:
+			return nil
+		case <-time.After(wait):
 		}
 	}
 }

@@ -3,9 +3,11 @@ package dispatch_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -42,15 +44,25 @@ type writesOf struct {
 }
 
 func (w *writesOf) match(name string, args []any) bool {
+	var keys []any
 	switch name {
-	case "set", "mset", "hset", "evalsha", "eval":
-	default:
-		return false
+	case "set", "hset":
+		keys = args[1:2]
+	case "mset":
+		for i := 1; i < len(args); i += 2 {
+			keys = append(keys, args[i])
+		}
+	case "evalsha", "eval":
+		if n, err := strconv.Atoi(fmt.Sprint(args[2])); err == nil && 3+n <= len(args) {
+			keys = args[3 : 3+n]
+		}
 	}
-	for _, a := range args[1:] {
-		if s, ok := a.(string); ok && strings.Contains(s, w.id) {
+	for _, k := range keys {
+		// The alert's document has its id in its key; schedules are fields of the scope's
+		// ":sched" hash (under the id's bytes, not its text).
+		if s, ok := k.(string); ok && (strings.Contains(s, w.id) || strings.HasSuffix(s, ":sched")) {
 			w.mu.Lock()
-			w.seen = append(w.seen, name)
+			w.seen = append(w.seen, name+" "+s)
 			w.mu.Unlock()
 			break
 		}

@@ -32,8 +32,10 @@ func NewWorker(e *Engine, cfg WorkerConfig) *Worker {
 		Concurrency: cfg.Concurrency,
 		Queues:      cfg.Queues,
 		// Due work must start within a fraction of a second: asynq's defaults poll for
-		// scheduled work every 5 s and idle queues every second.
-		DelayedTaskCheckInterval: 100 * time.Millisecond,
+		// scheduled work every 5 s and idle queues every second. The engine queues its ticks
+		// dueLead ahead of what is due, so scheduled work is moved every 200 ms: half the
+		// polling of 100 ms (Redis's CPU while nothing is due), and the ticks still on time.
+		DelayedTaskCheckInterval: delayedTaskCheck,
 		TaskCheckInterval:        50 * time.Millisecond,
 		RetryDelayFunc:           retryDelay,
 		IsFailure:                func(err error) bool { return !errors.Is(err, errBusy) },

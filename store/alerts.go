@@ -21,12 +21,15 @@ func alertCollection(global bool, groupID string) collection {
 
 // Alert indexes, all scored by creation time:
 //
-//	alerts                  every alert
 //	alerts:status:<STATUS>  alerts in that status
 //	alerts:config:<id>      the active (TRACKING or OPEN) alerts of a configuration
+//
+// Every alert is in exactly one status index, so the list of all alerts is those four merged
+// (listMerged): an index of its own would cost each alert another entry, some 130 bytes.
+// Alerts written before were in such an index too ("alerts"); it is no longer read or added
+// to, and retention still removes what it purges from it.
 func indexAlert(ctx context.Context, pipe redis.Pipeliner, cs collection, a herald.Alert, prevStatus string) {
 	z := redis.Z{Score: score(a.Created), Member: a.ID}
-	pipe.ZAdd(ctx, cs.index(), z)
 	if prevStatus != "" && prevStatus != a.Status {
 		pipe.ZRem(ctx, cs.index("status", prevStatus), a.ID)
 	}
@@ -80,23 +83,25 @@ type AlertFilter struct {
 	Created TimeRange
 }
 
-func (f AlertFilter) index(cs collection) string {
-	if f.Status == "" {
-		return cs.index()
+// indexes are the status indexes of cs that f lists: its status's, or all four.
+func (f AlertFilter) indexes(cs collection) []string {
+	if f.Status != "" {
+		return []string{cs.index("status", f.Status)}
 	}
-	return cs.index("status", f.Status)
+	return []string{cs.index("status", herald.StatusTracking), cs.index("status", herald.StatusOpen),
+		cs.index("status", herald.StatusClosed), cs.index("status", herald.StatusCancelled)}
 }
 
 // Alerts lists a project's alerts, newest first.
 func (s *Store) Alerts(ctx context.Context, groupID string, f AlertFilter, p Page) ([]herald.Alert, int, error) {
 	cs := alerts(groupID)
-	return list[herald.Alert](ctx, s, cs, f.index(cs), f.Created, true, p)
+	return listMerged[herald.Alert](ctx, s, cs, f.indexes(cs), f.Created, p)
 }
 
 // GlobalAlerts lists global alerts, newest first.
 func (s *Store) GlobalAlerts(ctx context.Context, f AlertFilter, p Page) ([]herald.Alert, int, error) {
 	cs := globalAlerts()
-	return list[herald.Alert](ctx, s, cs, f.index(cs), f.Created, true, p)
+	return listMerged[herald.Alert](ctx, s, cs, f.indexes(cs), f.Created, p)
 }
 
 // ConfigAlerts lists the active alerts a project configuration opened, newest first.
@@ -189,11 +194,11 @@ func (s *Store) ProjectAlert(ctx context.Context, groupID, id string) (p herald.
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return p, false, a, err
 	}
-	if err := decodeDoc(project, projectDoc(groupID), &p, errProjectNotFound(groupID)); err != nil {
+	if err := decodeAnswer(project, projectDoc(groupID), &p, errProjectNotFound(groupID)); err != nil {
 		return p, false, a, err
 	}
 	if alert == nil {
 		return p, true, a, errAlertNotFound(id)
 	}
-	return p, true, a, decodeDoc(alert, alerts(groupID).doc(id), &a, errAlertNotFound(id))
+	return p, true, a, decodeAnswer(alert, alerts(groupID).doc(id), &a, errAlertNotFound(id))
 }

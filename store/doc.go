@@ -1,7 +1,8 @@
 // Package store keeps Herald's state in Redis (go-redis/v9): every key name, every index and
 // every Lua script lives here, and nowhere else.
 //
-// Layout. Each document is a JSON string at its own key; lists page from sorted-set indexes
+// Layout. Each document is a JSON string at its own key (alerts and events in a compact form,
+// events as fields of one hash per scope: docs.go, keys.go); lists page from sorted-set indexes
 // (ZRANGEBYSCORE with LIMIT, scored by a time), never by loading a collection. Keys carry a
 // Redis Cluster hash tag: everything of one project shares {g:<id>}, so a project's writes
 // (a configuration, its indexes and its audit event) commit in one MULTI on one slot; global

@@ -22,10 +22,13 @@ import (
 //   {g:<id>}:obs                 LIST of observation batches waiting to be evaluated, in order
 //   {g:<id>}:obs-lock            who evaluates the project's alerts now (a lease)
 //   {g:<id>}:open:<cfg>          HASH target -> the configuration's active alert for it
-//   {g:<id>}:sched               HASH alert -> its schedule (herald.Schedule, compactly)
+//   {g:<id>}:sched               HASH alert -> its schedule (herald.Schedule, binary: schedule.go)
 //   {g:<id>}:due                 ZSET alert -> when the engine must look at it (unix ms)
 //   {g:<id>}:expiring            HASH alert -> its expiry, if it ends unless re-reported (expiring.go)
 //   {g:<id>}:outbox              ZSET notice -> until when the engine sending it holds it (unix ms)
+//
+// The open and schedule hashes' targets and alert ids are their 12 bytes (targetField,
+// docField); the expiring hash and the sets hold whole ids.
 //
 // The outbox makes delivery at-least-once: a step's notices are written in the same
 // transaction as the step, and leave the outbox only once delivered (or handed to a retry
@@ -345,7 +348,8 @@ type Tracked struct {
 	Scope    Scope
 }
 
-// schedDoc is a schedule as its hash field holds it: times in unix milliseconds (0: none).
+// schedDoc is a schedule as its hash field held it before schedules were binary (schedule.go);
+// such fields are still read.
 type schedDoc struct {
 	Detected int64   `json:"d"`
 	Next     []int64 `json:"n"`
@@ -353,17 +357,7 @@ type schedDoc struct {
 	Target   string  `json:"t"`
 }
 
-func encodeSchedule(s herald.Schedule, target string) ([]byte, error) {
-	sd := schedDoc{Detected: s.Detected.UnixMilli(), Next: make([]int64, len(s.Next)), Sent: s.Sent, Target: target}
-	for i, t := range s.Next {
-		if !t.IsZero() {
-			sd.Next[i] = t.UnixMilli()
-		}
-	}
-	return json.Marshal(sd)
-}
-
-func decodeSchedule(b []byte) (herald.Schedule, string, error) {
+func decodeScheduleJSON(b []byte) (herald.Schedule, string, error) {
 	var sd schedDoc
 	if err := json.Unmarshal(b, &sd); err != nil {
 		return herald.Schedule{}, "", err
@@ -379,23 +373,32 @@ func decodeSchedule(b []byte) (herald.Schedule, string, error) {
 
 // OpenAlertIDs finds the active alerts of (configuration, TargetID) pairs of scope: the
 // result has the id for each pair that has one, "" otherwise.
+//
+// The hashes of open alerts and of schedules hold ids and targets as their 12 bytes
+// (targetField, docField: 16 bytes of Redis's memory each rather than 32); entries written
+// before, under the whole target or id, are still found (each read asks for both).
 func (s *Store) OpenAlertIDs(ctx context.Context, sc Scope, pairs [][2]string) ([]string, error) {
 	out := make([]string, len(pairs))
 	if len(pairs) == 0 {
 		return out, nil
 	}
-	cmds := make([]*redis.StringCmd, len(pairs))
+	cmds := make([]*redis.SliceCmd, len(pairs))
 	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for i, p := range pairs {
-			cmds[i] = pipe.HGet(ctx, sc.opens(p[0]), p[1])
+			cmds[i] = pipe.HMGet(ctx, sc.opens(p[0]), targetField(p[1]), p[1])
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err != nil {
 		return nil, err
 	}
 	for i, c := range cmds {
-		out[i] = c.Val()
+		for _, v := range c.Val() {
+			if id, ok := v.(string); ok {
+				out[i] = idOfField(id)
+				break
+			}
+		}
 	}
 	return out, nil
 }
@@ -475,7 +478,7 @@ func (s *Store) loadTracked(ctx context.Context, rdb redis.Cmdable, sc Scope, id
 	var docs, scheds, expiring *redis.SliceCmd
 	if _, err := rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		docs = pipe.MGet(ctx, keys...)
-		scheds = pipe.HMGet(ctx, sc.schedules(), ids...)
+		scheds = pipe.HMGet(ctx, sc.schedules(), scheduleFields(ids)...)
 		expiring = pipe.HMGet(ctx, sc.expiring(), ids...)
 		return nil
 	}); err != nil {
@@ -485,11 +488,14 @@ func (s *Store) loadTracked(ctx context.Context, rdb redis.Cmdable, sc Scope, id
 	for i, id := range ids {
 		doc, ok1 := docs.Val()[i].(string)
 		sched, ok2 := scheds.Val()[i].(string)
+		if !ok2 {
+			sched, ok2 = scheds.Val()[len(ids)+i].(string) // written before under the whole id
+		}
 		if !ok1 || !ok2 {
 			continue // ended, or never was
 		}
 		t := Tracked{Scope: sc}
-		if err := json.Unmarshal([]byte(doc), &t.Alert); err != nil {
+		if err := decodeDoc([]byte(doc), &t.Alert); err != nil {
 			return nil, fmt.Errorf("store: decode alert %s: %w", id, err)
 		}
 		var err error
@@ -514,7 +520,6 @@ func (w *writes) change(sc Scope, c Change) error {
 		return err
 	}
 	cs, created := sc.alerts(), score(a.Created)
-	w.zAdd(cs.index(), created, a.ID)
 	if c.PrevStatus != "" && c.PrevStatus != a.Status {
 		w.zRem(cs.index("status", c.PrevStatus), a.ID)
 	}
@@ -525,13 +530,15 @@ func (w *writes) change(sc Scope, c Change) error {
 			return err
 		}
 		w.zAdd(cs.index("config", a.AlertConfigID), created, a.ID)
-		w.hSet(sc.schedules(), a.ID, b)
+		w.hSet(sc.schedules(), docField(a.ID), b)
 		if c.PrevStatus == "" {
-			w.hSet(sc.opens(a.AlertConfigID), c.Tracked.Target, a.ID)
+			w.hSet(sc.opens(a.AlertConfigID), targetField(c.Tracked.Target), docField(a.ID))
 		}
 	} else {
 		w.zRem(cs.index("config", a.AlertConfigID), a.ID)
+		w.hDel(sc.schedules(), docField(a.ID))
 		w.hDel(sc.schedules(), a.ID)
+		w.hDel(sc.opens(a.AlertConfigID), targetField(c.Tracked.Target))
 		w.hDel(sc.opens(a.AlertConfigID), c.Tracked.Target)
 	}
 	if c.Wake.IsZero() || !herald.Active(a.Status) {
@@ -581,7 +588,7 @@ func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.T
 		if !ok {
 			continue
 		}
-		was, err := json.Marshal(a)
+		was, err := encodeDoc(a)
 		if err != nil {
 			return err
 		}
@@ -589,7 +596,7 @@ func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.T
 			delete(at, id) // nothing to move
 			continue
 		}
-		now, err := json.Marshal(a)
+		now, err := encodeDoc(a)
 		if err != nil {
 			return err
 		}
@@ -637,7 +644,7 @@ func (s *Store) markNotified(ctx context.Context, sc Scope, at map[string]time.T
 					continue
 				}
 				var a herald.Alert
-				if err := json.Unmarshal([]byte(str), &a); err != nil {
+				if err := decodeDoc([]byte(str), &a); err != nil {
 					return err
 				}
 				if t := herald.At(at[ids[i]]); t.After(a.LastNotified.Time) {
@@ -663,16 +670,23 @@ func (s *Store) markNotified(ctx context.Context, sc Scope, at map[string]time.T
 
 // Schedule reads the engine's schedule of an active alert, with its expiry if it has one.
 func (s *Store) Schedule(ctx context.Context, sc Scope, alertID string) (herald.Schedule, error) {
-	b, err := s.rdb.HGet(ctx, sc.schedules(), alertID).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return herald.Schedule{}, errAlertNotFound(alertID)
-	}
+	vals, err := s.rdb.HMGet(ctx, sc.schedules(), scheduleFields([]string{alertID})...).Result()
 	if err != nil {
 		return herald.Schedule{}, err
 	}
-	sched, _, err := decodeSchedule(b)
-	if err != nil {
-		return sched, err
+	var sched herald.Schedule
+	found := false
+	for _, v := range vals {
+		if b, ok := v.(string); ok {
+			if sched, _, err = decodeSchedule([]byte(b)); err != nil {
+				return sched, err
+			}
+			found = true
+			break
+		}
+	}
+	if !found {
+		return herald.Schedule{}, errAlertNotFound(alertID)
 	}
 	if e, err := s.rdb.HGet(ctx, sc.expiring(), alertID).Result(); err == nil {
 		sched.Expires, _ = entryExpires(e)
@@ -680,4 +694,14 @@ func (s *Store) Schedule(ctx context.Context, sc Scope, alertID string) (herald.
 		return sched, err
 	}
 	return sched, nil
+}
+
+// scheduleFields are the fields the schedules of ids may be under: each id's docField, then
+// each id whole (as written before).
+func scheduleFields(ids []string) []string {
+	out := make([]string, 0, 2*len(ids))
+	for _, id := range ids {
+		out = append(out, docField(id))
+	}
+	return append(out, ids...)
 }

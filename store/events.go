@@ -36,7 +36,15 @@ func (s *Store) Event(ctx context.Context, sc EventScope, id string) (herald.Eve
 	if !herald.ValidID(id) {
 		return e, errEventNotFound(id)
 	}
-	return e, get(ctx, s.rdb, events(sc.GroupID, sc.OrgID).doc(id), &e, errEventNotFound(id))
+	vals, err := s.docs(ctx, events(sc.GroupID, sc.OrgID), []string{id})
+	if err != nil {
+		return e, err
+	}
+	str, ok := vals[0].(string)
+	if !ok {
+		return e, errEventNotFound(id)
+	}
+	return e, decodeDoc([]byte(str), &e)
 }
 
 // RecordEvent records one event in its scope.

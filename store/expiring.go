@@ -70,17 +70,16 @@ type Renewal struct {
 	Digest   string
 }
 
-// renew applies renewals: KEYS[1] the expiring hash, KEYS[2] the due set, KEYS[2+i] the opens
-// hash of renewal i; ARGV[3i-2..3i] its target, new expiry (ms) and digest. For each it answers
+// renew applies renewals: KEYS[1] the expiring hash, KEYS[2] the due set; ARGV[3i-2..3i] the
+// active alert of renewal i (empty: none), its new expiry (ms) and digest. For each it answers
 // 1 when applied, 0 when the alert needs the engine (none is active, it has no expiry, or the
 // re-report changes more than the expiry).
 var renew = redis.NewScript(`
 local out = {}
-for i = 3, #KEYS do
-  local j = (i - 3) * 3
+for j = 0, #ARGV - 3, 3 do
   local ok = 0
-  local id = redis.call('HGET', KEYS[i], ARGV[j + 1])
-  local v = id and redis.call('HGET', KEYS[1], id)
+  local id = ARGV[j + 1]
+  local v = id ~= '' and redis.call('HGET', KEYS[1], id)
   if v then
     local exp, wake, digest = string.match(v, '^(%d+) (%d+) (.*)$')
     if digest == ARGV[j + 3] then
@@ -103,23 +102,29 @@ end
 return out
 `)
 
-// RenewExpiring moves the expiry of active alerts of scope that a re-report only renews, in one
-// round trip, without reading their documents; the result says which renewals were applied.
-// The others (no active alert, or one whose annotations the re-report changes) are for the
-// engine's usual path. The caller holds the project's lease.
+// RenewExpiring moves the expiry of active alerts of scope that a re-report only renews,
+// without reading their documents (two round trips: their ids, then the renewals); the result
+// says which renewals were applied. The others (no active alert, or one whose annotations the
+// re-report changes) are for the engine's usual path. The caller holds the project's lease, so
+// nothing changes the alerts between the two.
 func (s *Store) RenewExpiring(ctx context.Context, sc Scope, rs []Renewal) ([]bool, error) {
 	out := make([]bool, len(rs))
 	if len(rs) == 0 {
 		return out, nil
 	}
-	keys := make([]string, 0, len(rs)+2)
-	keys = append(keys, sc.expiring(), sc.due())
-	args := make([]any, 0, 3*len(rs))
-	for _, r := range rs {
-		keys = append(keys, sc.opens(r.ConfigID))
-		args = append(args, r.Target, r.Expires.UnixMilli(), r.Digest)
+	pairs := make([][2]string, len(rs))
+	for i, r := range rs {
+		pairs[i] = [2]string{r.ConfigID, r.Target}
 	}
-	res, err := renew.Run(ctx, s.rdb, keys, args...).Int64Slice()
+	ids, err := s.OpenAlertIDs(ctx, sc, pairs)
+	if err != nil {
+		return nil, err
+	}
+	args := make([]any, 0, 3*len(rs))
+	for i, r := range rs {
+		args = append(args, ids[i], r.Expires.UnixMilli(), r.Digest)
+	}
+	res, err := renew.Run(ctx, s.rdb, []string{sc.expiring(), sc.due()}, args...).Int64Slice()
 	if err != nil {
 		return nil, err
 	}

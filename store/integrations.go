@@ -107,7 +107,7 @@ func (s *Store) DeleteIntegration(ctx context.Context, groupID, typ string, ev h
 		// Nothing was there: take the event back, so that only real changes are recorded.
 		evc := events(groupID, "")
 		s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
-			pipe.Del(ctx, evc.doc(ev.ID))
+			evc.delDoc(ctx, pipe, ev.ID)
 			pipe.ZRem(ctx, evc.index(), ev.ID)
 			pipe.ZRem(ctx, evc.index("type", ev.EventTypeName), ev.ID)
 			return nil

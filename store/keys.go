@@ -1,6 +1,13 @@
 package store
 
-import "strings"
+import (
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // Hash tags: all keys of one tag live on one Redis Cluster slot.
 const (
@@ -22,6 +29,70 @@ func key(tag string, parts ...string) string {
 type collection struct{ tag, name string }
 
 func (c collection) doc(id string) string { return key(c.tag, c.name, id) }
+
+// Events keep their documents as fields of one hash per scope (<name>docs, the field the id's
+// 12 bytes) rather than a key each: a key costs Redis some 130 bytes besides its value, a hash
+// field some 60, and every open alert has its opening event. Events written before, at keys
+// of their own, are still read and deleted there.
+func (c collection) inHash() bool              { return c.name == "event" }
+func (c collection) docsHash() string          { return key(c.tag, c.name+"docs") }
+func (c collection) docField(id string) string { return docField(id) }
+func (c collection) delDoc(ctx context.Context, pipe redis.Pipeliner, id string) {
+	if c.inHash() {
+		pipe.HDel(ctx, c.docsHash(), c.docField(id))
+	}
+	pipe.Del(ctx, c.doc(id))
+}
+
+// setDoc queues writing a document's stored form b.
+func (c collection) setDoc(ctx context.Context, pipe redis.Pipeliner, id string, b []byte) {
+	if c.inHash() {
+		pipe.HSet(ctx, c.docsHash(), c.docField(id), b)
+		return
+	}
+	pipe.Set(ctx, c.doc(id), b, 0)
+}
+
+// docField is the hash field of a document's id: the 12 bytes of an id of herald's form, any
+// other id as it is after a mark (never 12 bytes long, so the two never meet).
+func docField(id string) string {
+	if b, err := hex.DecodeString(id); err == nil && len(b) == 12 && hex.EncodeToString(b) == id {
+		return string(b)
+	}
+	return markRaw(id)
+}
+
+// idOfField is the id a docField (or an id written whole, as fields and values were before)
+// stands for.
+func idOfField(f string) string {
+	if len(f) == 12 {
+		return hex.EncodeToString([]byte(f))
+	}
+	if raw, ok := strings.CutPrefix(f, rawIDMark+rawIDMark); ok && len(f) == 13 {
+		return raw
+	}
+	if raw, ok := strings.CutPrefix(f, rawIDMark); ok {
+		return raw
+	}
+	return f
+}
+
+// targetField is the hash field of a TargetID: its 12 bytes, or any other target after a mark.
+func targetField(target string) string {
+	if b, err := base64.RawURLEncoding.DecodeString(target); err == nil && len(b) == 12 && len(target) == 16 {
+		return string(b)
+	}
+	return markRaw(target)
+}
+
+// markRaw is s after the raw mark, doubled where the result would be 12 bytes long.
+func markRaw(s string) string {
+	if len(s) == 11 {
+		return rawIDMark + rawIDMark + s
+	}
+	return rawIDMark + s
+}
+
 func (c collection) index(sub ...string) string {
 	return key(c.tag, append([]string{c.name + "s"}, sub...)...)
 }

@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -223,5 +225,54 @@ func TestSchedulerLeadership(t *testing.T) {
 	}
 	if ok, err := st.LeadScheduler(ctx, "b", time.Minute); err != nil || !ok {
 		t.Fatalf("b does not take over: %v %v", ok, err)
+	}
+}
+
+// Open alerts and schedules written before ids and targets were kept as their 12 bytes (under
+// the whole target, and the whole id, with the schedule as JSON) are still found by the engine,
+// and leave with the alert.
+func TestEngineStateOfTheLayoutBefore(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	gid := herald.NewID(time.Now())
+	sc := store.Scope{GroupID: gid}
+	now := time.Now().Truncate(time.Millisecond)
+	a := herald.Alert{ID: herald.NewID(now), GroupID: gid, AlertConfigID: herald.NewID(now), EventTypeName: "HOST_DOWN",
+		Status: herald.StatusOpen, Created: herald.At(now), Updated: herald.At(now), HostID: "h1"}
+	target := store.TargetID("h1")
+	prefix := "herald:{g:" + gid + "}:"
+	doc, _ := json.Marshal(a)
+	rdb.Set(ctx, prefix+"alert:"+a.ID, doc, 0)
+	rdb.ZAdd(ctx, prefix+"alerts:status:OPEN", redis.Z{Score: float64(now.Unix()), Member: a.ID})
+	rdb.HSet(ctx, prefix+"open:"+a.AlertConfigID, target, a.ID)
+	next := now.Add(time.Hour)
+	rdb.HSet(ctx, prefix+"sched", a.ID, fmt.Sprintf(`{"d":%d,"n":[%d],"s":[1],"t":%q}`, now.UnixMilli(), next.UnixMilli(), target))
+
+	ids, err := st.OpenAlertIDs(ctx, sc, [][2]string{{a.AlertConfigID, target}, {a.AlertConfigID, store.TargetID("h2")}})
+	if err != nil || ids[0] != a.ID || ids[1] != "" {
+		t.Fatalf("open alerts %q, %v", ids, err)
+	}
+	s, err := st.Schedule(ctx, sc, a.ID)
+	if err != nil || !s.Detected.Equal(now) || !s.Next[0].Equal(next) || s.Sent[0] != 1 {
+		t.Fatalf("schedule %+v, %v", s, err)
+	}
+	if _, err := st.Transact(ctx, sc, []string{a.ID}, func(loaded []store.Tracked) ([]store.Change, error) {
+		if len(loaded) != 1 || loaded[0].Target != target {
+			t.Fatalf("loaded %+v", loaded)
+		}
+		c := loaded[0]
+		c.Alert.Status = herald.StatusClosed
+		return []store.Change{{Tracked: c, PrevStatus: herald.StatusOpen}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{prefix + "open:" + a.AlertConfigID, prefix + "sched"} {
+		if n, _ := rdb.HLen(ctx, k).Result(); n != 0 {
+			t.Errorf("%s still has %d fields after the alert closed", k, n)
+		}
+	}
+	if ids, _ := st.OpenAlertIDs(ctx, sc, [][2]string{{a.AlertConfigID, target}}); ids[0] != "" {
+		t.Errorf("the closed alert is still open for its target: %q", ids[0])
 	}
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"time"
 
@@ -52,7 +51,7 @@ func (s *Store) PurgeAlerts(ctx context.Context, global bool, groupID string, cu
 				if global {
 					sc = Scope{GroupID: a.GroupID, Global: true}
 				}
-				pipe.HDel(ctx, sc.schedules(), id)
+				pipe.HDel(ctx, sc.schedules(), docField(id), id)
 				pipe.HDel(ctx, sc.expiring(), id)
 				pipe.ZRem(ctx, sc.due(), id)
 			})
@@ -84,7 +83,7 @@ func (s *Store) PurgeEvents(ctx context.Context, sc EventScope, cutoff time.Time
 			if e == nil {
 				return
 			}
-			pipe.Del(ctx, c.doc(id))
+			c.delDoc(ctx, pipe, id)
 			pipe.ZRem(ctx, c.index("type", e.EventTypeName), id)
 		})
 }
@@ -116,11 +115,7 @@ func purge[T any](ctx context.Context, s *Store, c collection, index string, cut
 		if err != nil || len(ids) == 0 {
 			return deleted, false, err
 		}
-		keys := make([]string, len(ids))
-		for i, id := range ids {
-			keys[i] = c.doc(id)
-		}
-		vals, err := s.rdb.MGet(ctx, keys...).Result()
+		vals, err := s.docs(ctx, c, ids)
 		if err != nil {
 			return deleted, false, err
 		}
@@ -133,7 +128,7 @@ func purge[T any](ctx context.Context, s *Store, c collection, index string, cut
 					continue
 				}
 				var v T
-				if err := json.Unmarshal([]byte(str), &v); err != nil || !expired(v) {
+				if err := decodeDoc([]byte(str), &v); err != nil || !expired(v) {
 					k++
 					continue
 				}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -79,14 +78,7 @@ func list[T any](ctx context.Context, s *Store, c collection, index string, r Ti
 // reading an index and reading the documents.
 func getMany[T any](ctx context.Context, s *Store, c collection, ids []string) ([]T, error) {
 	out := make([]T, 0, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	keys := make([]string, len(ids))
-	for i, id := range ids {
-		keys[i] = c.doc(id)
-	}
-	vals, err := s.rdb.MGet(ctx, keys...).Result()
+	vals, err := s.docs(ctx, c, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -96,21 +88,66 @@ func getMany[T any](ctx context.Context, s *Store, c collection, ids []string) (
 			continue
 		}
 		var item T
-		if err := json.Unmarshal([]byte(str), &item); err != nil {
-			return nil, fmt.Errorf("store: decode %s: %w", keys[i], err)
+		if err := decodeDoc([]byte(str), &item); err != nil {
+			return nil, fmt.Errorf("store: decode %s: %w", c.doc(ids[i]), err)
 		}
 		out = append(out, item)
 	}
 	return out, nil
 }
 
-// get reads one document into dst; a missing one is notFound.
-func get(ctx context.Context, rdb redis.Cmdable, key string, dst any, notFound error) error {
-	return decodeDoc(rdb.Get(ctx, key), key, dst, notFound)
+// docs reads the stored documents of c with ids, in order: a string each, nil where there is
+// none. Documents of a collection kept in a hash that are not there are looked for at keys of
+// their own, where they were written before.
+func (s *Store) docs(ctx context.Context, c collection, ids []string) ([]any, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = c.doc(id)
+	}
+	if !c.inHash() {
+		return s.rdb.MGet(ctx, keys...).Result()
+	}
+	fields := make([]string, len(ids))
+	for i, id := range ids {
+		fields[i] = c.docField(id)
+	}
+	vals, err := s.rdb.HMGet(ctx, c.docsHash(), fields...).Result()
+	if err != nil {
+		return nil, err
+	}
+	var missing []int
+	for i, v := range vals {
+		if v == nil {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) == 0 {
+		return vals, nil
+	}
+	old := make([]string, len(missing))
+	for j, i := range missing {
+		old[j] = keys[i]
+	}
+	found, err := s.rdb.MGet(ctx, old...).Result()
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range missing {
+		vals[i] = found[j]
+	}
+	return vals, nil
 }
 
-// decodeDoc decodes the document at key a GET answered into dst: notFound when there is none.
-func decodeDoc(cmd *redis.StringCmd, key string, dst any, notFound error) error {
+// get reads one document into dst; a missing one is notFound.
+func get(ctx context.Context, rdb redis.Cmdable, key string, dst any, notFound error) error {
+	return decodeAnswer(rdb.Get(ctx, key), key, dst, notFound)
+}
+
+// decodeAnswer decodes the document at key a GET answered into dst: notFound when there is none.
+func decodeAnswer(cmd *redis.StringCmd, key string, dst any, notFound error) error {
 	b, err := cmd.Bytes()
 	if errors.Is(err, redis.Nil) {
 		return notFound
@@ -118,7 +155,7 @@ func decodeDoc(cmd *redis.StringCmd, key string, dst any, notFound error) error 
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(b, dst); err != nil {
+	if err := decodeDoc(b, dst); err != nil {
 		return fmt.Errorf("store: decode %s: %w", key, err)
 	}
 	return nil
@@ -126,7 +163,7 @@ func decodeDoc(cmd *redis.StringCmd, key string, dst any, notFound error) error 
 
 // set queues writing v as the document at key.
 func set(ctx context.Context, pipe redis.Pipeliner, key string, v any) error {
-	b, err := json.Marshal(v)
+	b, err := encodeDoc(v)
 	if err != nil {
 		return fmt.Errorf("store: encode %s: %w", key, err)
 	}
@@ -146,9 +183,11 @@ func recordEvents(ctx context.Context, pipe redis.Pipeliner, c collection, evs [
 }
 
 func recordEvent(ctx context.Context, pipe redis.Pipeliner, c collection, e herald.Event) error {
-	if err := set(ctx, pipe, c.doc(e.ID), e); err != nil {
-		return err
+	b, err := encodeDoc(e)
+	if err != nil {
+		return fmt.Errorf("store: encode event %s: %w", e.ID, err)
 	}
+	c.setDoc(ctx, pipe, e.ID, b)
 	z := redis.Z{Score: score(e.Created), Member: e.ID}
 	pipe.ZAdd(ctx, c.index(), z)
 	pipe.ZAdd(ctx, c.index("type", e.EventTypeName), z)
@@ -192,4 +231,69 @@ func update[T any](ctx context.Context, s *Store, key string, notFound error, ev
 		return out, err
 	}
 	return out, fmt.Errorf("store: %s changed %d times while updating it", key, attempts)
+}
+
+// mergedPage reads one page of the union of sorted sets KEYS (disjoint), newest first: by
+// score, then member, both descending (as ZREVRANGEBYSCORE orders one set), within scores
+// ARGV[1] (max) to ARGV[2] (min), skipping ARGV[3] members and returning ARGV[4], after the
+// number of members in that range. The sets are walked in chunks side by side, so a page deep
+// in the list costs Redis the walk (as a deep ZREVRANGEBYSCORE does) but sends back only the
+// page. Members of one score compare as strings, which for ids (hex digits, of one length)
+// is their byte order whatever the server's collation.
+var mergedPage = redis.NewScript(`
+local hi, lo, skip, want = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local chunk = math.min(math.max(skip + want, 16), 512)
+local bufs, pos, taken = {}, {}, {}
+local function fill(i)
+  if pos[i] > #bufs[i] and not bufs[i].done then
+    local got = redis.call('ZREVRANGEBYSCORE', KEYS[i], hi, lo, 'WITHSCORES', 'LIMIT', taken[i], chunk)
+    local b = {}
+    for j = 1, #got, 2 do b[#b+1] = {got[j], tonumber(got[j+1])} end
+    b.done = #got < 2 * chunk
+    taken[i] = taken[i] + #b
+    bufs[i], pos[i] = b, 1
+  end
+end
+for i = 1, #KEYS do bufs[i], pos[i], taken[i] = {done = false}, 1, 0; fill(i) end
+local total = 0
+for i = 1, #KEYS do total = total + redis.call('ZCOUNT', KEYS[i], lo, hi) end
+local out, n = {total}, 0
+while #out - 1 < want do
+  local best
+  for i = 1, #KEYS do
+    local e = bufs[i][pos[i]]
+    if e then
+      local b = best and bufs[best][pos[best]]
+      if not b or e[2] > b[2] or (e[2] == b[2] and e[1] > b[1]) then best = i end
+    end
+  end
+  if not best then break end
+  local e = bufs[best][pos[best]]
+  pos[best] = pos[best] + 1
+  fill(best)
+  n = n + 1
+  if n > skip then out[#out+1] = e[1] end
+end
+return out
+`)
+
+// listMerged is list, newest first, over the union of disjoint indexes (one status index each,
+// say). Two round trips, as list: the count and the page's ids, then the documents.
+func listMerged[T any](ctx context.Context, s *Store, c collection, indexes []string, r TimeRange, p Page) ([]T, int, error) {
+	if len(indexes) == 1 {
+		return list[T](ctx, s, c, indexes[0], r, true, p)
+	}
+	lo, hi := r.bounds()
+	vals, err := mergedPage.Run(ctx, s.rdb, indexes, hi, lo, p.Offset, p.Limit).Slice()
+	if err != nil || len(vals) == 0 {
+		return nil, 0, err
+	}
+	total, _ := vals[0].(int64)
+	page := make([]string, 0, len(vals)-1)
+	for _, v := range vals[1:] {
+		id, _ := v.(string)
+		page = append(page, id)
+	}
+	items, err := getMany[T](ctx, s, c, page)
+	return items, int(total), err
 }

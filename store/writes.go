@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -32,7 +31,7 @@ func newWrites() *writes {
 }
 
 func (w *writes) setJSON(key string, v any) error {
-	b, err := json.Marshal(v)
+	b, err := encodeDoc(v)
 	if err != nil {
 		return fmt.Errorf("store: encode %s: %w", key, err)
 	}
@@ -52,9 +51,11 @@ func (w *writes) hDel(key, field string) { w.hdel[key] = append(w.hdel[key], fie
 
 // event adds an audit event to the indexes of its scope c.
 func (w *writes) event(c collection, e herald.Event) error {
-	if err := w.setJSON(c.doc(e.ID), e); err != nil {
-		return err
+	b, err := encodeDoc(e)
+	if err != nil {
+		return fmt.Errorf("store: encode event %s: %w", e.ID, err)
 	}
+	w.hSet(c.docsHash(), c.docField(e.ID), b)
 	w.zAdd(c.index(), score(e.Created), e.ID)
 	w.zAdd(c.index("type", e.EventTypeName), score(e.Created), e.ID)
 	return nil

@@ -1,0 +1,232 @@
+package store
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald"
+)
+
+// Documents are JSON. Alerts and events, of which there are hundreds of thousands (every open
+// alert and its opening event), are kept in a compact form of their own: one- or two-letter
+// names, times in unix seconds, ids in 16 characters of base64 rather than 24 hex digits, and
+// an alert's updated time left out while it equals its creation. Redis allocates a string in
+// size classes (…, 192, 224, 256, 320, 384 bytes), so these bytes decide which class a
+// document lands in: an open alert's document went from 338 bytes (a 384-byte class) to under
+// 192. Documents written before, in the API's own form (they begin with {"id":), are read as
+// they are; each is rewritten compactly the next time it changes.
+
+// encodeDoc is the stored form of a document.
+func encodeDoc(v any) ([]byte, error) {
+	switch d := v.(type) {
+	case herald.Alert:
+		return json.Marshal(packAlert(d))
+	case *herald.Alert:
+		return json.Marshal(packAlert(*d))
+	case herald.Event:
+		return json.Marshal(packEvent(d))
+	case *herald.Event:
+		return json.Marshal(packEvent(*d))
+	}
+	return json.Marshal(v)
+}
+
+// decodeDoc reads a stored document into dst, in either form.
+func decodeDoc(b []byte, dst any) error {
+	if !isAPIForm(b) {
+		switch d := dst.(type) {
+		case *herald.Alert:
+			return decodeCompact[alertDoc](b, d)
+		case *herald.Event:
+			return decodeCompact[eventDoc](b, d)
+		}
+	}
+	return json.Unmarshal(b, dst)
+}
+
+// decodeCompact reads the compact form D of a document into dst.
+func decodeCompact[D interface{ unpack() T }, T any](b []byte, dst *T) error {
+	var c D
+	if err := json.Unmarshal(b, &c); err != nil {
+		return err
+	}
+	*dst = c.unpack()
+	return nil
+}
+
+// isAPIForm reports whether a stored alert or event is in the form written before the
+// compact one: the API's, whose first name is "id".
+func isAPIForm(b []byte) bool { return strings.HasPrefix(string(b), `{"id":`) }
+
+// alertDoc is an alert as stored. Every field of herald.Alert has one here (a test checks).
+type alertDoc struct {
+	ID                     string               `json:"i"`
+	GroupID                string               `json:"g,omitempty"`
+	AlertConfigID          string               `json:"c,omitempty"`
+	EventTypeName          string               `json:"e,omitempty"`
+	Status                 string               `json:"s,omitempty"`
+	Created                *int64               `json:"t,omitempty"`
+	Updated                *int64               `json:"u,omitempty"` // absent: the same as Created
+	Resolved               *int64               `json:"r,omitempty"`
+	LastNotified           *int64               `json:"n,omitempty"`
+	AcknowledgedUntil      *int64               `json:"a,omitempty"`
+	AcknowledgementComment string               `json:"ac,omitempty"`
+	AcknowledgingUsername  string               `json:"au,omitempty"`
+	HostID                 string               `json:"h,omitempty"`
+	HostnameAndPort        string               `json:"hp,omitempty"`
+	ReplicaSetName         string               `json:"rs,omitempty"`
+	ClusterID              string               `json:"ci,omitempty"`
+	ClusterName            string               `json:"cn,omitempty"`
+	ShardName              string               `json:"sh,omitempty"`
+	SourceTypeName         string               `json:"st,omitempty"`
+	MetricName             string               `json:"m,omitempty"`
+	CurrentValue           *herald.CurrentValue `json:"v,omitempty"`
+	Tags                   []string             `json:"tg,omitempty"`
+	HumanReadable          string               `json:"hr,omitempty"`
+	Labels                 herald.Labels        `json:"l,omitempty"`
+	Fingerprint            string               `json:"f,omitempty"`
+	Annotations            herald.Labels        `json:"an,omitempty"`
+	GeneratorURL           string               `json:"gu,omitempty"`
+}
+
+func packAlert(a herald.Alert) alertDoc {
+	d := alertDoc{ID: packID(a.ID), GroupID: packID(a.GroupID), AlertConfigID: packID(a.AlertConfigID),
+		EventTypeName: a.EventTypeName, Status: a.Status, Created: packTime(a.Created), Resolved: packTime(a.Resolved),
+		LastNotified: packTime(a.LastNotified), AcknowledgedUntil: packTime(a.AcknowledgedUntil),
+		AcknowledgementComment: a.AcknowledgementComment, AcknowledgingUsername: a.AcknowledgingUsername,
+		HostID: a.HostID, HostnameAndPort: a.HostnameAndPort, ReplicaSetName: a.ReplicaSetName, ClusterID: a.ClusterID,
+		ClusterName: a.ClusterName, ShardName: a.ShardName, SourceTypeName: a.SourceTypeName, MetricName: a.MetricName,
+		CurrentValue: a.CurrentValue, Tags: a.Tags, HumanReadable: a.HumanReadable, Labels: a.Labels,
+		Fingerprint: a.Fingerprint, Annotations: a.Annotations, GeneratorURL: a.GeneratorURL}
+	if !a.Updated.Equal(a.Created.Time) {
+		d.Updated = packTimeOrZero(a.Updated)
+	}
+	return d
+}
+
+func (d alertDoc) unpack() herald.Alert {
+	a := herald.Alert{ID: unpackID(d.ID), GroupID: unpackID(d.GroupID), AlertConfigID: unpackID(d.AlertConfigID),
+		EventTypeName: d.EventTypeName, Status: d.Status, Created: unpackTime(d.Created), Resolved: unpackTime(d.Resolved),
+		LastNotified: unpackTime(d.LastNotified), AcknowledgedUntil: unpackTime(d.AcknowledgedUntil),
+		AcknowledgementComment: d.AcknowledgementComment, AcknowledgingUsername: d.AcknowledgingUsername,
+		HostID: d.HostID, HostnameAndPort: d.HostnameAndPort, ReplicaSetName: d.ReplicaSetName, ClusterID: d.ClusterID,
+		ClusterName: d.ClusterName, ShardName: d.ShardName, SourceTypeName: d.SourceTypeName, MetricName: d.MetricName,
+		CurrentValue: d.CurrentValue, Tags: d.Tags, HumanReadable: d.HumanReadable, Labels: d.Labels,
+		Fingerprint: d.Fingerprint, Annotations: d.Annotations, GeneratorURL: d.GeneratorURL}
+	a.Updated = a.Created
+	if d.Updated != nil {
+		a.Updated = unpackTime(d.Updated)
+	}
+	return a
+}
+
+// eventDoc is an event as stored. Every field of herald.Event has one here (a test checks).
+type eventDoc struct {
+	ID                  string               `json:"i"`
+	Created             *int64               `json:"t,omitempty"`
+	EventTypeName       string               `json:"e,omitempty"`
+	GroupID             string               `json:"g,omitempty"`
+	OrgID               string               `json:"o,omitempty"`
+	AlertID             string               `json:"a,omitempty"`
+	AlertConfigID       string               `json:"c,omitempty"`
+	MaintenanceWindowID string               `json:"w,omitempty"`
+	APIKeyID            string               `json:"k,omitempty"`
+	PublicKey           string               `json:"pk,omitempty"`
+	UserID              string               `json:"ui,omitempty"`
+	Username            string               `json:"un,omitempty"`
+	RemoteAddress       string               `json:"ra,omitempty"`
+	IsGlobalAdmin       *bool                `json:"ga,omitempty"`
+	TargetPublicKey     string               `json:"tk,omitempty"`
+	TargetUsername      string               `json:"tu,omitempty"`
+	HostID              string               `json:"h,omitempty"`
+	Hostname            string               `json:"hn,omitempty"`
+	Port                int                  `json:"p,omitempty"`
+	ReplicaSetName      string               `json:"rs,omitempty"`
+	ShardName           string               `json:"sh,omitempty"`
+	ClusterID           string               `json:"ci,omitempty"`
+	ClusterName         string               `json:"cn,omitempty"`
+	MetricName          string               `json:"m,omitempty"`
+	CurrentValue        *herald.CurrentValue `json:"v,omitempty"`
+	Raw                 map[string]any       `json:"r,omitempty"`
+}
+
+func packEvent(e herald.Event) eventDoc {
+	return eventDoc{ID: packID(e.ID), Created: packTime(e.Created), EventTypeName: e.EventTypeName,
+		GroupID: packID(e.GroupID), OrgID: packID(e.OrgID), AlertID: packID(e.AlertID), AlertConfigID: packID(e.AlertConfigID),
+		MaintenanceWindowID: packID(e.MaintenanceWindowID), APIKeyID: packID(e.APIKeyID), PublicKey: e.PublicKey,
+		UserID: packID(e.UserID), Username: e.Username, RemoteAddress: e.RemoteAddress, IsGlobalAdmin: e.IsGlobalAdmin,
+		TargetPublicKey: e.TargetPublicKey, TargetUsername: e.TargetUsername, HostID: e.HostID, Hostname: e.Hostname,
+		Port: e.Port, ReplicaSetName: e.ReplicaSetName, ShardName: e.ShardName, ClusterID: e.ClusterID,
+		ClusterName: e.ClusterName, MetricName: e.MetricName, CurrentValue: e.CurrentValue, Raw: e.Raw}
+}
+
+func (d eventDoc) unpack() herald.Event {
+	return herald.Event{ID: unpackID(d.ID), Created: unpackTime(d.Created), EventTypeName: d.EventTypeName,
+		GroupID: unpackID(d.GroupID), OrgID: unpackID(d.OrgID), AlertID: unpackID(d.AlertID), AlertConfigID: unpackID(d.AlertConfigID),
+		MaintenanceWindowID: unpackID(d.MaintenanceWindowID), APIKeyID: unpackID(d.APIKeyID), PublicKey: d.PublicKey,
+		UserID: unpackID(d.UserID), Username: d.Username, RemoteAddress: d.RemoteAddress, IsGlobalAdmin: d.IsGlobalAdmin,
+		TargetPublicKey: d.TargetPublicKey, TargetUsername: d.TargetUsername, HostID: d.HostID, Hostname: d.Hostname,
+		Port: d.Port, ReplicaSetName: d.ReplicaSetName, ShardName: d.ShardName, ClusterID: d.ClusterID,
+		ClusterName: d.ClusterName, MetricName: d.MetricName, CurrentValue: d.CurrentValue, Raw: d.Raw}
+}
+
+// rawIDMark starts a stored id that is not in herald's form (24 lower-case hex digits) and is
+// kept as it is: base64url has no '~', so the two never meet.
+const rawIDMark = "~"
+
+// packID shortens an id of herald's form to the 16 base64url characters of its 12 bytes.
+func packID(id string) string {
+	if id == "" {
+		return ""
+	}
+	if b, err := hex.DecodeString(id); err == nil && len(b) == 12 && hex.EncodeToString(b) == id {
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	return rawIDMark + id
+}
+
+func unpackID(s string) string {
+	if s == "" {
+		return ""
+	}
+	if raw, ok := strings.CutPrefix(s, rawIDMark); ok {
+		return raw
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return s
+	}
+	return hex.EncodeToString(b)
+}
+
+// zeroTime stands for the zero time where a time must be given (an alert updated "never"
+// while created at some time: not something Herald writes, but kept exactly all the same).
+const zeroTime = math.MinInt64
+
+// packTime is t in unix seconds (herald.Time's precision), nil for the zero time.
+func packTime(t herald.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.Unix()
+	return &s
+}
+
+func packTimeOrZero(t herald.Time) *int64 {
+	if t.IsZero() {
+		z := int64(zeroTime)
+		return &z
+	}
+	return packTime(t)
+}
+
+func unpackTime(s *int64) herald.Time {
+	if s == nil || *s == zeroTime {
+		return herald.Time{}
+	}
+	return herald.At(time.Unix(*s, 0))
+}
