@@ -65,7 +65,10 @@ const (
 // process shares, and the credential is compared with what is stored now. Only the count
 // needs a script (it is compared and recorded at once); the rest are plain reads, decided
 // here, for a throttled request with one more round trip to learn for how long.
-func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt) (AuthCheck, error) {
+//
+// The reads given go in the same round trip: what they read may be used only once the check
+// came to AuthOK (they are read whatever it comes to, and change nothing).
+func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (AuthCheck, error) {
 	var check AuthCheck
 	ref, doc, id := publicKeyRef(a.Name), "", ""
 	switch {
@@ -86,7 +89,12 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt) (AuthCheck, error)
 	if a.Kept.User != nil {
 		keyOfName = pipe.Exists(ctx, publicKeyRef(a.Name))
 	}
-	_, _ = pipe.Exec(ctx) // each answer's error is looked at below
+	for _, r := range reads {
+		r.queue(ctx, pipe)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return check, err // the first error; a missing document or a lost script is dealt with below
+	}
 	advanced, err := counted.Int64()
 	if redis.HasErrorPrefix(err, "NOSCRIPT") {
 		// Redis lost its scripts (a restart, SCRIPT FLUSH): the count was not recorded; the
@@ -123,4 +131,21 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt) (AuthCheck, error)
 // its name still names idNow = id, and its document docNow still has that version (nil: gone).
 func credentialCurrent(id, version, idNow string, docNow []byte) bool {
 	return idNow == id && docNow != nil && docVersion(docNow) == version
+}
+
+// A Read is a read of documents that can go in another call's round trip (CheckAuth's): it
+// queues its commands on the pipeline, and its own methods decode their answers after.
+type Read interface {
+	queue(ctx context.Context, pipe redis.Pipeliner)
+}
+
+// Fetch runs r in a round trip of its own (its answers, missing documents included, are for r
+// to decode).
+func (s *Store) Fetch(ctx context.Context, r Read) error {
+	pipe := s.rdb.Pipeline()
+	r.queue(ctx, pipe)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	return nil
 }
