@@ -103,7 +103,7 @@ func (s *Server) endpoint(rt route) http.Handler {
 			s.writeJSON(w, r, rep.status, envelope{Content: body, Status: rep.status}, "application/json")
 			return
 		}
-		s.writeJSON(w, r, rep.status, body, "application/json")
+		s.writeEncoded(w, r, rep.status, body, "application/json") // encoded already: not again
 	})
 }
 
