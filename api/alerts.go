@@ -119,7 +119,11 @@ func (s *Server) listAlerts(c *call) (reply, error) {
 
 // GET /groups/{groupId}/alerts/{alertId}
 func (s *Server) getAlert(c *call) (reply, error) {
-	p, found, a, err := s.store.ProjectAlert(c.ctx, c.param("groupId"), c.param("alertId")) // one round trip
+	read := store.ReadProjectAlert(c.param("groupId"), c.param("alertId"))
+	if err := c.fetch(read); err != nil { // one round trip, the authentication check's
+		return reply{}, err
+	}
+	p, found, a, err := read.Result()
 	if !found {
 		_, err := c.authorizeProject(herald.ReadProject, p, err)
 		return reply{}, err

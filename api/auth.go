@@ -40,6 +40,13 @@ func (s *Server) authenticate(w *statusRecorder, r *http.Request, monitoring boo
 	if done {
 		return who, ok
 	}
+	return s.authenticateStored(w, r, &v, remote, monitoring)
+}
+
+// authenticateStored is authenticate with the key or user read from Redis (nothing kept, or
+// what was kept changed): the throttle, the credential and the nonce count, each in turn.
+func (s *Server) authenticateStored(w *statusRecorder, r *http.Request, v *digest.Verifier, remote string, monitoring bool) (herald.Principal, bool) {
+	var who herald.Principal
 	name := digest.Username(r)
 	throttled := clientNetwork(remote)
 	if name != "" {
@@ -70,12 +77,12 @@ func (s *Server) authenticate(w *statusRecorder, r *http.Request, monitoring boo
 		return who, true
 	case errors.Is(err, digest.ErrStale):
 		w.roundTrip = true
-		s.challenge(w, &v, true)
+		s.challenge(w, v, true)
 	case errors.Is(err, digest.ErrNoCredentials):
 		w.roundTrip = true
-		s.challenge(w, &v, false)
+		s.challenge(w, v, false)
 	case errors.Is(err, digest.ErrInvalid):
-		s.refuse(w, r, &v, name, remote, monitoring, err, who)
+		s.refuse(w, r, v, name, remote, monitoring, err, who)
 	default:
 		s.log.Error("authentication failed", zap.Error(err))
 		s.writeError(w, r, err)
@@ -90,20 +97,39 @@ func (s *Server) authenticate(w *statusRecorder, r *http.Request, monitoring boo
 // not match what was kept, or a key or user changed since): authenticate then decides as it
 // would without anything kept, with the nonce count this check recorded.
 func (s *Server) authenticateKept(w *statusRecorder, r *http.Request, v *digest.Verifier, remote string, monitoring bool) (who herald.Principal, done, ok bool) {
-	a, err := v.Read(r)
-	if err != nil || a.Stale() {
-		return who, false, false
-	}
-	name := a.Username()
-	kept, found := s.kept.lookup(name)
+	kept, attempt, found := s.keptAttempt(r, v, remote, monitoring)
 	if !found {
 		return who, false, false
 	}
-	if ha1 := kept.HA1(monitoring); ha1 == "" || !a.Answers(ha1) {
-		return who, false, false
+	check, err := s.store.CheckAuth(r.Context(), attempt)
+	return s.decideKept(w, r, v, remote, monitoring, kept, attempt, check, err)
+}
+
+// keptAttempt finds what this process kept of the request's user name and checks the
+// request's answer against it, here: found is false when it cannot (nothing kept, a stale
+// nonce, anything malformed, an answer that does not match). attempt is what is left to check
+// in Redis (store.CheckAuth).
+func (s *Server) keptAttempt(r *http.Request, v *digest.Verifier, remote string, monitoring bool) (kept store.Credential, attempt store.AuthAttempt, found bool) {
+	a, err := v.Read(r)
+	if err != nil || a.Stale() {
+		return kept, attempt, false
 	}
-	check, err := s.store.CheckAuth(r.Context(), store.AuthAttempt{Name: name, Address: clientNetwork(remote), Limits: s.cfg.AuthLimits,
-		Kept: kept, Nonce: a.Nonce(), Count: a.Count(), CountTTL: v.CountLifetime()})
+	name := a.Username()
+	if kept, found = s.kept.lookup(name); !found {
+		return kept, attempt, false
+	}
+	if ha1 := kept.HA1(monitoring); ha1 == "" || !a.Answers(ha1) {
+		return kept, attempt, false
+	}
+	return kept, store.AuthAttempt{Name: name, Address: clientNetwork(remote), Limits: s.cfg.AuthLimits,
+		Kept: kept, Nonce: a.Nonce(), Count: a.Count(), CountTTL: v.CountLifetime()}, true
+}
+
+// decideKept answers a kept caller's request as its check in Redis came out (check, or err):
+// done is false when what was kept changed, and the request is to be authenticated as without
+// anything kept (authenticateStored, with the nonce count this check recorded).
+func (s *Server) decideKept(w *statusRecorder, r *http.Request, v *digest.Verifier, remote string, monitoring bool,
+	kept store.Credential, attempt store.AuthAttempt, check store.AuthCheck, err error) (who herald.Principal, done, ok bool) {
 	if err != nil {
 		s.writeError(w, r, err)
 		return who, true, false
@@ -113,11 +139,11 @@ func (s *Server) authenticateKept(w *statusRecorder, r *http.Request, v *digest.
 		s.writeError(w, r, rateLimited(check.Refused))
 		return who, true, false
 	case store.AuthChanged:
-		s.kept.forget(name)
+		s.kept.forget(attempt.Name)
 		v.Counter = countRecorded(check.Advanced) // this request's count is recorded already
 		return who, false, false
 	case store.AuthReplayed:
-		s.refuse(w, r, v, name, remote, monitoring, digest.ErrReplayed, who)
+		s.refuse(w, r, v, attempt.Name, remote, monitoring, digest.ErrReplayed, who)
 		return who, true, false
 	}
 	return kept.Principal(remote), true, true

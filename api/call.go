@@ -32,7 +32,8 @@ type call struct {
 	ctx       context.Context
 	who       herald.Principal
 	now       time.Time
-	bodyLimit int64 // the endpoint's
+	bodyLimit int64      // the endpoint's
+	pending   *keptCheck // the authentication check left for the endpoint's read (readcheck.go)
 }
 
 // reply is what an endpoint answers: one resource (with its self link) or a list.
@@ -61,12 +62,15 @@ type envelope struct {
 func (s *Server) endpoint(rt route) http.Handler {
 	h := rt.handle
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := &call{s: s, r: r, ctx: r.Context(), who: principalOf(r.Context()), now: s.cfg.Clock.Now(), bodyLimit: cmp.Or(bodyLimits[rt.pattern], defaultBodyLimit)}
-		if err := c.checkQuery(); err != nil {
-			s.writeError(w, r, err)
+		c := &call{s: s, r: r, ctx: r.Context(), who: principalOf(r.Context()), now: s.cfg.Clock.Now(), bodyLimit: cmp.Or(bodyLimits[rt.pattern], defaultBodyLimit),
+			pending: pendingOf(r.Context())}
+		rep, err := c.serve(h)
+		switch s.settle(c) { // nothing is answered before the request's check passed
+		case checkFailed:
 			return
+		case serveAgain:
+			rep, err = c.serve(h)
 		}
-		rep, err := h(c)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -99,8 +103,16 @@ func (s *Server) endpoint(rt route) http.Handler {
 			s.writeJSON(w, r, rep.status, envelope{Content: body, Status: rep.status}, "application/json")
 			return
 		}
-		s.writeJSON(w, r, rep.status, body, "application/json")
+		s.writeEncoded(w, r, rep.status, body, "application/json") // encoded already: not again
 	})
+}
+
+// serve runs h after checking the shared query parameters.
+func (c *call) serve(h handler) (reply, error) {
+	if err := c.checkQuery(); err != nil {
+		return reply{}, err
+	}
+	return h(c)
 }
 
 // checkQuery validates the shared query parameters.

@@ -33,6 +33,11 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 		s.log.Error("encode response", zap.Error(err))
 		status, b = http.StatusInternalServerError, []byte(`{"detail":"Unexpected error.","error":500,"errorCode":"UNEXPECTED_ERROR","parameters":[],"reason":"Internal Server Error"}`)
 	}
+	s.writeEncoded(w, r, status, b, contentType)
+}
+
+// writeEncoded answers b, JSON as marshal encodes it, with status (indented under pretty=true).
+func (s *Server) writeEncoded(w http.ResponseWriter, r *http.Request, status int, b []byte, contentType string) {
 	if queryBool(r, "pretty") {
 		var buf bytes.Buffer
 		if json.Indent(&buf, b, "", "  ") == nil {

@@ -80,6 +80,7 @@ type Server struct {
 	cfg      Config
 	verifier digest.Verifier
 	kept     keptCredentials
+	withRead map[string]bool // the mounted patterns of checkedWithRead
 	mux      *http.ServeMux
 	started  time.Time // for the front door's uptime
 }
@@ -101,11 +102,14 @@ func New(ctx context.Context, st *store.Store, engine Engine, log *zap.Logger, c
 	if err != nil {
 		return nil, fmt.Errorf("api: nonce secret: %w", err)
 	}
-	s := &Server{store: st, engine: engine, log: log, cfg: cfg, mux: http.NewServeMux(), started: cfg.Clock.Now()}
+	s := &Server{store: st, engine: engine, log: log, cfg: cfg, withRead: map[string]bool{}, mux: http.NewServeMux(), started: cfg.Clock.Now()}
 	s.verifier = digest.Verifier{Secret: secret, Lifetime: cfg.NonceLifetime, Counter: st.NonceCounter(), Now: cfg.Clock.Now}
 	for _, rt := range s.routes() {
 		method, path, _ := strings.Cut(rt.pattern, " ")
 		s.mux.Handle(method+" "+mountPath(path), s.endpoint(rt))
+		if checkedWithRead[rt.pattern] {
+			s.withRead[method+" "+mountPath(path)] = true
+		}
 	}
 	s.mux.HandleFunc("/", s.unrouted)
 	return s, nil
@@ -293,15 +297,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var ok bool
-	if isPrometheusPath(r.URL.Path) && isBasic(r) {
+	var pending *keptCheck
+	switch {
+	case isPrometheusPath(r.URL.Path) && isBasic(r):
 		who, ok = s.authenticateBasic(rec, r)
-	} else {
+	case s.withRead[route]:
+		who, pending, ok = s.authenticateLater(rec, r)
+	default:
 		who, ok = s.authenticate(rec, r, false)
 	}
 	if !ok {
 		return
 	}
-	s.mux.ServeHTTP(rec, r.WithContext(withPrincipal(r.Context(), who)))
+	ctx := withPrincipal(r.Context(), who)
+	if pending != nil {
+		ctx = withPending(ctx, pending)
+	}
+	s.mux.ServeHTTP(rec, r.WithContext(ctx))
 }
 
 // ready answers /readyz: 200 when the API can serve, 503 (with the error body) when not.

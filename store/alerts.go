@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/redis/go-redis/v9"
 
@@ -178,27 +177,39 @@ func (s *Store) GlobalConfigProjects(ctx context.Context, configID string) ([]st
 	}
 }
 
-// ProjectAlert reads project groupID and its alert id in one round trip (both live on the
-// project's slot). found says whether the project exists; err is then the alert's error
-// (NotFound when it has no alert id), else the project's.
-func (s *Store) ProjectAlert(ctx context.Context, groupID, id string) (p herald.Project, found bool, a herald.Alert, err error) {
-	if !herald.ValidID(groupID) {
-		return p, false, a, errProjectNotFound(groupID)
+// ProjectAlertRead reads project groupID and its alert id in one round trip (both live on the
+// project's slot): its own (Fetch) or another's (CheckAuth).
+type ProjectAlertRead struct {
+	groupID, id    string
+	project, alert *redis.StringCmd
+}
+
+// ReadProjectAlert is the read of project groupID and its alert id.
+func ReadProjectAlert(groupID, id string) *ProjectAlertRead {
+	return &ProjectAlertRead{groupID: groupID, id: id}
+}
+
+func (r *ProjectAlertRead) queue(ctx context.Context, pipe redis.Pipeliner) {
+	if !herald.ValidID(r.groupID) {
+		return
 	}
-	pipe := s.rdb.Pipeline()
-	project := pipe.Get(ctx, projectDoc(groupID))
-	var alert *redis.StringCmd
-	if herald.ValidID(id) {
-		alert = pipe.Get(ctx, alerts(groupID).doc(id))
+	r.project = pipe.Get(ctx, projectDoc(r.groupID))
+	if herald.ValidID(r.id) {
+		r.alert = pipe.Get(ctx, alerts(r.groupID).doc(r.id))
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+}
+
+// Result is what was read: found says whether the project exists; err is then the alert's
+// error (NotFound when it has no alert id), else the project's.
+func (r *ProjectAlertRead) Result() (p herald.Project, found bool, a herald.Alert, err error) {
+	if r.project == nil {
+		return p, false, a, errProjectNotFound(r.groupID)
+	}
+	if err := decodeAnswer(r.project, projectDoc(r.groupID), &p, errProjectNotFound(r.groupID)); err != nil {
 		return p, false, a, err
 	}
-	if err := decodeAnswer(project, projectDoc(groupID), &p, errProjectNotFound(groupID)); err != nil {
-		return p, false, a, err
+	if r.alert == nil {
+		return p, true, a, errAlertNotFound(r.id)
 	}
-	if alert == nil {
-		return p, true, a, errAlertNotFound(id)
-	}
-	return p, true, a, decodeAnswer(alert, alerts(groupID).doc(id), &a, errAlertNotFound(id))
+	return p, true, a, decodeAnswer(r.alert, alerts(r.groupID).doc(r.id), &a, errAlertNotFound(r.id))
 }

@@ -57,22 +57,18 @@ const (
 	AuthReplayed                     // a nonce count seen before: refused
 )
 
-// credentialCurrent answers 1 when KEYS[1] (a name's reference) still holds ARGV[1] (the id)
-// and KEYS[2] (the document) still hashes to ARGV[2].
-var credentialCurrent = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-local doc = redis.call('GET', KEYS[2])
-if not doc or redis.sha1hex(doc) ~= ARGV[2] then return 0 end
-return 1
-`)
-
 // CheckAuth checks, in one round trip (one pipeline; on Redis Cluster one per node, in
 // parallel), what authenticating a request with a kept credential needs from Redis: the
 // failed-authentication throttle (as AuthRefused), that the credential is still current, and
 // the nonce count (as NonceCounter.Advance). Nothing is weakened against the separate calls:
 // the count is recorded in Redis for every API process, the throttle counters are those every
-// process shares, and the credential is compared with what is stored now.
-func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt) (AuthCheck, error) {
+// process shares, and the credential is compared with what is stored now. Only the count
+// needs a script (it is compared and recorded at once); the rest are plain reads, decided
+// here, for a throttled request with one more round trip to learn for how long.
+//
+// The reads given go in the same round trip: what they read may be used only once the check
+// came to AuthOK (they are read whatever it comes to, and change nothing).
+func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (AuthCheck, error) {
 	var check AuthCheck
 	ref, doc, id := publicKeyRef(a.Name), "", ""
 	switch {
@@ -83,48 +79,73 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt) (AuthCheck, error)
 	default:
 		return check, errors.New("store: CheckAuth without a kept credential")
 	}
-	calls := []scriptCall{
-		{script: authRefusedFor, keys: authFailKeys(a.Name, a.Address), args: []any{a.Limits.PerPair, a.Limits.PerAddress, a.Limits.PerName}},
-		{script: credentialCurrent, keys: []string{ref, doc}, args: []any{id, a.Kept.Version}},
-		{script: advanceNonce, keys: []string{nonceCount(a.Nonce)}, args: []any{a.Count, a.CountTTL.Milliseconds()}},
-	}
+	failKeys := authFailKeys(a.Name, a.Address)
+	countKeys, countArgs := []string{nonceCount(a.Nonce)}, []any{a.Count, a.CountTTL.Milliseconds()}
 	pipe := s.rdb.Pipeline()
-	for i := range calls {
-		calls[i].cmd = calls[i].script.EvalSha(ctx, pipe, calls[i].keys, calls[i].args...)
-	}
+	fails := pipe.MGet(ctx, failKeys...)
+	named, stored := pipe.Get(ctx, ref), pipe.Get(ctx, doc)
+	counted := advanceNonce.EvalSha(ctx, pipe, countKeys, countArgs...)
 	var keyOfName *redis.IntCmd // a key named like a kept user goes before it
 	if a.Kept.User != nil {
 		keyOfName = pipe.Exists(ctx, publicKeyRef(a.Name))
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT") {
-		return check, err // the first error; a NOSCRIPT (of some) is dealt with below
+	for _, r := range reads {
+		r.queue(ctx, pipe)
 	}
-	var answers [3]int64
-	for i, c := range calls {
-		n, err := c.cmd.Int64()
-		if redis.HasErrorPrefix(err, "NOSCRIPT") {
-			// Redis lost its scripts (a restart, SCRIPT FLUSH): this one did not run; the
-			// others did, and must not run twice (a count is advanced once).
-			n, err = c.script.Run(ctx, s.rdb, c.keys, c.args...).Int64()
-		}
-		if err != nil {
-			return check, err
-		}
-		answers[i] = n
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return check, err // the first error; a missing document or a lost script is dealt with below
+	}
+	advanced, err := counted.Int64()
+	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// Redis lost its scripts (a restart, SCRIPT FLUSH): the count was not recorded; the
+		// reads did not change anything.
+		advanced, err = advanceNonce.Run(ctx, s.rdb, countKeys, countArgs...).Int64()
+	}
+	if err != nil {
+		return check, err
+	}
+	check.Advanced = advanced == 1
+	counts, err := failCounts(fails)
+	if err != nil {
+		return check, err
+	}
+	if check.Refused, err = s.refusedFor(ctx, failKeys, counts, a.Limits); err != nil {
+		return check, err
+	}
+	idNow, err := named.Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return check, err
+	}
+	docNow, err := stored.Bytes()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return check, err
 	}
 	if keyOfName != nil && keyOfName.Err() != nil {
 		return check, keyOfName.Err()
 	}
-	check.Refused = time.Duration(answers[0]) * time.Millisecond
-	check.Current = answers[1] == 1 && (keyOfName == nil || keyOfName.Val() == 0)
-	check.Advanced = answers[2] == 1
+	check.Current = credentialCurrent(id, a.Kept.Version, idNow, docNow) && (keyOfName == nil || keyOfName.Val() == 0)
 	return check, nil
 }
 
-// scriptCall is one script of a pipeline, kept to be run again alone after a NOSCRIPT.
-type scriptCall struct {
-	script *redis.Script
-	keys   []string
-	args   []any
-	cmd    *redis.Cmd
+// credentialCurrent says whether a credential read as id and version is what is stored now:
+// its name still names idNow = id, and its document docNow still has that version (nil: gone).
+func credentialCurrent(id, version, idNow string, docNow []byte) bool {
+	return idNow == id && docNow != nil && docVersion(docNow) == version
+}
+
+// A Read is a read of documents that can go in another call's round trip (CheckAuth's): it
+// queues its commands on the pipeline, and its own methods decode their answers after.
+type Read interface {
+	queue(ctx context.Context, pipe redis.Pipeliner)
+}
+
+// Fetch runs r in a round trip of its own (its answers, missing documents included, are for r
+// to decode).
+func (s *Store) Fetch(ctx context.Context, r Read) error {
+	pipe := s.rdb.Pipeline()
+	r.queue(ctx, pipe)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	return nil
 }

@@ -65,8 +65,13 @@ func versioned[T any](ctx context.Context, s *Store, key string) (*T, string, er
 	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, "", fmt.Errorf("store: decode %s: %w", key, err)
 	}
-	sum := sha1.Sum(b)
-	return &v, hex.EncodeToString(sum[:]), nil
+	return &v, docVersion(b), nil
+}
+
+// docVersion is a credential document's Version: the SHA-1 of its bytes, in hex.
+func docVersion(doc []byte) string {
+	sum := sha1.Sum(doc)
+	return hex.EncodeToString(sum[:])
 }
 
 // HA1 is the credential's HA1 in the API's realm, or the monitoring console's: "" when it

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -20,9 +22,10 @@ type AuthLimits struct {
 	PerPair, PerAddress, PerName int
 }
 
-// authFailTag keeps a request's three counters on one Cluster slot, for the scripts.
+// authFailTag keeps a request's three counters on one Cluster slot, for one MGET and the script.
 const authFailTag = "{authfail}"
 
+// authFailKeys are the counters of name from address: the pair's, the address's, the name's.
 func authFailKeys(name, address string) []string {
 	h := func(s string) string { sum := sha256.Sum256([]byte(s)); return hex.EncodeToString(sum[:16]) }
 	return []string{
@@ -32,21 +35,57 @@ func authFailKeys(name, address string) []string {
 	}
 }
 
-// authRefusedFor answers how long (in ms) the pair is refused, 0 when it is not.
-var authRefusedFor = redis.NewScript(`
-local pair = tonumber(redis.call('GET', KEYS[1]) or '0')
-local addr = tonumber(redis.call('GET', KEYS[2]) or '0')
-local name = tonumber(redis.call('GET', KEYS[3]) or '0')
-local wait = 0
-local function until_reset(k)
-  local ttl = redis.call('PTTL', k)
-  if ttl > wait then wait = ttl end
-end
-if pair >= tonumber(ARGV[1]) then until_reset(KEYS[1]) end
-if addr >= tonumber(ARGV[2]) then until_reset(KEYS[2]) end
-if name >= tonumber(ARGV[3]) and pair > 0 then until_reset(KEYS[3]) end
-return wait
-`)
+// overLimits says which of the counters of authFailKeys, at counts, refuse: the pair's and the
+// address's at their limits, the name's at its limit only for an address that failed on it.
+func overLimits(counts [3]int64, l AuthLimits) [3]bool {
+	return [3]bool{counts[0] >= int64(l.PerPair), counts[1] >= int64(l.PerAddress), counts[2] >= int64(l.PerName) && counts[0] > 0}
+}
+
+// failCounts reads the counters of authFailKeys from their MGET (a missing one counts 0).
+func failCounts(cmd *redis.SliceCmd) ([3]int64, error) {
+	var counts [3]int64
+	vals, err := cmd.Result()
+	if err != nil {
+		return counts, err
+	}
+	if len(vals) != len(counts) {
+		return counts, fmt.Errorf("store: %d failed-authentication counters read, not %d", len(vals), len(counts))
+	}
+	for i, v := range vals {
+		if v == nil {
+			continue
+		}
+		s, _ := v.(string)
+		if counts[i], err = strconv.ParseInt(s, 10, 64); err != nil {
+			return counts, fmt.Errorf("store: failed-authentication counter %q: %w", s, err)
+		}
+	}
+	return counts, nil
+}
+
+// refusedFor is how long the counters at keys (read as counts) refuse: until the last of those
+// over their limits resets. It asks Redis only when one is over (a throttled request).
+func (s *Store) refusedFor(ctx context.Context, keys []string, counts [3]int64, l AuthLimits) (time.Duration, error) {
+	over := overLimits(counts, l)
+	pipe := s.rdb.Pipeline()
+	var ttls []*redis.DurationCmd
+	for i, k := range keys {
+		if over[i] {
+			ttls = append(ttls, pipe.PTTL(ctx, k))
+		}
+	}
+	if len(ttls) == 0 {
+		return 0, nil
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, err
+	}
+	var wait time.Duration
+	for _, t := range ttls {
+		wait = max(wait, t.Val()) // a counter gone since (-2) or without expiry (-1) refuses nothing
+	}
+	return wait, nil
+}
 
 // recordAuthFailure counts one failure on each counter; a counter lives one window from its first.
 var recordAuthFailure = redis.NewScript(`
@@ -58,8 +97,12 @@ return 1
 
 // AuthRefused reports how long authentications of name from address are refused (0: not).
 func (s *Store) AuthRefused(ctx context.Context, name, address string, l AuthLimits) (time.Duration, error) {
-	ms, err := authRefusedFor.Run(ctx, s.rdb, authFailKeys(name, address), l.PerPair, l.PerAddress, l.PerName).Int64()
-	return time.Duration(ms) * time.Millisecond, err
+	keys := authFailKeys(name, address)
+	counts, err := failCounts(s.rdb.MGet(ctx, keys...))
+	if err != nil {
+		return 0, err
+	}
+	return s.refusedFor(ctx, keys, counts, l)
 }
 
 // AuthFailed records a failed authentication of name from address.

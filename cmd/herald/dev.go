@@ -22,11 +22,11 @@ func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log, err := newLogger(c.LogLevel, true, errOut)
+	log, stopLog, err := newLogger(c.LogLevel, true, errOut)
 	if err != nil {
 		return err
 	}
-	defer log.Sync()
+	defer stopLog()
 	useRedisLog(log)
 
 	if !c.configured() {

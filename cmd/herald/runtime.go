@@ -28,21 +28,21 @@ func startRuntime(ctx context.Context, role string, c common, errOut io.Writer) 
 	if !c.configured() {
 		return nil, fmt.Errorf("herald %s needs a Redis: HERALD_REDIS_URL, HERALD_REDIS_SENTINELS with HERALD_REDIS_MASTER, or HERALD_REDIS_CLUSTER (herald dev runs without one)", role)
 	}
-	log, err := newLogger(c.LogLevel, false, errOut)
+	log, stopLog, err := newLogger(c.LogLevel, false, errOut)
 	if err != nil {
 		return nil, err
 	}
 	useRedisLog(log)
 	st, closeStore, err := openStore(ctx, c.redisSettings)
 	if err != nil {
-		_ = log.Sync()
+		stopLog()
 		return nil, err
 	}
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
 	return &runtime{log: log, store: st, queue: d, close: func() {
 		_ = d.Close()
 		closeStore()
-		_ = log.Sync()
+		stopLog()
 	}}, nil
 }
 
