@@ -24,9 +24,11 @@ import (
 func encodeDoc(v any) ([]byte, error) {
 	switch d := v.(type) {
 	case herald.Alert:
-		return json.Marshal(packAlert(d))
+		p := packAlert(d)
+		return appendAlertDoc(make([]byte, 0, 256), &p)
 	case *herald.Alert:
-		return json.Marshal(packAlert(*d))
+		p := packAlert(*d)
+		return appendAlertDoc(make([]byte, 0, 256), &p)
 	case herald.Event:
 		return json.Marshal(packEvent(d))
 	case *herald.Event:
