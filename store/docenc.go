@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -102,4 +103,72 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// appendEventDoc appends json.Marshal(d)'s bytes to b: an event is written with every alert
+// opened or closed.
+func appendEventDoc(b []byte, d *eventDoc) ([]byte, error) {
+	b = append(b, `{"i":`...)
+	b = appendJSONString(b, d.ID)
+	b = appendIntField(b, "t", d.Created)
+	b = appendStringField(b, "e", d.EventTypeName)
+	b = appendStringField(b, "g", d.GroupID)
+	b = appendStringField(b, "o", d.OrgID)
+	b = appendStringField(b, "a", d.AlertID)
+	b = appendStringField(b, "c", d.AlertConfigID)
+	b = appendStringField(b, "w", d.MaintenanceWindowID)
+	b = appendStringField(b, "k", d.APIKeyID)
+	b = appendStringField(b, "pk", d.PublicKey)
+	b = appendStringField(b, "ui", d.UserID)
+	b = appendStringField(b, "un", d.Username)
+	b = appendStringField(b, "ra", d.RemoteAddress)
+	if d.IsGlobalAdmin != nil {
+		b = strconv.AppendBool(append(b, `,"ga":`...), *d.IsGlobalAdmin)
+	}
+	b = appendStringField(b, "tk", d.TargetPublicKey)
+	b = appendStringField(b, "tu", d.TargetUsername)
+	b = appendStringField(b, "h", d.HostID)
+	b = appendStringField(b, "hn", d.Hostname)
+	if d.Port != 0 {
+		b = strconv.AppendInt(append(b, `,"p":`...), int64(d.Port), 10)
+	}
+	b = appendStringField(b, "rs", d.ReplicaSetName)
+	b = appendStringField(b, "sh", d.ShardName)
+	b = appendStringField(b, "ci", d.ClusterID)
+	b = appendStringField(b, "cn", d.ClusterName)
+	b = appendStringField(b, "m", d.MetricName)
+	var err error
+	if d.CurrentValue != nil {
+		if b, err = appendValueField(b, "v", d.CurrentValue); err != nil {
+			return nil, err
+		}
+	}
+	if len(d.Raw) > 0 {
+		if b, err = appendRawField(b, d.Raw); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendRawField appends an event's raw record: by hand when it holds strings only (the
+// engine's {"status": ...}), in encoding/json's order of keys; through encoding/json otherwise.
+func appendRawField(b []byte, raw map[string]any) ([]byte, error) {
+	keys := make([]string, 0, len(raw))
+	for k, v := range raw {
+		if _, ok := v.(string); !ok {
+			return appendValueField(b, "r", raw)
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, `,"r":{`...)
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(appendJSONString(b, k), ':')
+		b = appendJSONString(b, raw[k].(string))
+	}
+	return append(b, '}'), nil
 }

@@ -40,3 +40,27 @@ func TestAlertDocumentEncodesAsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// The same of events, with a raw record of strings only (written by hand) and of other values.
+func TestEventDocumentEncodesAsEncodingJSON(t *testing.T) {
+	var every herald.Event
+	filled(t, &every, 6)
+	engine := every
+	engine.Raw = map[string]any{"status": "OPEN", "<k>": "a&b", "b": "é\n"}
+	escaped := engine
+	escaped.Hostname, escaped.ClusterName, escaped.Port, escaped.IsGlobalAdmin = "<h>", "a\"b", 0, nil
+	for name, e := range map[string]herald.Event{"every field": every, "a raw record of strings": engine,
+		"escaped strings": escaped, "empty raw record": {ID: "0123456789abcdef01234567", Raw: map[string]any{}}, "empty": {}} {
+		want, err := json.Marshal(packEvent(e))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodeDoc(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+		}
+	}
+}

@@ -30,9 +30,11 @@ func encodeDoc(v any) ([]byte, error) {
 		p := packAlert(*d)
 		return appendAlertDoc(make([]byte, 0, 256), &p)
 	case herald.Event:
-		return json.Marshal(packEvent(d))
+		p := packEvent(d)
+		return appendEventDoc(make([]byte, 0, 224), &p)
 	case *herald.Event:
-		return json.Marshal(packEvent(*d))
+		p := packEvent(*d)
+		return appendEventDoc(make([]byte, 0, 224), &p)
 	}
 	return json.Marshal(v)
 }
