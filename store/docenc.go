@@ -37,29 +37,16 @@ func appendAlertDoc(b []byte, d *alertDoc) ([]byte, error) {
 	b = appendStringField(b, "st", d.SourceTypeName)
 	b = appendStringField(b, "m", d.MetricName)
 	var err error
-	if d.CurrentValue != nil {
-		if b, err = appendValueField(b, "v", d.CurrentValue); err != nil {
-			return nil, err
-		}
-	}
-	if len(d.Tags) > 0 {
-		if b, err = appendValueField(b, "tg", d.Tags); err != nil {
-			return nil, err
-		}
-	}
+	b = appendValueField(b, "v", d.CurrentValue, d.CurrentValue != nil, &err)
+	b = appendValueField(b, "tg", d.Tags, len(d.Tags) > 0, &err)
 	b = appendStringField(b, "hr", d.HumanReadable)
-	if len(d.Labels) > 0 {
-		if b, err = appendValueField(b, "l", d.Labels); err != nil {
-			return nil, err
-		}
-	}
+	b = appendValueField(b, "l", d.Labels, len(d.Labels) > 0, &err)
 	b = appendStringField(b, "f", d.Fingerprint)
-	if len(d.Annotations) > 0 {
-		if b, err = appendValueField(b, "an", d.Annotations); err != nil {
-			return nil, err
-		}
-	}
+	b = appendValueField(b, "an", d.Annotations, len(d.Annotations) > 0, &err)
 	b = appendStringField(b, "gu", d.GeneratorURL)
+	if err != nil {
+		return nil, err
+	}
 	return append(b, '}'), nil
 }
 
@@ -81,14 +68,19 @@ func appendIntField(b []byte, name string, n *int64) []byte {
 	return strconv.AppendInt(b, *n, 10)
 }
 
-// appendValueField appends ,"name": and v as encoding/json writes it.
-func appendValueField(b []byte, name string, v any) ([]byte, error) {
-	j, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
+// appendValueField appends ,"name": and v as encoding/json writes it, if present (a field
+// that is not, omitempty leaves out); a value that does not encode sets *err.
+func appendValueField(b []byte, name string, v any, present bool, err *error) []byte {
+	if !present || *err != nil {
+		return b
+	}
+	j, e := json.Marshal(v)
+	if e != nil {
+		*err = e
+		return b
 	}
 	b = append(append(append(b, `,"`...), name...), `":`...)
-	return append(b, j...), nil
+	return append(b, j...)
 }
 
 // appendJSONString appends s quoted as encoding/json quotes it: printable ASCII other than
@@ -138,26 +130,23 @@ func appendEventDoc(b []byte, d *eventDoc) ([]byte, error) {
 	b = appendStringField(b, "cn", d.ClusterName)
 	b = appendStringField(b, "m", d.MetricName)
 	var err error
-	if d.CurrentValue != nil {
-		if b, err = appendValueField(b, "v", d.CurrentValue); err != nil {
-			return nil, err
-		}
-	}
+	b = appendValueField(b, "v", d.CurrentValue, d.CurrentValue != nil, &err)
 	if len(d.Raw) > 0 {
-		if b, err = appendRawField(b, d.Raw); err != nil {
-			return nil, err
-		}
+		b = appendRawField(b, d.Raw, &err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return append(b, '}'), nil
 }
 
 // appendRawField appends an event's raw record: by hand when it holds strings only (the
 // engine's {"status": ...}), in encoding/json's order of keys; through encoding/json otherwise.
-func appendRawField(b []byte, raw map[string]any) ([]byte, error) {
+func appendRawField(b []byte, raw map[string]any, err *error) []byte {
 	keys := make([]string, 0, len(raw))
 	for k, v := range raw {
 		if _, ok := v.(string); !ok {
-			return appendValueField(b, "r", raw)
+			return appendValueField(b, "r", raw, true, err)
 		}
 		keys = append(keys, k)
 	}
@@ -170,5 +159,5 @@ func appendRawField(b []byte, raw map[string]any) ([]byte, error) {
 		b = append(appendJSONString(b, k), ':')
 		b = appendJSONString(b, raw[k].(string))
 	}
-	return append(b, '}'), nil
+	return append(b, '}')
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 
@@ -62,5 +63,17 @@ func TestEventDocumentEncodesAsEncodingJSON(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
 		}
+	}
+}
+
+// A value encoding/json refuses (a current value that is not a number) is refused the same.
+func TestDocumentThatDoesNotEncodeIsRefused(t *testing.T) {
+	a := herald.Alert{ID: "0123456789abcdef01234567", CurrentValue: &herald.CurrentValue{Number: math.NaN()}}
+	if b, err := encodeDoc(a); err == nil {
+		t.Errorf("alert with a NaN value encoded as %s", b)
+	}
+	e := herald.Event{ID: "0123456789abcdef01234567", Raw: map[string]any{"n": math.Inf(1)}}
+	if b, err := encodeDoc(e); err == nil {
+		t.Errorf("event with an infinite raw value encoded as %s", b)
 	}
 }
