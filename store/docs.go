@@ -24,13 +24,17 @@ import (
 func encodeDoc(v any) ([]byte, error) {
 	switch d := v.(type) {
 	case herald.Alert:
-		return json.Marshal(packAlert(d))
+		p := packAlert(d)
+		return appendAlertDoc(make([]byte, 0, 256), &p)
 	case *herald.Alert:
-		return json.Marshal(packAlert(*d))
+		p := packAlert(*d)
+		return appendAlertDoc(make([]byte, 0, 256), &p)
 	case herald.Event:
-		return json.Marshal(packEvent(d))
+		p := packEvent(d)
+		return appendEventDoc(make([]byte, 0, 224), &p)
 	case *herald.Event:
-		return json.Marshal(packEvent(*d))
+		p := packEvent(*d)
+		return appendEventDoc(make([]byte, 0, 224), &p)
 	}
 	return json.Marshal(v)
 }
