@@ -69,15 +69,20 @@ const (
 	sessionMax     = 10 * time.Second      // a session then hands over to a new tick
 	lockWait       = 5 * time.Second       // how long a task waits for a busy project
 	holdWithin     = 20 * time.Millisecond // a session waits for what falls due this soon
-	sessionHold    = time.Second           // for at most this long: then others get the lease
+	// sessionHold bounds how long a session keeps waiting for what falls due next: a session
+	// ending pauses the project's evaluation while its deliveries finish (flush), so a slice
+	// of alerts falling due over a few seconds is best taken by one session; others needing
+	// the lease (a changed configuration) wait well within lockWait.
+	sessionHold = 3 * time.Second
 	// dueLead is how long before an alert's due time the engine's tick for it is queued: asynq
 	// holds a scheduled task to the whole second and moves it to its queue at its next check
 	// (delayedTaskCheck), so a tick queued for the due time itself starts up to a check (and
-	// a poll of the queue, 50 ms) late whenever the time falls early in its second. Queued
+	// a poll of the queue, taskCheck) late whenever the time falls early in its second. Queued
 	// earlier, it starts before, and its session waits in the task for the due time
 	// (soonEnough covers the second of rounding and the lead).
-	delayedTaskCheck = 200 * time.Millisecond
-	dueLead          = delayedTaskCheck + 100*time.Millisecond
+	delayedTaskCheck = 500 * time.Millisecond
+	taskCheck        = 100 * time.Millisecond // how often an idle worker polls its queues
+	dueLead          = delayedTaskCheck + taskCheck
 	soonEnough       = time.Second + dueLead + 100*time.Millisecond // due this soon: wait in the task rather than schedule a tick
 	deliverParallel  = 64
 )
