@@ -69,11 +69,7 @@ const (
 	sessionMax     = 10 * time.Second      // a session then hands over to a new tick
 	lockWait       = 5 * time.Second       // how long a task waits for a busy project
 	holdWithin     = 20 * time.Millisecond // a session waits for what falls due this soon
-	// sessionHold bounds how long a session keeps waiting for what falls due next: a session
-	// ending pauses the project's evaluation while its deliveries finish (flush), so a slice
-	// of alerts falling due over a few seconds is best taken by one session; others needing
-	// the lease (a changed configuration) wait well within lockWait.
-	sessionHold = 3 * time.Second
+	sessionHold    = time.Second           // for at most this long: then others get the lease
 	// dueLead is how long before an alert's due time the engine's tick for it is queued: asynq
 	// holds a scheduled task to the whole second and moves it to its queue at its next check
 	// (delayedTaskCheck), so a tick queued for the due time itself starts up to a check (and
