@@ -35,7 +35,7 @@ func NewWorker(e *Engine, cfg WorkerConfig) *Worker {
 		// scheduled work every 5 s and idle queues every second. An idle worker's polling is
 		// what Herald and Redis spend while nothing is due: a script per queue (a dozen) at
 		// each check, and two per queue at each move of scheduled work. The engine queues its
-		// ticks dueLead ahead of what is due and wait in the task for the due time, so
+		// ticks dueLead ahead of what is due and waits in the task for the due time, so
 		// scheduled work is moved every 500 ms and idle queues polled every 100 ms (240 + 120
 		// scripts a second before, 120 + 48 now) with the ticks still on time; a kick for new
 		// observations starts within 100 ms.
