@@ -73,11 +73,12 @@ const (
 	// dueLead is how long before an alert's due time the engine's tick for it is queued: asynq
 	// holds a scheduled task to the whole second and moves it to its queue at its next check
 	// (delayedTaskCheck), so a tick queued for the due time itself starts up to a check (and
-	// a poll of the queue, 50 ms) late whenever the time falls early in its second. Queued
+	// a poll of the queue, taskCheck) late whenever the time falls early in its second. Queued
 	// earlier, it starts before, and its session waits in the task for the due time
 	// (soonEnough covers the second of rounding and the lead).
-	delayedTaskCheck = 200 * time.Millisecond
-	dueLead          = delayedTaskCheck + 100*time.Millisecond
+	delayedTaskCheck = 500 * time.Millisecond
+	taskCheck        = 100 * time.Millisecond // how often an idle worker polls its queues
+	dueLead          = delayedTaskCheck + taskCheck
 	soonEnough       = time.Second + dueLead + 100*time.Millisecond // due this soon: wait in the task rather than schedule a tick
 	deliverParallel  = 64
 )

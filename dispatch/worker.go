@@ -32,11 +32,15 @@ func NewWorker(e *Engine, cfg WorkerConfig) *Worker {
 		Concurrency: cfg.Concurrency,
 		Queues:      cfg.Queues,
 		// Due work must start within a fraction of a second: asynq's defaults poll for
-		// scheduled work every 5 s and idle queues every second. The engine queues its ticks
-		// dueLead ahead of what is due, so scheduled work is moved every 200 ms: half the
-		// polling of 100 ms (Redis's CPU while nothing is due), and the ticks still on time.
+		// scheduled work every 5 s and idle queues every second. An idle worker's polling is
+		// what Herald and Redis spend while nothing is due: a script per queue (a dozen) at
+		// each check, and two per queue at each move of scheduled work. The engine queues its
+		// ticks dueLead ahead of what is due and waits in the task for the due time, so
+		// scheduled work is moved every 500 ms and idle queues polled every 100 ms (240 + 120
+		// scripts a second before, 120 + 48 now) with the ticks still on time; a kick for new
+		// observations starts within 100 ms.
 		DelayedTaskCheckInterval: delayedTaskCheck,
-		TaskCheckInterval:        50 * time.Millisecond,
+		TaskCheckInterval:        taskCheck,
 		RetryDelayFunc:           retryDelay,
 		IsFailure:                func(err error) bool { return !errors.Is(err, errBusy) },
 		ShutdownTimeout:          25 * time.Second,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -44,10 +45,13 @@ return n
 // the page being read is found by the next run.
 //
 // Most runs read three counts and nothing else: while the due set holds at least as many
-// entries as there are active alerts, none can be missing one (the engine removes an alert's
-// entry in the transaction that ends it), and a million open alerts are not read every few
-// seconds to find nothing. A due entry left of an alert that ended meanwhile (the engine
-// forgets it when it comes due) can hide a missing one until then.
+// entries as there are active alerts that need one, none can be missing one (the engine
+// removes an alert's entry in the transaction that ends it), and a million open alerts are
+// not read every few seconds to find nothing. Active alerts with nothing more to do rightly
+// have no entry: how many the last read of the project found is remembered (for up to
+// settledFor, then it reads them again), so that they alone do not make every run read them
+// all. A due entry left of an alert that ended meanwhile (the engine forgets it when it comes
+// due) can hide a missing one until then.
 func (s *Store) RepairDue(ctx context.Context, groupID string, now time.Time) (int, error) {
 	sc := Scope{GroupID: groupID}
 	var due, tracking, open *redis.IntCmd
@@ -59,9 +63,10 @@ func (s *Store) RepairDue(ctx context.Context, groupID string, now time.Time) (i
 	}); err != nil {
 		return 0, err
 	}
-	if !dueMayBeMissing(due.Val(), tracking.Val()+open.Val()) {
+	if !dueMayBeMissing(due.Val(), tracking.Val()+open.Val(), s.settled.get(groupID, now)) {
 		return 0, nil
 	}
+	var withoutEntry, needing int64
 	added := 0
 	for _, status := range []string{herald.StatusTracking, herald.StatusOpen} {
 		index := sc.alerts().index("status", status)
@@ -78,6 +83,7 @@ func (s *Store) RepairDue(ctx context.Context, groupID string, now time.Time) (i
 			if err != nil {
 				return added, err
 			}
+			withoutEntry, needing = withoutEntry+int64(len(missing)), needing+int64(len(byProject[groupID]))
 			n, err := s.restoreDue(ctx, sc, byProject[groupID], now)
 			added += n
 			if err != nil {
@@ -88,6 +94,7 @@ func (s *Store) RepairDue(ctx context.Context, groupID string, now time.Time) (i
 			}
 		}
 	}
+	s.settled.set(groupID, withoutEntry-needing, now)
 	return added, nil
 }
 
@@ -124,9 +131,53 @@ func (s *Store) RepairGlobalDue(ctx context.Context, now time.Time) (map[string]
 	return added, nil
 }
 
-// dueMayBeMissing reports whether a scope with due entries and active alerts may have an
-// active alert without its entry: only with fewer entries than alerts.
-func dueMayBeMissing(entries, active int64) bool { return entries < active }
+// dueMayBeMissing reports whether a scope with due entries and active alerts, settled of which
+// were last found rightly without an entry, may have an active alert missing its entry: only
+// with fewer entries than alerts that need one.
+func dueMayBeMissing(entries, active, settled int64) bool { return entries+settled < active }
+
+// settledFor is how long RepairDue trusts its last count of a project's active alerts that
+// rightly have no due entry: one lost while another of them ended would go unseen in the
+// counts, so the alerts are read again at least this often.
+const settledFor = 10 * time.Minute
+
+// settledMemo remembers, by project, how many active alerts RepairDue's last read found with
+// nothing more to do (so rightly without a due entry), and when.
+type settledMemo struct {
+	mu sync.Mutex
+	by map[string]settledCount
+}
+
+type settledCount struct {
+	n  int64
+	at time.Time
+}
+
+// get is the count found for project groupID within settledFor of now (0: none).
+func (m *settledMemo) get(groupID string, now time.Time) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.by[groupID]
+	if !ok || now.Sub(c.at) >= settledFor || now.Before(c.at) {
+		delete(m.by, groupID)
+		return 0
+	}
+	return c.n
+}
+
+// set records what a read of project groupID found at now.
+func (m *settledMemo) set(groupID string, n int64, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.by == nil {
+		m.by = map[string]settledCount{}
+	}
+	if n <= 0 {
+		delete(m.by, groupID)
+		return
+	}
+	m.by[groupID] = settledCount{n: n, at: now}
+}
 
 // withoutDue keeps the ids that have no entry in the due set.
 func (s *Store) withoutDue(ctx context.Context, due string, ids []string) ([]string, error) {

@@ -170,6 +170,43 @@ func TestRepairDuePages(t *testing.T) {
 	}
 }
 
+// Alerts with nothing more to send rightly have no due entry; they do not hide an entry lost
+// later: the run after the loss puts it back.
+func TestRepairDueWithSettledAlerts(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	gid := herald.NewID(time.Now())
+	sc := store.Scope{GroupID: gid}
+	later := time.Now().Add(time.Hour).Truncate(time.Millisecond)
+	for range 3 {
+		track(t, st, sc, herald.StatusOpen, []time.Time{{}}, time.Time{}) // nothing more to send
+	}
+	pending := []herald.Alert{
+		track(t, st, sc, herald.StatusOpen, []time.Time{later}, later),
+		track(t, st, sc, herald.StatusOpen, []time.Time{later}, later),
+	}
+	now := time.Now().Truncate(time.Millisecond)
+	for run := range 2 {
+		if n, err := st.RepairDue(ctx, gid, now.Add(time.Duration(run)*time.Second)); err != nil || n != 0 {
+			t.Fatalf("run %d with nothing lost added %d (%v)", run, n, err)
+		}
+	}
+	if err := st.ForgetDue(ctx, sc, pending[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	repairedAt := now.Add(2 * time.Second)
+	if n, err := st.RepairDue(ctx, gid, repairedAt); err != nil || n != 1 {
+		t.Fatalf("after a lost entry RepairDue added %d (%v), want 1", n, err)
+	}
+	if got, want := dueAt(t, rdb, sc, pending[1].ID), float64(repairedAt.UnixMilli()); got != want {
+		t.Errorf("lost entry: due %v, want %v", got, want)
+	}
+	if got, want := dueAt(t, rdb, sc, pending[0].ID), float64(later.UnixMilli()); got != want {
+		t.Errorf("kept entry: due %v, want %v", got, want)
+	}
+}
+
 // Waiting work: observation batches, and outbox notices whose lease ran out (not those still
 // leased), project and global.
 func TestWaiting(t *testing.T) {
