@@ -109,10 +109,21 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 	if err != nil {
 		return err
 	}
-	var ids []string
-	for _, id := range openIDs {
+	open := map[pair]string{}
+	for i, id := range openIDs {
 		if id != "" {
+			open[pairs[i]] = id
+		}
+	}
+	if fs = changing(fs, open); len(fs) == 0 {
+		return nil
+	}
+	var ids []string
+	for _, f := range fs {
+		p := pair{f.config, f.target}
+		if id := open[p]; id != "" {
 			ids = append(ids, id)
+			delete(open, p)
 		}
 	}
 	alerts := map[string]herald.Alert{}
@@ -167,6 +178,30 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 	s.e.stepLines(sc, steps)
 	s.send(ctx, sc, alerts, notices)
 	return nil
+}
+
+// changing drops the findings that change nothing, in their order: those of a configuration
+// and target with no open alert that all clear (nothing to close), and those of one with an
+// open alert (open, by configuration and target) that all re-report its condition with
+// nothing to refresh. Agents re-report every host every few seconds; most reports are these.
+func changing(fs []finding, open map[[2]string]string) []finding {
+	type pair = [2]string
+	moves := map[pair]bool{}
+	for _, f := range fs {
+		p := pair{f.config, f.target}
+		if open[p] == "" {
+			moves[p] = moves[p] || f.holds
+		} else {
+			moves[p] = moves[p] || !f.holds || !f.expires.IsZero() || !herald.RefreshesNothing(f.obs)
+		}
+	}
+	var out []finding
+	for _, f := range fs {
+		if moves[pair{f.config, f.target}] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // renew applies the findings that only renew an active alert's expiry (a Prometheus alert

@@ -18,6 +18,7 @@ import (
 type Store struct {
 	rdb        redis.UniversalClient
 	obsBacklog atomic.Int64 // bytes of observations that may wait per project (0: the default)
+	hosts      writtenHosts // the host documents this process wrote lately, not to rewrite them
 }
 
 // New returns a store on rdb (a single node, Sentinel or Cluster client).
