@@ -74,6 +74,9 @@ func decodeBatch[T any](c *call, max int, check func(item T, i int) error) ([]T,
 	if err != nil || len(items) == 0 {
 		return items, nil, err
 	}
+	if bytes.IndexAny(read.Bytes(), " \t\r\n") < 0 {
+		return items, read.Bytes(), nil // compact already (as agents' encoders write it)
+	}
 	var batch bytes.Buffer
 	batch.Grow(read.Len())
 	if err := json.Compact(&batch, read.Bytes()); err != nil {

@@ -242,4 +242,9 @@ func TestObservationsWaitAsSent(t *testing.T) {
 	if err := json.Unmarshal(waiting[0], &obs); err != nil || len(obs) != 2 || obs[0].HostID != "h1" || *obs[1].Value != 3.5 {
 		t.Errorf("the engine reads %+v (%v)", obs, err)
 	}
+	compact := `[{"eventTypeName":"HOST_DOWN","active":false,"hostId":"h3"}]`
+	e.Owner.do("POST", "/groups/"+p+"/observations", compact).wantStatus(202)
+	if waiting, err = e.Store.PendingObservations(t.Context(), p, 10); err != nil || len(waiting) != 2 || string(waiting[1]) != compact {
+		t.Errorf("waiting %q (%v), want the compact batch as sent last", waiting, err)
+	}
 }

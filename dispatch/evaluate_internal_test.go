@@ -39,3 +39,22 @@ func TestChangingFindings(t *testing.T) {
 		}
 	}
 }
+
+// Batches decoded side by side come out in their order; a damaged one says so alone.
+func TestDecodeBatchesKeepsOrder(t *testing.T) {
+	batches := [][]byte{
+		[]byte(`[{"eventTypeName":"HOST_DOWN","active":true,"hostId":"h0"}]`),
+		[]byte(`[{"eventTypeName":"HOST_DOWN"`),
+		[]byte(`[{"eventTypeName":"HOST_DOWN","active":false,"hostId":"h2"},{"eventTypeName":"NO_PRIMARY","active":true,"replicaSetName":"rs0"}]`),
+	}
+	got := decodeBatches(batches)
+	if len(got) != 3 || got[0].err != nil || len(got[0].obs) != 1 || got[0].obs[0].HostID != "h0" {
+		t.Fatalf("batch 0: %+v", got)
+	}
+	if got[1].err == nil {
+		t.Errorf("batch 1 (damaged) decoded: %+v", got[1])
+	}
+	if got[2].err != nil || len(got[2].obs) != 2 || got[2].obs[0].HostID != "h2" || got[2].obs[1].ReplicaSetName != "rs0" {
+		t.Errorf("batch 2: %+v", got[2])
+	}
+}

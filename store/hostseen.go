@@ -21,7 +21,8 @@ const hostsWrittenMax = 100_000
 // value is empty and ready. Safe for concurrent use.
 type writtenHosts struct {
 	mu sync.Mutex
-	m  map[[2]string]writtenHost
+	m  map[string]map[string]writtenHost // by project, then host
+	n  int                               // hosts in m
 }
 
 // writtenHost is a host document as written, and when (this process's clock).
@@ -36,7 +37,7 @@ type writtenHost struct {
 // document since (a purge) is mended within the precision.
 func (w *writtenHosts) current(h herald.Host, now time.Time) bool {
 	w.mu.Lock()
-	prev, ok := w.m[[2]string{h.GroupID, h.ID}]
+	prev, ok := w.m[h.GroupID][h.ID]
 	w.mu.Unlock()
 	if !ok || now.Sub(prev.at) >= HostSeenPrecision {
 		return false
@@ -50,10 +51,18 @@ func (w *writtenHosts) current(h herald.Host, now time.Time) bool {
 func (w *writtenHosts) wrote(hs []herald.Host, now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.m == nil || len(w.m)+len(hs) > hostsWrittenMax {
-		w.m = make(map[[2]string]writtenHost, len(hs))
+	if w.m == nil || w.n+len(hs) > hostsWrittenMax {
+		w.m, w.n = map[string]map[string]writtenHost{}, 0
 	}
 	for _, h := range hs {
-		w.m[[2]string{h.GroupID, h.ID}] = writtenHost{doc: h, at: now}
+		project := w.m[h.GroupID]
+		if project == nil {
+			project = map[string]writtenHost{}
+			w.m[h.GroupID] = project
+		}
+		if _, ok := project[h.ID]; !ok {
+			w.n++
+		}
+		project[h.ID] = writtenHost{doc: h, at: now}
 	}
 }

@@ -48,8 +48,12 @@ func TestWrittenHostsAreBounded(t *testing.T) {
 			hs[i] = herald.Host{ID: fmt.Sprintf("h%d-%d", round, i), GroupID: "g", LastSeen: herald.At(now)}
 		}
 		w.wrote(hs, now)
-		if len(w.m) > hostsWrittenMax {
-			t.Fatalf("%d hosts remembered, cap %d", len(w.m), hostsWrittenMax)
+		remembered := 0
+		for _, project := range w.m {
+			remembered += len(project)
+		}
+		if remembered > hostsWrittenMax || remembered != w.n {
+			t.Fatalf("%d hosts remembered (counted %d), cap %d", remembered, w.n, hostsWrittenMax)
 		}
 	}
 }
