@@ -93,6 +93,11 @@ func NewAlert(id, groupID, configID string, rule AlertRule, o Observation, minut
 
 // observedValue is the currentValue o reports: a measurement's value and units, or a
 // condition's currentValue (copied, so the alert never shares it with the observation).
+// RefreshesNothing reports whether o, re-reporting the condition of an active alert, leaves
+// the alert as it is whatever it holds (Refresh returns it unchanged): o carries no value and
+// is no Prometheus alert.
+func RefreshesNothing(o Observation) bool { return !o.IsPrometheus() && observedValue(o) == nil }
+
 func observedValue(o Observation) *CurrentValue {
 	if o.IsMeasurement() {
 		if o.Value == nil {

@@ -61,7 +61,32 @@ func (c *call) decode(dst any) error {
 // REQUEST_TOO_LARGE. A refusal stops reading there. null reads as no items. An item's own
 // arrays are bounded by the body limit (the items are the endpoint's sizing unit).
 func decodeItems[T any](c *call, max int, check func(item T, i int) error) ([]T, error) {
-	dec := json.NewDecoder(c.body())
+	return decodeItemsFrom(c.body(), max, check)
+}
+
+// decodeBatch is decodeItems that also answers the accepted array itself, compacted: decoding
+// it again gives the same items (the same decoder reads the same bytes), so a batch is kept
+// as it came rather than encoded anew. The bytes are those the decoder read, tee'd as it
+// reads them: a refused body stops being read, and kept, at the same point.
+func decodeBatch[T any](c *call, max int, check func(item T, i int) error) ([]T, []byte, error) {
+	var read bytes.Buffer // grows as the decoder reads: a body refused early costs little
+	items, err := decodeItemsFrom(io.TeeReader(c.body(), &read), max, check)
+	if err != nil || len(items) == 0 {
+		return items, nil, err
+	}
+	if bytes.IndexAny(read.Bytes(), " \t\r\n") < 0 {
+		return items, read.Bytes(), nil // compact already (as agents' encoders write it)
+	}
+	var batch bytes.Buffer
+	batch.Grow(read.Len())
+	if err := json.Compact(&batch, read.Bytes()); err != nil {
+		return nil, nil, err // the decoder read it whole as one valid value
+	}
+	return items, batch.Bytes(), nil
+}
+
+func decodeItemsFrom[T any](body io.Reader, max int, check func(item T, i int) error) ([]T, error) {
+	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	tok, err := dec.Token()
 	if err != nil {

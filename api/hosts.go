@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/heraldhq/herald"
@@ -41,7 +40,7 @@ func (s *Server) postObservations(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	obs, err := decodeItems(c, herald.MaxObservationsPerRequest, herald.Observation.Validate)
+	obs, batch, err := decodeBatch(c, herald.MaxObservationsPerRequest, herald.Observation.Validate)
 	if err != nil {
 		return reply{}, err
 	}
@@ -50,10 +49,6 @@ func (s *Server) postObservations(c *call) (reply, error) {
 	}
 	hosts, disks := herald.HostsOf(p.ID, obs, c.now)
 	if err := s.store.RegisterHosts(c.ctx, p.ID, hosts, disks); err != nil {
-		return reply{}, err
-	}
-	batch, err := json.Marshal(obs)
-	if err != nil {
 		return reply{}, err
 	}
 	// Queued durably before the 202: what an agent was told was accepted is never lost.

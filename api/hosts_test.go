@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -218,4 +219,32 @@ func commandsProcessed(t *testing.T, e *env) int {
 	}
 	n, _ := strconv.Atoi(m[1])
 	return n
+}
+
+// An accepted batch waits for the engine as it came, compacted: the engine decodes the bytes
+// the API validated, with nothing added or lost (an agent's "HostId" reads as hostId for both).
+func TestObservationsWaitAsSent(t *testing.T) {
+	e := newEnv(t)
+	p := e.project(e.org("acme"), "prod")
+	body := "[\n  {\"eventTypeName\": \"HOST_DOWN\", \"active\": true, \"HostId\": \"h1\", \"currentValue\": null},\n" +
+		"  {\"metricName\": \"ASSERT_REGULAR\", \"value\": 3.50, \"units\": \"RAW\", \"hostId\": \"h2\"}\n]\n"
+	e.Owner.do("POST", "/groups/"+p+"/observations", body).wantStatus(202)
+	waiting, err := e.Store.PendingObservations(t.Context(), p, 10)
+	if err != nil || len(waiting) != 1 {
+		t.Fatalf("%d batches wait (%v), want 1", len(waiting), err)
+	}
+	want := `[{"eventTypeName":"HOST_DOWN","active":true,"HostId":"h1","currentValue":null},` +
+		`{"metricName":"ASSERT_REGULAR","value":3.50,"units":"RAW","hostId":"h2"}]`
+	if string(waiting[0]) != want {
+		t.Errorf("waiting batch\n%s\nwant\n%s", waiting[0], want)
+	}
+	var obs []herald.Observation
+	if err := json.Unmarshal(waiting[0], &obs); err != nil || len(obs) != 2 || obs[0].HostID != "h1" || *obs[1].Value != 3.5 {
+		t.Errorf("the engine reads %+v (%v)", obs, err)
+	}
+	compact := `[{"eventTypeName":"HOST_DOWN","active":false,"hostId":"h3"}]`
+	e.Owner.do("POST", "/groups/"+p+"/observations", compact).wantStatus(202)
+	if waiting, err = e.Store.PendingObservations(t.Context(), p, 10); err != nil || len(waiting) != 2 || string(waiting[1]) != compact {
+		t.Errorf("waiting %q (%v), want the compact batch as sent last", waiting, err)
+	}
 }

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -23,12 +24,12 @@ func (s *session) observe(ctx context.Context) (bool, error) {
 	if err := s.refresh(ctx); err != nil {
 		return false, err
 	}
-	for _, b := range batches {
-		var obs []herald.Observation
-		if err := json.Unmarshal(b, &obs); err != nil {
+	decoded := decodeBatches(batches)
+	for i, b := range batches {
+		if d := decoded[i]; d.err != nil {
 			// The API validated it; an undecodable batch can only be damage. Keep going.
-			s.e.Log.Error("dropping an undecodable observations batch", zap.String("groupId", s.project.ID), zap.Error(err))
-		} else if err := s.evaluate(ctx, obs); err != nil {
+			s.e.Log.Error("dropping an undecodable observations batch", zap.String("groupId", s.project.ID), zap.Error(d.err))
+		} else if err := s.evaluate(ctx, d.obs); err != nil {
 			return true, err
 		}
 		if err := s.lock.DropObservation(ctx, s.project.ID, b); err != nil {
@@ -39,6 +40,24 @@ func (s *session) observe(ctx context.Context) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// decodedBatch is a waiting batch decoded, or why it could not be.
+type decodedBatch struct {
+	obs []herald.Observation
+	err error
+}
+
+// decodeBatches decodes batches side by side, in their order: decoding is most of a batch's
+// work, and a project's batches are otherwise evaluated one after another.
+func decodeBatches(batches [][]byte) []decodedBatch {
+	out := make([]decodedBatch, len(batches))
+	var wg sync.WaitGroup
+	for i, b := range batches {
+		wg.Go(func() { out[i].err = json.Unmarshal(b, &out[i].obs) })
+	}
+	wg.Wait()
+	return out
 }
 
 // finding is one observation about one configuration's target.
@@ -109,10 +128,21 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 	if err != nil {
 		return err
 	}
-	var ids []string
-	for _, id := range openIDs {
+	open := map[pair]string{}
+	for i, id := range openIDs {
 		if id != "" {
+			open[pairs[i]] = id
+		}
+	}
+	if fs = changing(fs, open); len(fs) == 0 {
+		return nil
+	}
+	var ids []string
+	for _, f := range fs {
+		p := pair{f.config, f.target}
+		if id := open[p]; id != "" {
 			ids = append(ids, id)
+			delete(open, p)
 		}
 	}
 	alerts := map[string]herald.Alert{}
@@ -167,6 +197,30 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 	s.e.stepLines(sc, steps)
 	s.send(ctx, sc, alerts, notices)
 	return nil
+}
+
+// changing drops the findings that change nothing, in their order: those of a configuration
+// and target with no open alert that all clear (nothing to close), and those of one with an
+// open alert (open, by configuration and target) that all re-report its condition with
+// nothing to refresh. Agents re-report every host every few seconds; most reports are these.
+func changing(fs []finding, open map[[2]string]string) []finding {
+	type pair = [2]string
+	moves := map[pair]bool{}
+	for _, f := range fs {
+		p := pair{f.config, f.target}
+		if open[p] == "" {
+			moves[p] = moves[p] || f.holds
+		} else {
+			moves[p] = moves[p] || !f.holds || !f.expires.IsZero() || !herald.RefreshesNothing(f.obs)
+		}
+	}
+	var out []finding
+	for _, f := range fs {
+		if moves[pair{f.config, f.target}] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // renew applies the findings that only renew an active alert's expiry (a Prometheus alert

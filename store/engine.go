@@ -382,21 +382,37 @@ func (s *Store) OpenAlertIDs(ctx context.Context, sc Scope, pairs [][2]string) (
 	if len(pairs) == 0 {
 		return out, nil
 	}
-	cmds := make([]*redis.SliceCmd, len(pairs))
+	// One HMGET a configuration: a batch of observations names hundreds of targets of a few.
+	var configs []string
+	byConfig := map[string][]int{} // configuration -> indexes of its pairs
+	for i, p := range pairs {
+		if _, ok := byConfig[p[0]]; !ok {
+			configs = append(configs, p[0])
+		}
+		byConfig[p[0]] = append(byConfig[p[0]], i)
+	}
+	cmds := make([]*redis.SliceCmd, len(configs))
 	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for i, p := range pairs {
-			cmds[i] = pipe.HMGet(ctx, sc.opens(p[0]), targetField(p[1]), p[1])
+		for j, config := range configs {
+			fields := make([]string, 0, 2*len(byConfig[config]))
+			for _, i := range byConfig[config] {
+				fields = append(fields, targetField(pairs[i][1]), pairs[i][1])
+			}
+			cmds[j] = pipe.HMGet(ctx, sc.opens(config), fields...)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	for i, c := range cmds {
-		for _, v := range c.Val() {
-			if id, ok := v.(string); ok {
-				out[i] = idOfField(id)
-				break
+	for j, c := range cmds {
+		vals := c.Val()
+		for k, i := range byConfig[configs[j]] {
+			for _, v := range vals[2*k : 2*k+2] {
+				if id, ok := v.(string); ok {
+					out[i] = idOfField(id)
+					break
+				}
 			}
 		}
 	}

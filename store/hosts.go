@@ -14,17 +14,27 @@ import (
 // RegisterHosts records the hosts an observations request named and the disk partitions it
 // reported for them, in one transaction on the project's slot. Hosts are indexed, and each
 // host's partitions scored, by when they were last seen (the host's LastSeen), for
-// PurgeHosts.
+// PurgeHosts. A host this process wrote lately the same, last seen less than HostSeenPrecision
+// before, is not written again: its lastSeen lags by less than the precision.
 func (s *Store) RegisterHosts(ctx context.Context, groupID string, hs []herald.Host, disks map[string][]string) error {
 	c := hosts(groupID)
 	w := newWrites()
 	seen := map[string]float64{}
+	now := time.Now()
+	var written []herald.Host
 	for _, h := range hs {
+		seen[h.ID] = score(h.LastSeen)
+		if s.hosts.current(h, now) {
+			continue
+		}
 		if err := w.setJSON(c.doc(h.ID), h); err != nil {
 			return err
 		}
 		w.zAdd(c.index(), score(h.LastSeen), h.ID)
-		seen[h.ID] = score(h.LastSeen)
+		written = append(written, h)
+	}
+	if len(written) == 0 && len(disks) == 0 {
+		return nil
 	}
 	_, err := s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 		w.queue(ctx, pipe)
@@ -37,6 +47,9 @@ func (s *Store) RegisterHosts(ctx context.Context, groupID string, hs []herald.H
 		}
 		return nil
 	})
+	if err == nil {
+		s.hosts.wrote(written, now)
+	}
 	return err
 }
 

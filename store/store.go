@@ -19,6 +19,7 @@ type Store struct {
 	rdb        redis.UniversalClient
 	obsBacklog atomic.Int64 // bytes of observations that may wait per project (0: the default)
 	settled    settledMemo  // what RepairDue's last reads found (reconcile.go)
+	hosts      writtenHosts // the host documents this process wrote lately, not to rewrite them
 }
 
 // New returns a store on rdb (a single node, Sentinel or Cluster client).

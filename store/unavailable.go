@@ -24,12 +24,21 @@ func Unavailable(err error) bool {
 		errors.As(err, &netErr):
 		return true
 	}
+	busy := []string{"LOADING", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "READONLY", "BUSY "}
 	var rerr redis.Error
 	if errors.As(err, &rerr) {
-		for _, p := range []string{"LOADING", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "READONLY", "BUSY "} {
+		for _, p := range busy {
 			if strings.HasPrefix(rerr.Error(), p) {
 				return true
 			}
+		}
+	}
+	// asynq passes Redis's errors on as text only ("UNKNOWN: redis eval error: LOADING ...",
+	// "... redis eval error: dial unix ...: connect: connection refused").
+	msg := err.Error()
+	for _, p := range append(busy, "dial ") {
+		if strings.Contains(msg, "redis eval error: "+p) || strings.Contains(msg, "redis command error: "+p) {
+			return true
 		}
 	}
 	return false

@@ -38,4 +38,14 @@ func TestUnavailable(t *testing.T) {
 	if !store.Unavailable(redis.ErrPoolTimeout) {
 		t.Error("a pool timeout is unavailable")
 	}
+	// asynq's enqueue passes Redis's errors on as text (seen in the faults test's restarts).
+	for _, text := range []string{"UNKNOWN: redis eval error: LOADING Redis is loading the dataset in memory",
+		"UNKNOWN: redis eval error: dial unix /tmp/redis.sock: connect: connection refused"} {
+		if !store.Unavailable(errors.New(text)) {
+			t.Errorf("%q not unavailable", text)
+		}
+	}
+	if store.Unavailable(errors.New("UNKNOWN: redis eval error: ERR wrong number of arguments")) {
+		t.Error("a script's own error taken for unavailable")
+	}
 }
