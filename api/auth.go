@@ -43,22 +43,29 @@ func (s *Server) authenticate(w *statusRecorder, r *http.Request, monitoring boo
 	return s.authenticateStored(w, r, &v, remote, monitoring)
 }
 
+// refusedByThrottle answers a request whose name or address the failed-authentication throttle
+// holds back (429 with Retry-After), or whose throttle could not be read, and says so.
+func (s *Server) refusedByThrottle(w *statusRecorder, r *http.Request, name, throttled string) bool {
+	wait, err := s.store.AuthRefused(r.Context(), name, throttled, s.cfg.AuthLimits)
+	if err != nil {
+		s.writeError(w, r, err)
+		return true
+	}
+	if wait > 0 {
+		s.writeError(w, r, rateLimited(wait))
+		return true
+	}
+	return false
+}
+
 // authenticateStored is authenticate with the key or user read from Redis (nothing kept, or
 // what was kept changed): the throttle, the credential and the nonce count, each in turn.
 func (s *Server) authenticateStored(w *statusRecorder, r *http.Request, v *digest.Verifier, remote string, monitoring bool) (herald.Principal, bool) {
 	var who herald.Principal
 	name := digest.Username(r)
 	throttled := clientNetwork(remote)
-	if name != "" {
-		wait, err := s.store.AuthRefused(r.Context(), name, throttled, s.cfg.AuthLimits)
-		if err != nil {
-			s.writeError(w, r, err)
-			return herald.Principal{}, false
-		}
-		if wait > 0 {
-			s.writeError(w, r, rateLimited(wait))
-			return herald.Principal{}, false
-		}
+	if name != "" && s.refusedByThrottle(w, r, name, throttled) {
+		return herald.Principal{}, false
 	}
 	var found store.Credential
 	v.Credentials = func(ctx context.Context, username string) (string, bool, error) {

@@ -46,13 +46,7 @@ func (s *Server) authenticateBasic(w *statusRecorder, r *http.Request) (herald.P
 		s.challenge(w, &s.verifier, false)
 		return herald.Principal{}, false
 	}
-	wait, err := s.store.AuthRefused(r.Context(), name, throttled, s.cfg.AuthLimits)
-	if err != nil {
-		s.writeError(w, r, err)
-		return herald.Principal{}, false
-	}
-	if wait > 0 {
-		s.writeError(w, r, rateLimited(wait))
+	if s.refusedByThrottle(w, r, name, throttled) {
 		return herald.Principal{}, false
 	}
 	c, err := s.store.Credential(r.Context(), name)

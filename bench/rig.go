@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -21,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/webhook"
 	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/internal/apiclient"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -200,33 +198,5 @@ type apiClient struct {
 // call sends body (JSON, when not nil), checks that the answer has status want, and decodes it
 // into out (when not nil).
 func (c apiClient) call(ctx context.Context, method, path string, body any, want int, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: %d, want %d: %s", method, path, resp.StatusCode, want, raw)
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(raw, out)
+	return (&apiclient.Client{Base: c.base, HTTP: c.http}).Do(ctx, method, path, body, want, out)
 }
