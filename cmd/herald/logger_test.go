@@ -45,3 +45,21 @@ func TestDevLogWritesEachLineAtOnce(t *testing.T) {
 		t.Fatalf("the console line was not written at once: %q", w.String())
 	}
 }
+
+// A warning is written at once, after the info lines buffered before it, in order: what an
+// operator must see is neither held back nor lost with the buffer.
+func TestRoleLogWritesWarningsAtOnce(t *testing.T) {
+	var w lockedBuffer
+	log, stop, err := newLogger("info", false, &w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	log.Info("before")
+	log.With().Warn("trouble")
+	got := w.String()
+	before, trouble := strings.Index(got, `"msg":"before"`), strings.Index(got, `"msg":"trouble"`)
+	if before < 0 || trouble < 0 || before > trouble {
+		t.Fatalf("the warning and the line before it were not written at once, in order: %q", got)
+	}
+}

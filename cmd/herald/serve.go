@@ -40,8 +40,36 @@ func newLogger(level string, console bool, w io.Writer) (log *zap.Logger, stop f
 		return log, func() { _ = log.Sync() }, nil
 	}
 	out := &zapcore.BufferedWriteSyncer{WS: zapcore.AddSync(w), Size: logBufferSize, FlushInterval: logFlushInterval}
-	log = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), out, lvl))
+	core := zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), out, lvl)
+	log = zap.New(flushingCore{Core: core, at: zapcore.WarnLevel})
 	return log, func() { _ = out.Stop() }, nil
+}
+
+// flushingCore writes what is buffered, in order, as soon as a line at level at or above is
+// logged: a warning or an error (and what led to it) reaches the operator at once, and is not
+// lost with the buffer if the process dies right after.
+type flushingCore struct {
+	zapcore.Core
+	at zapcore.Level
+}
+
+func (c flushingCore) With(fields []zapcore.Field) zapcore.Core {
+	return flushingCore{Core: c.Core.With(fields), at: c.at}
+}
+
+func (c flushingCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.Enabled(e.Level) {
+		return ce.AddCore(e, c)
+	}
+	return ce
+}
+
+func (c flushingCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
+	err := c.Core.Write(e, fields)
+	if e.Level >= c.at {
+		err = errors.Join(err, c.Core.Sync())
+	}
+	return err
 }
 
 // warnDefaultsUndeliverable says at start, in one line per reason, when the default
