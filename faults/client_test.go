@@ -54,17 +54,12 @@ func groupByEmail(delayMin, intervalMin int) notification {
 // and returns its id.
 func (a *client) project(t *testing.T, name string, notifications ...notification) string {
 	t.Helper()
-	var org, project struct{ ID string }
-	var defaults struct{ Results []struct{ ID string } }
-	a.call(t, "POST", "/orgs", map[string]any{"name": name}, http.StatusCreated, &org)
-	a.call(t, "POST", "/groups", map[string]any{"name": name, "orgId": org.ID}, http.StatusCreated, &project)
-	a.call(t, "GET", "/groups/"+project.ID+"/alertConfigs?itemsPerPage=500", nil, http.StatusOK, &defaults)
-	for _, c := range defaults.Results {
-		a.call(t, "PATCH", "/groups/"+project.ID+"/alertConfigs/"+c.ID, map[string]any{"enabled": false}, http.StatusOK, nil)
+	id, err := a.api.ProjectWithOnly(context.Background(), name, map[string]any{"eventTypeName": "HOST_DOWN", "enabled": true,
+		"notifications": notifications})
+	if err != nil {
+		t.Fatalf("project %s: %v", name, err)
 	}
-	a.call(t, "POST", "/groups/"+project.ID+"/alertConfigs", map[string]any{"eventTypeName": "HOST_DOWN", "enabled": true,
-		"notifications": notifications}, http.StatusCreated, nil)
-	return project.ID
+	return id
 }
 
 // member creates a user invited to project (a member, for GROUP notifications) and returns

@@ -364,18 +364,12 @@ func (a clusterAPI) call(t *testing.T, method, path string, body any, want int, 
 // WEBHOOK notification to url: at once, repeating only after an hour.
 func (a clusterAPI) webhookProject(t *testing.T, name, url string) string {
 	t.Helper()
-	var org, project struct{ ID string }
-	var defaults struct{ Results []struct{ ID string } }
-	a.call(t, "POST", "/orgs", map[string]any{"name": name}, http.StatusCreated, &org)
-	a.call(t, "POST", "/groups", map[string]any{"name": name, "orgId": org.ID}, http.StatusCreated, &project)
-	a.call(t, "GET", "/groups/"+project.ID+"/alertConfigs?itemsPerPage=500", nil, http.StatusOK, &defaults)
-	for _, c := range defaults.Results {
-		a.call(t, "PATCH", "/groups/"+project.ID+"/alertConfigs/"+c.ID, map[string]any{"enabled": false}, http.StatusOK, nil)
+	id, err := a.api.ProjectWithOnly(context.Background(), name, map[string]any{"eventTypeName": "HOST_DOWN", "enabled": true,
+		"notifications": []any{map[string]any{"typeName": "WEBHOOK", "webhookUrl": url, "delayMin": 0, "intervalMin": 60}}})
+	if err != nil {
+		t.Fatalf("project %s: %v", name, err)
 	}
-	a.call(t, "POST", "/groups/"+project.ID+"/alertConfigs", map[string]any{"eventTypeName": "HOST_DOWN", "enabled": true,
-		"notifications": []any{map[string]any{"typeName": "WEBHOOK", "webhookUrl": url, "delayMin": 0, "intervalMin": 60}}},
-		http.StatusCreated, nil)
-	return project.ID
+	return id
 }
 
 // observe reports hosts down in one request.

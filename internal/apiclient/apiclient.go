@@ -73,3 +73,27 @@ func (c *Client) Do(ctx context.Context, method, path string, body any, want int
 	}
 	return json.Unmarshal(raw, out)
 }
+
+// ProjectWithOnly creates an organization and a project, both called name, turns off the
+// alert configurations every new project gets, and adds config (an alert configuration's
+// request body) as the project's only enabled one. It returns the project's id.
+func (c *Client) ProjectWithOnly(ctx context.Context, name string, config map[string]any) (string, error) {
+	var org, project struct{ ID string }
+	var defaults struct{ Results []struct{ ID string } }
+	if err := c.Do(ctx, "POST", "/orgs", map[string]any{"name": name}, http.StatusCreated, &org); err != nil {
+		return "", err
+	}
+	if err := c.Do(ctx, "POST", "/groups", map[string]any{"name": name, "orgId": org.ID}, http.StatusCreated, &project); err != nil {
+		return "", err
+	}
+	configs := "/groups/" + project.ID + "/alertConfigs"
+	if err := c.Do(ctx, "GET", configs+"?itemsPerPage=500", nil, http.StatusOK, &defaults); err != nil {
+		return "", err
+	}
+	for _, d := range defaults.Results {
+		if err := c.Do(ctx, "PATCH", configs+"/"+d.ID, map[string]any{"enabled": false}, http.StatusOK, nil); err != nil {
+			return "", err
+		}
+	}
+	return project.ID, c.Do(ctx, "POST", configs, config, http.StatusCreated, nil)
+}
