@@ -96,6 +96,9 @@ func TestPrometheusAlertOpensRefreshesAndExpires(t *testing.T) {
 
 	// Re-sent with a later endsAt, as Prometheus does every resend-delay: the expiry moves,
 	// nothing else is written, nothing is sent.
+	// The notice reached the receiver before the worker recorded it as sent (lastNotified):
+	// that write is the opening's, not a re-send's, so recording starts after it.
+	a = r.notified(t, id)
 	rec := &writesOf{id: id}
 	r.faults.fail(1<<30, rec.match)
 	ends := time.Now().Add(2500 * time.Millisecond).Truncate(time.Second) // endsAt is to the second, as every time of the API
@@ -275,6 +278,7 @@ func TestPrometheusAlertNewAnnotations(t *testing.T) {
 	}) {
 		t.Fatalf("new annotations not recorded: %v", r.alerts("")[0])
 	}
+	r.notified(t, id)
 	rec := &writesOf{id: id}
 	r.faults.fail(1<<30, rec.match)
 	again := promAlert(critical, true, in(3*time.Minute))
@@ -292,4 +296,22 @@ func TestPrometheusAlertNewAnnotations(t *testing.T) {
 	if n := len(r.recv.deliveries()); n != 1 {
 		t.Errorf("%d deliveries, want the opening only", n)
 	}
+}
+
+// notified waits until alert id shows the notice sent about it (lastNotified) and returns it.
+func (r *rig) notified(t *testing.T, id string) map[string]any {
+	t.Helper()
+	var a map[string]any
+	if !eventually(5*time.Second, func() bool {
+		for _, x := range r.alerts("") {
+			if x["id"] == id && x["lastNotified"] != nil {
+				a = x
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("alert %s never showed lastNotified: %v", id, r.alerts(""))
+	}
+	return a
 }
