@@ -8,16 +8,10 @@ import (
 	"log"
 	"net/http"
 	"os"
-	"path/filepath"
 	"time"
-
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
-	"github.com/heraldhq/herald/dispatch"
-	"github.com/heraldhq/herald/store"
 )
 
 // The API read scenario: GET /groups/{id}/alerts/{id} with Digest authentication from 64
@@ -28,8 +22,8 @@ import (
 // (logging at info, as deployed), the plain handler is this benchmark started again in its
 // plain-server mode. The load generator (this process) is never measured: CPU per request is
 // the server process's CPU time (/proc) plus, for Herald, Redis's (INFO cpu), over the run.
-// With -profile the Herald API serves from inside this process instead, so that the profile
-// sees it; its CPU per request is then not reported.
+// With -profile, `herald api` writes its own CPU profile (HERALD_CPU_PROFILE) beside the
+// scenario's.
 
 // Targets of the read scenario.
 const (
@@ -42,21 +36,14 @@ const (
 // benchKey is the global owner key the benchmark's `herald api` is started with.
 const benchPublicKey, benchPrivateKey = "bench", "0f3c9a4e-bench-private-key"
 
-// apiUnderTest is a Herald API the scenario loads: its base URL and, for a process of its
-// own, its CPU time so far.
+// apiUnderTest is the `herald api` process the scenario loads, and its base URL.
 type apiUnderTest struct {
+	*process
 	base string
-	cpu  func() (time.Duration, error) // nil: the API shares this process
-	rss  func() (int64, error)         // its peak resident memory; nil as cpu
-	stop func()
 }
 
-// startAPIUnderTest starts `herald api` on the benchmark's Redis, or, when profiling, serves
-// the API from this process.
+// startAPIUnderTest starts `herald api` on the benchmark's Redis.
 func (b *bench) startAPIUnderTest(ctx context.Context) (*apiUnderTest, error) {
-	if b.profileDir != "" {
-		return b.inProcessAPI(ctx)
-	}
 	addr, err := freeLoopbackAddr()
 	if err != nil {
 		return nil, err
@@ -69,7 +56,7 @@ func (b *bench) startAPIUnderTest(ctx context.Context) (*apiUnderTest, error) {
 		c.stop()
 		return nil, err
 	}
-	return &apiUnderTest{base: "http://" + addr, cpu: c.cpuTime, rss: c.peakRSS, stop: c.stop}, nil
+	return &apiUnderTest{process: c, base: "http://" + addr}, nil
 }
 
 // startWorker starts `herald worker` on the benchmark's Redis.
@@ -132,23 +119,18 @@ func (b *bench) apiRead(ctx context.Context) ([]figure, error) {
 		{Name: "7. Herald ÷ plain handler", Value: fmt.Sprintf("%.2f×", ratio), Target: fmt.Sprintf("≥ %.1f×", readRatioTarget), Result: judge(ratio >= readRatioTarget)},
 		{Name: "7. Herald p99", Value: h.p99().Round(10 * time.Microsecond).String(), Target: "≤ " + readP99Target.String(), Result: judge(h.p99() <= readP99Target)},
 	}
-	if a.cpu == nil {
-		figs = append(figs, figure{Name: "7. Herald CPU/request (API + Redis)", Value: "not measured: the API ran in the benchmark's process (-profile)"})
-	} else {
-		per := (api1 - api0 + redis1 - redis0) / time.Duration(max(1, h.ok))
-		figs = append(figs, figure{Name: "7. Herald CPU/request (API + Redis)", Value: fmt.Sprintf("%s (%s + %s)",
-			per.Round(time.Microsecond), perRequest(api1-api0, h.ok), perRequest(redis1-redis0, h.ok)),
-			Target: "≤ " + readCPUTarget.String(), Result: judge(per <= readCPUTarget)})
-	}
-	return figs, nil
+	per := (api1 - api0 + redis1 - redis0) / time.Duration(max(1, h.ok))
+	return append(figs, figure{Name: "7. Herald CPU/request (API + Redis)", Value: fmt.Sprintf("%s (%s + %s)",
+		per.Round(time.Microsecond), perRequest(api1-api0, h.ok), perRequest(redis1-redis0, h.ok)),
+		Target: "≤ " + readCPUTarget.String(), Result: judge(per <= readCPUTarget)}), nil
 }
 
-// heraldCPU is the CPU time of the API process (0 when it shares this process) and of Redis so far.
+// heraldCPU is the CPU time of the API process and of Redis so far.
 func (b *bench) heraldCPU(ctx context.Context, a *apiUnderTest) (api, redis time.Duration, err error) {
-	if redis, err = b.redis.cpuTime(ctx); err != nil || a.cpu == nil {
-		return 0, redis, err
+	if redis, err = b.redis.cpuTime(ctx); err != nil {
+		return 0, 0, err
 	}
-	api, err = a.cpu()
+	api, err = a.cpuTime()
 	return api, redis, err
 }
 
@@ -273,31 +255,4 @@ func servePlain(addr, alertJSON string) error {
 		return err
 	}
 	return nil
-}
-
-// inProcessAPI serves the API from this process as `herald api` does (JSON log at info, to a
-// file; the real dispatcher as its engine), with the benchmark's global owner key.
-func (b *bench) inProcessAPI(ctx context.Context) (*apiUnderTest, error) {
-	st := store.New(b.redis.Client)
-	k := api.KeyFromPair("bench", "", []herald.Role{{RoleName: herald.GlobalOwner}}, benchPublicKey, benchPrivateKey, time.Now())
-	if err := st.CreateAPIKey(ctx, k, nil); err != nil {
-		return nil, err
-	}
-	f, err := os.Create(filepath.Join(b.redis.dir, "api-in-process.log"))
-	if err != nil {
-		return nil, err
-	}
-	logger := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.Lock(zapcore.AddSync(f)), zapcore.InfoLevel))
-	d := dispatch.NewDispatcher(st, herald.SystemClock{})
-	a, err := api.New(ctx, st, d, logger, api.Config{Ready: st.Ping})
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	base, stop, err := serveLoopback(a)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &apiUnderTest{base: base, stop: func() { stop(); _ = d.Close(); f.Close() }}, nil
 }

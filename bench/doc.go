@@ -6,7 +6,7 @@
 //	go run ./bench -quick     # reduced sizes: a smoke run of about a minute
 //	go run ./bench -workers   # only deliveries/s with two workers against one (workers.go)
 //	go run ./bench -only storm,prometheus  # only the scenarios named (opened, due, waiting, million, storm, prometheus, apiread, ingest)
-//	go run ./bench -help      # every size, and -profile DIR for a CPU profile of each scenario
+//	go run ./bench -help      # every size, and -profile DIR for a CPU profile of each scenario and each Herald process
 //
 // It needs Debian's redis-server (apt-get install redis-server), which it starts itself on a
 // unix socket in a temporary directory, with the append-only file synced every second
@@ -69,7 +69,7 @@
 //     started again in its plain-server mode; the load generator, here, is never measured.
 //     Targets: at least 0.5 times the plain handler's requests/s, p99 at most 10 ms, and at
 //     most 100 µs of CPU a request, the API process's (/proc) and Redis's (INFO cpu) together.
-//     With -profile the API serves from this process instead, so that the profile sees it.
+//     With -profile, each Herald process writes its own profile (HERALD_CPU_PROFILE).
 //   - 8, observations ingested: 16 agents post batches of -batch HOST_DOWN observations (hosts
 //     of their own, the same each time) to `herald api` for -ingest-for while `herald worker`
 //     evaluates them. Targets: at least 50,000 observations accepted (202) a second; the API

@@ -75,10 +75,7 @@ func (b *bench) ingest(ctx context.Context) ([]figure, error) {
 			rate, res.ok, b.sizes.Batch, res.tolerated, res.p99().Round(time.Millisecond)),
 			Target: fmt.Sprintf("≥ %d /s", ingestRateTarget), Result: judge(rate >= ingestRateTarget)},
 	}
-	if a.rss == nil {
-		return append(figs, figure{Name: "8. API peak memory", Value: "not measured: the API ran in the benchmark's process (-profile)"}), nil
-	}
-	rss, err := a.rss()
+	rss, err := a.peakRSS()
 	if err != nil {
 		return nil, err
 	}

@@ -142,7 +142,7 @@ func parseFlags() (sizes, string, time.Duration) {
 	flag.DurationVar(&sz.ReadFor, "read-for", sz.ReadFor, "scenario 4: how long each server is loaded with reads")
 	flag.DurationVar(&sz.IngestFor, "ingest-for", sz.IngestFor, "scenario 5: how long observations are posted")
 	flag.IntVar(&sz.Concurrency, "concurrency", sz.Concurrency, "tasks a worker runs at once (Herald's and raw asynq's)")
-	profileDir := flag.String("profile", "", "write a CPU profile of each scenario to `dir`/<scenario>.pprof")
+	profileDir := flag.String("profile", "", "write a CPU profile of each scenario to `dir`/<scenario>.pprof, and of each Herald process it starts to `dir`/<process>.<n>.pprof")
 	timeout := flag.Duration("timeout", 20*time.Minute, "bound of the whole run")
 	flag.Parse()
 	if *quick {
@@ -171,6 +171,13 @@ func measure(ctx context.Context, sz sizes, profileDir string) (*report, error) 
 	}
 	defer rs.stop()
 	b := &bench{redis: rs, sizes: sz, profileDir: profileDir, quick: *quickRun}
+	if profileDir != "" {
+		abs, err := filepath.Abs(profileDir)
+		if err != nil {
+			return nil, err
+		}
+		childProfiles.dir = abs
+	}
 	rep := &report{Command: strings.Join(append([]string{"go run ./bench"}, os.Args[1:]...), " ")}
 	if rep.Setup, err = b.setup(ctx); err != nil {
 		return nil, err

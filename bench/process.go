@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -24,9 +25,20 @@ type process struct {
 	exited chan struct{}
 }
 
+// childProfiles, set by -profile, is the directory Herald processes write their own CPU
+// profiles to (HERALD_CPU_PROFILE), one file per process started: <name>.<n>.pprof.
+var childProfiles struct {
+	dir     string
+	started atomic.Int64
+}
+
 // startProcess starts bin with args and env (besides this process's environment), its output
 // going to dir/<name>.log. It never outlives the benchmark.
 func startProcess(name, dir, bin string, args, env []string) (*process, error) {
+	if childProfiles.dir != "" {
+		n := childProfiles.started.Add(1)
+		env = append(env, "HERALD_CPU_PROFILE="+filepath.Join(childProfiles.dir, fmt.Sprintf("%s.%d.pprof", name, n)))
+	}
 	logPath := filepath.Join(dir, name+".log")
 	out, err := os.Create(logPath)
 	if err != nil {

@@ -22,6 +22,9 @@ type common struct {
 	// Basic over plain HTTP (herald dev, or behind a proxy that terminates TLS).
 	BasicOverHTTP bool
 	redisSettings
+	// CPUProfile is HERALD_CPU_PROFILE: a file this process writes its CPU profile to, from
+	// start until it stops (diagnosis, and bench's -profile of the roles it runs).
+	CPUProfile   string
 	Listen       string
 	ExternalURL  string
 	Minute       time.Duration
@@ -42,6 +45,7 @@ type common struct {
 // bindBase binds what every long-running role has: where Redis is, and the log level.
 func (c *common) bindBase(s settings) {
 	c.redisSettings.bind(s)
+	s.string(&c.CPUProfile, "cpu-profile", "HERALD_CPU_PROFILE", "", "file to write this process's CPU profile to, from start until it stops (for diagnosis)")
 	s.string(&c.LogLevel, "log-level", "HERALD_LOG_LEVEL", "info", "debug, info, warn or error")
 	s.check(func() error {
 		if _, err := zapcore.ParseLevel(c.LogLevel); err != nil {

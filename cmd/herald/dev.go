@@ -28,6 +28,11 @@ func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
 	}
 	defer stopLog()
 	useRedisLog(log)
+	stopProfile, err := startCPUProfile(c.CPUProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 
 	if !c.configured() {
 		emb, err := store.StartEmbedded()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 
 	"github.com/redis/go-redis/v9"
 
@@ -33,8 +35,14 @@ func startRuntime(ctx context.Context, role string, c common, errOut io.Writer) 
 		return nil, err
 	}
 	useRedisLog(log)
+	stopProfile, err := startCPUProfile(c.CPUProfile)
+	if err != nil {
+		stopLog()
+		return nil, err
+	}
 	st, closeStore, err := openStore(ctx, c.redisSettings)
 	if err != nil {
+		stopProfile()
 		stopLog()
 		return nil, err
 	}
@@ -42,8 +50,29 @@ func startRuntime(ctx context.Context, role string, c common, errOut io.Writer) 
 	return &runtime{log: log, store: st, queue: d, close: func() {
 		_ = d.Close()
 		closeStore()
+		stopProfile()
 		stopLog()
 	}}, nil
+}
+
+// startCPUProfile writes the process's CPU profile to path (nothing when it is empty) until
+// the returned stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("HERALD_CPU_PROFILE: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("HERALD_CPU_PROFILE: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }
 
 // redisLog is where go-redis's own lines go (a pool's failed dials, a Sentinel's new master):
