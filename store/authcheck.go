@@ -92,7 +92,7 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 	for _, r := range reads {
 		r.queue(ctx, pipe)
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "NOSCRIPT") {
+	if err := s.pipelined(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "NOSCRIPT") {
 		return check, err // the first error; a missing document or a lost script is dealt with below
 	}
 	advanced, err := counted.Int64()
@@ -144,7 +144,7 @@ type Read interface {
 func (s *Store) Fetch(ctx context.Context, r Read) error {
 	pipe := s.rdb.Pipeline()
 	r.queue(ctx, pipe)
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	if err := s.pipelined(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
 	return nil

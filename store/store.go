@@ -20,10 +20,11 @@ type Store struct {
 	obsBacklog atomic.Int64 // bytes of observations that may wait per project (0: the default)
 	settled    settledMemo  // what RepairDue's last reads found (reconcile.go)
 	hosts      writtenHosts // the host documents this process wrote lately, not to rewrite them
+	shared     sharedTrips  // round trips shared by concurrent callers (shared.go)
 }
 
 // New returns a store on rdb (a single node, Sentinel or Cluster client).
-func New(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb} }
+func New(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb, shared: sharedTrips{rdb: rdb}} }
 
 // Redis is the client the store uses, for the parts of Herald that share it (asynq).
 func (s *Store) Redis() redis.UniversalClient { return s.rdb }

@@ -1,0 +1,20 @@
+package store
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RunShared runs cmds as CheckAuth runs its pipeline: in a round trip shared with the callers
+// waiting at the same moment (sharedTrips), for the tests of that sharing.
+func (s *Store) RunShared(ctx context.Context, cmds ...redis.Cmder) error {
+	return s.shared.run(ctx, cmds)
+}
+
+// SharedWaiting is how many callers wait for the next shared round trip.
+func (s *Store) SharedWaiting() int {
+	s.shared.mu.Lock()
+	defer s.shared.mu.Unlock()
+	return len(s.shared.waiting)
+}
