@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -99,8 +100,12 @@ func (t *sharedTrips) roundTrip(trip []*sharedTrip) {
 	}
 	if pipe.Len() > 0 {
 		// The round trip is every caller's: it is not cut short by one caller's ctx ending;
-		// the client's own timeouts bound it. Its result is each command's.
-		_, _ = pipe.Exec(context.Background())
+		// the client's own timeouts bound it. Its result is each command's, but for an error
+		// that is not a reply (the connection's, a hook's): the whole round trip failed, and
+		// every caller in it gets the error, as each would have from a pipeline of its own.
+		if sent, err := pipe.Exec(context.Background()); err != nil && !isReply(err) {
+			setErr(sent, err)
+		}
 	}
 	for _, c := range trip {
 		close(c.done)
@@ -115,6 +120,13 @@ func firstError(cmds []redis.Cmder) error {
 		}
 	}
 	return nil
+}
+
+// isReply says whether err is an error Redis answered (a command's own, WRONGTYPE, NOSCRIPT,
+// redis.Nil) rather than one of the round trip.
+func isReply(err error) bool {
+	var reply redis.Error
+	return errors.As(err, &reply)
 }
 
 func setErr(cmds []redis.Cmder, err error) {

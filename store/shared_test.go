@@ -356,3 +356,32 @@ func TestCheckAuthSharedAfterScriptFlush(t *testing.T) {
 		}
 	}
 }
+
+// failingTrips fails every pipeline as a whole with err, answering none of its commands (as
+// a hook, or a connection lost before any reply, does).
+type failingTrips struct{ err error }
+
+func (f failingTrips) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (f failingTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (f failingTrips) ProcessPipelineHook(redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(context.Context, []redis.Cmder) error { return f.err }
+}
+
+// A round trip that fails as a whole fails every caller in it with its error, not with empty
+// answers.
+func TestSharedRoundTripFailedAsAWhole(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	lost := errors.New("connection lost")
+	rdb.AddHook(failingTrips{lost})
+	st := store.New(rdb)
+	callers := make([]*caller, 10)
+	for i := range callers {
+		callers[i] = call(ctx, st, redis.NewIntCmd(ctx, "incr", fmt.Sprint("c", i)), redis.NewStringCmd(ctx, "get", "x"))
+	}
+	for i, c := range callers {
+		if err := c.result(t, 5*time.Second); !errors.Is(err, lost) {
+			t.Errorf("caller %d got %v, want the round trip's error", i, err)
+		}
+	}
+}
