@@ -132,6 +132,9 @@ func withLinks(v any, self string) (json.RawMessage, error) {
 }
 
 func queryBool(r *http.Request, name string) bool {
+	if r.URL.RawQuery == "" { // the usual request: nothing to parse
+		return false
+	}
 	v, err := strconv.ParseBool(r.URL.Query().Get(name))
 	return err == nil && v
 }

@@ -205,11 +205,11 @@ func (r *ProjectAlertRead) Result() (p herald.Project, found bool, a herald.Aler
 	if r.project == nil {
 		return p, false, a, errProjectNotFound(r.groupID)
 	}
-	if err := decodeAnswer(r.project, projectDoc(r.groupID), &p, errProjectNotFound(r.groupID)); err != nil {
+	if err := decodeAnswer(r.project, &p, func() error { return errProjectNotFound(r.groupID) }); err != nil {
 		return p, false, a, err
 	}
 	if r.alert == nil {
 		return p, true, a, errAlertNotFound(r.id)
 	}
-	return p, true, a, decodeAnswer(r.alert, alerts(r.groupID).doc(r.id), &a, errAlertNotFound(r.id))
+	return p, true, a, decodeAnswer(r.alert, &a, func() error { return errAlertNotFound(r.id) })
 }

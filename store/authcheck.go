@@ -130,7 +130,7 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 // credentialCurrent says whether a credential read as id and version is what is stored now:
 // its name still names idNow = id, and its document docNow still has that version (nil: gone).
 func credentialCurrent(id, version, idNow string, docNow []byte) bool {
-	return idNow == id && docNow != nil && docVersion(docNow) == version
+	return idNow == id && docNow != nil && isDocVersion(docNow, version)
 }
 
 // A Read is a read of documents that can go in another call's round trip (CheckAuth's): it

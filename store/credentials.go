@@ -74,6 +74,15 @@ func docVersion(doc []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// isDocVersion says whether doc's Version is version (as docVersion(doc) == version, without
+// making the string: it is compared on every request of a kept caller).
+func isDocVersion(doc []byte, version string) bool {
+	sum := sha1.Sum(doc)
+	var h [2 * sha1.Size]byte
+	hex.Encode(h[:], sum[:])
+	return string(h[:]) == version
+}
+
 // HA1 is the credential's HA1 in the API's realm, or the monitoring console's: "" when it
 // names nothing (or, in the console's realm, a key or user made before it had its own).
 func (c Credential) HA1(monitoring bool) string {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -64,7 +65,7 @@ func decodeCompact[D interface{ unpack() T }, T any](b []byte, dst *T) error {
 
 // isAPIForm reports whether a stored alert or event is in the form written before the
 // compact one: the API's, whose first name is "id".
-func isAPIForm(b []byte) bool { return strings.HasPrefix(string(b), `{"id":`) }
+func isAPIForm(b []byte) bool { return bytes.HasPrefix(b, []byte(`{"id":`)) }
 
 // alertDoc is an alert as stored. Every field of herald.Alert has one here (a test checks).
 type alertDoc struct {

@@ -19,9 +19,22 @@ const (
 func groupTag(groupID string) string { return "{g:" + groupID + "}" }
 func orgTag(orgID string) string     { return "{o:" + orgID + "}" }
 
-// key builds "herald:<tag>:<part>:<part>...".
+// key builds "herald:<tag>:<part>:<part>..." (in one allocation: keys are built on every
+// request's path).
 func key(tag string, parts ...string) string {
-	return "herald:" + tag + ":" + strings.Join(parts, ":")
+	n := len("herald:") + len(tag) + len(parts)
+	for _, p := range parts {
+		n += len(p)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString("herald:")
+	b.WriteString(tag)
+	for _, p := range parts {
+		b.WriteByte(':')
+		b.WriteString(p)
+	}
+	return b.String()
 }
 
 // collection is a kind of document under one tag: documents at <name>:<id>, indexes at

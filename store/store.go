@@ -146,20 +146,21 @@ func (s *Store) docs(ctx context.Context, c collection, ids []string) ([]any, er
 
 // get reads one document into dst; a missing one is notFound.
 func get(ctx context.Context, rdb redis.Cmdable, key string, dst any, notFound error) error {
-	return decodeAnswer(rdb.Get(ctx, key), key, dst, notFound)
+	return decodeAnswer(rdb.Get(ctx, key), dst, func() error { return notFound })
 }
 
-// decodeAnswer decodes the document at key a GET answered into dst: notFound when there is none.
-func decodeAnswer(cmd *redis.StringCmd, key string, dst any, notFound error) error {
+// decodeAnswer decodes the document a GET answered into dst: notFound's error when there is
+// none (made only then: a read that finds its document, the usual one, builds no error).
+func decodeAnswer(cmd *redis.StringCmd, dst any, notFound func() error) error {
 	b, err := cmd.Bytes()
 	if errors.Is(err, redis.Nil) {
-		return notFound
+		return notFound()
 	}
 	if err != nil {
 		return err
 	}
 	if err := decodeDoc(b, dst); err != nil {
-		return fmt.Errorf("store: decode %s: %w", key, err)
+		return fmt.Errorf("store: decode %v: %w", cmd.Args()[1], err)
 	}
 	return nil
 }

@@ -456,26 +456,36 @@ func (p *paramParser) token() string {
 }
 
 // quoted reads a quoted-string starting at the opening quote and returns its unescaped content.
-// Control characters other than tab are refused.
+// Control characters other than tab are refused. Without escapes (what clients send) the
+// content is a slice of the header, not a copy.
 func (p *paramParser) quoted() (string, bool) {
 	p.i++ // opening quote
-	var b strings.Builder
+	start := p.i
+	var b []byte // the content so far, once an escape made it differ from the header
 	for p.i < len(p.s) {
 		c := p.s[p.i]
 		switch {
 		case c == '"':
 			p.i++
-			return b.String(), true
+			if b == nil {
+				return p.s[start : p.i-1], true
+			}
+			return string(b), true
 		case c == '\\':
 			if p.i+1 >= len(p.s) || isCTL(p.s[p.i+1]) {
 				return "", false
 			}
-			b.WriteByte(p.s[p.i+1])
+			if b == nil {
+				b = append([]byte(nil), p.s[start:p.i]...)
+			}
+			b = append(b, p.s[p.i+1])
 			p.i += 2
 		case isCTL(c):
 			return "", false
 		default:
-			b.WriteByte(c)
+			if b != nil {
+				b = append(b, c)
+			}
 			p.i++
 		}
 	}
