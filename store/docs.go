@@ -45,6 +45,11 @@ func decodeDoc(b []byte, dst any) error {
 	if !isAPIForm(b) {
 		switch d := dst.(type) {
 		case *herald.Alert:
+			var flat alertDoc
+			if decodeFlatAlertDoc(b, &flat) {
+				*d = flat.unpack()
+				return nil
+			}
 			return decodeCompact[alertDoc](b, d)
 		case *herald.Event:
 			return decodeCompact[eventDoc](b, d)

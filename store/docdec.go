@@ -1,0 +1,188 @@
+package store
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// An alert's document is read on every GET of it (the endpoint agents and dashboards poll),
+// and encoding/json's reflection was most of the read's decoding. decodeFlatAlertDoc reads
+// the documents of nearly every alert by hand: those whose values are all plain strings and
+// integers. Anything else (labels, tags, a current value, an escape, null, a name it does not
+// know) it leaves to encoding/json, which reads every document the same (a fuzz test compares
+// them).
+
+// decodeFlatAlertDoc reads b into d as json.Unmarshal would, when b is a flat document;
+// false (d then partly written) when it is not, for encoding/json to read.
+func decodeFlatAlertDoc(b []byte, d *alertDoc) bool {
+	return scanFlatObject(b, func(name, str []byte, num int64, isNum bool) bool {
+		if isNum {
+			var p **int64
+			switch string(name) {
+			case "t":
+				p = &d.Created
+			case "u":
+				p = &d.Updated
+			case "r":
+				p = &d.Resolved
+			case "n":
+				p = &d.LastNotified
+			case "a":
+				p = &d.AcknowledgedUntil
+			default:
+				return false
+			}
+			v := num // on the heap only for a member that is a number
+			*p = &v
+			return true
+		}
+		var p *string
+		switch string(name) {
+		case "i":
+			p = &d.ID
+		case "g":
+			p = &d.GroupID
+		case "c":
+			p = &d.AlertConfigID
+		case "e":
+			p = &d.EventTypeName
+		case "s":
+			p = &d.Status
+		case "ac":
+			p = &d.AcknowledgementComment
+		case "au":
+			p = &d.AcknowledgingUsername
+		case "h":
+			p = &d.HostID
+		case "hp":
+			p = &d.HostnameAndPort
+		case "rs":
+			p = &d.ReplicaSetName
+		case "ci":
+			p = &d.ClusterID
+		case "cn":
+			p = &d.ClusterName
+		case "sh":
+			p = &d.ShardName
+		case "st":
+			p = &d.SourceTypeName
+		case "m":
+			p = &d.MetricName
+		case "hr":
+			p = &d.HumanReadable
+		case "f":
+			p = &d.Fingerprint
+		case "gu":
+			p = &d.GeneratorURL
+		default:
+			return false
+		}
+		*p = string(str)
+		return true
+	})
+}
+
+// scanFlatObject reads b as one JSON object whose names and string values have no escapes
+// and whose other values are integers (-?(0|[1-9][0-9]*), fitting an int64), calling field
+// for each member in order; false as soon as b is anything else or field says false.
+func scanFlatObject(b []byte, field func(name, str []byte, num int64, isNum bool) bool) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return skipSpace(b, i+1) == len(b)
+	}
+	for {
+		name, next, ok := plainString(b, i)
+		if !ok {
+			return false
+		}
+		i = skipSpace(b, next)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == '"' {
+			str, next, ok := plainString(b, i)
+			if !ok || !field(name, str, 0, false) {
+				return false
+			}
+			i = next
+		} else {
+			num, next, ok := plainInt(b, i)
+			if !ok || !field(name, nil, num, true) {
+				return false
+			}
+			i = next
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return skipSpace(b, i+1) == len(b)
+		default:
+			return false
+		}
+	}
+}
+
+// plainString reads the JSON string at b[i] (its opening quote) when it has no escape, no
+// control character and is valid UTF-8: its content and the index after its closing quote.
+func plainString(b []byte, i int) (str []byte, next int, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, false
+	}
+	ascii := true
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			str = b[i+1 : j]
+			if !ascii && !utf8.Valid(str) {
+				return nil, 0, false // encoding/json replaces what is invalid
+			}
+			return str, j + 1, true
+		case c == '\\' || c < 0x20:
+			return nil, 0, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return nil, 0, false
+}
+
+// plainInt reads the JSON integer at b[i]: -?(0|[1-9][0-9]*) followed by no fraction or
+// exponent, within an int64.
+func plainInt(b []byte, i int) (n int64, next int, ok bool) {
+	j := i
+	if j < len(b) && b[j] == '-' {
+		j++
+	}
+	digits := j
+	for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+		j++
+	}
+	if j == digits || (b[digits] == '0' && j > digits+1) {
+		return 0, 0, false // no digits, or a leading zero
+	}
+	if j < len(b) && (b[j] == '.' || b[j] == 'e' || b[j] == 'E') {
+		return 0, 0, false
+	}
+	n, err := strconv.ParseInt(string(b[i:j]), 10, 64)
+	return n, j, err == nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
