@@ -178,10 +178,10 @@ func (s *Store) GlobalConfigProjects(ctx context.Context, configID string) ([]st
 }
 
 // ProjectAlertRead reads project groupID and its alert id in one round trip (both live on the
-// project's slot): its own (Fetch) or another's (CheckAuth).
+// project's slot, and are read by one MGET): its own (Fetch) or another's (CheckAuth).
 type ProjectAlertRead struct {
-	groupID, id    string
-	project, alert *redis.StringCmd
+	groupID, id string
+	docs        *redis.SliceCmd // the project's document, then the alert's (when id is an id)
 }
 
 // ReadProjectAlert is the read of project groupID and its alert id.
@@ -193,23 +193,28 @@ func (r *ProjectAlertRead) queue(ctx context.Context, pipe redis.Pipeliner) {
 	if !herald.ValidID(r.groupID) {
 		return
 	}
-	r.project = pipe.Get(ctx, projectDoc(r.groupID))
 	if herald.ValidID(r.id) {
-		r.alert = pipe.Get(ctx, alerts(r.groupID).doc(r.id))
+		r.docs = pipe.MGet(ctx, projectDoc(r.groupID), alerts(r.groupID).doc(r.id))
+	} else {
+		r.docs = pipe.MGet(ctx, projectDoc(r.groupID))
 	}
 }
 
 // Result is what was read: found says whether the project exists; err is then the alert's
 // error (NotFound when it has no alert id), else the project's.
 func (r *ProjectAlertRead) Result() (p herald.Project, found bool, a herald.Alert, err error) {
-	if r.project == nil {
+	if r.docs == nil {
 		return p, false, a, errProjectNotFound(r.groupID)
 	}
-	if err := decodeAnswer(r.project, &p, func() error { return errProjectNotFound(r.groupID) }); err != nil {
+	docs, err := r.docs.Result()
+	if err != nil {
 		return p, false, a, err
 	}
-	if r.alert == nil {
+	if err := decodeValue(docs, 0, r.docs, &p, func() error { return errProjectNotFound(r.groupID) }); err != nil {
+		return p, false, a, err
+	}
+	if len(docs) < 2 {
 		return p, true, a, errAlertNotFound(r.id)
 	}
-	return p, true, a, decodeAnswer(r.alert, &a, func() error { return errAlertNotFound(r.id) })
+	return p, true, a, decodeValue(docs, 1, r.docs, &a, func() error { return errAlertNotFound(r.id) })
 }

@@ -83,7 +83,7 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 	countKeys, countArgs := []string{nonceCount(a.Nonce)}, []any{a.Count, a.CountTTL.Milliseconds()}
 	pipe := s.rdb.Pipeline()
 	fails := pipe.MGet(ctx, failKeys...)
-	named, stored := pipe.Get(ctx, ref), pipe.Get(ctx, doc)
+	current := pipe.MGet(ctx, ref, doc) // what the name names now, and that credential's document (one slot)
 	counted := advanceNonce.EvalSha(ctx, pipe, countKeys, countArgs...)
 	var keyOfName *redis.IntCmd // a key named like a kept user goes before it
 	if a.Kept.User != nil {
@@ -112,13 +112,14 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 	if check.Refused, err = s.refusedFor(ctx, failKeys, counts, a.Limits); err != nil {
 		return check, err
 	}
-	idNow, err := named.Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	now, err := current.Result()
+	if err != nil {
 		return check, err
 	}
-	docNow, err := stored.Bytes()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return check, err
+	idNow, _ := now[0].(string)
+	var docNow []byte
+	if d, ok := now[1].(string); ok {
+		docNow = []byte(d)
 	}
 	if keyOfName != nil && keyOfName.Err() != nil {
 		return check, keyOfName.Err()

@@ -165,6 +165,22 @@ func decodeAnswer(cmd *redis.StringCmd, dst any, notFound func() error) error {
 	return nil
 }
 
+// decodeValue decodes the document an MGET (cmd) answered as vals[i] into dst: notFound's
+// error when there is none.
+func decodeValue(vals []any, i int, cmd *redis.SliceCmd, dst any, notFound func() error) error {
+	if i >= len(vals) || vals[i] == nil {
+		return notFound()
+	}
+	doc, ok := vals[i].(string)
+	if !ok {
+		return fmt.Errorf("store: %v is a %T, not a document", cmd.Args()[1+i], vals[i])
+	}
+	if err := decodeDoc([]byte(doc), dst); err != nil {
+		return fmt.Errorf("store: decode %v: %w", cmd.Args()[1+i], err)
+	}
+	return nil
+}
+
 // set queues writing v as the document at key.
 func set(ctx context.Context, pipe redis.Pipeliner, key string, v any) error {
 	b, err := encodeDoc(v)
