@@ -12,6 +12,11 @@
 // The few writes that must cross slots (registering a new project in the global index) are
 // ordered so that a crash between them leaves nothing a reader can trip on.
 //
+// Round trips. The reads every API request makes (a kept caller's authentication check and
+// the endpoint's read, CheckAuth and Fetch) go to Redis in round trips shared by the callers
+// waiting at the same moment (shared.go): one pipeline for dozens of requests under load, each
+// command keeping its own reply and error.
+//
 // The store must not know HTTP or roles: it stores and finds domain values (package herald)
 // and reports missing ones as herald not-found errors.
 package store
