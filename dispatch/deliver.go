@@ -315,7 +315,7 @@ func (s *session) settle(ctx context.Context, r *sent) error {
 		return err
 	}
 	r.attempts = nil
-	if err := s.e.store.MarkNotified(ctx, sc, r.notified, r.group.alerts); err != nil {
+	if err := s.e.store.MarkNotified(ctx, sc, r.notified); err != nil {
 		return err
 	}
 	r.notified = nil
@@ -518,7 +518,7 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 		}
 		switch {
 		case res == delivered:
-			if err := e.store.MarkNotified(ctx, n.scope(), map[string]time.Time{nc.alert.ID: e.Clock.Now()}, nil); err != nil {
+			if err := e.store.MarkNotified(ctx, n.scope(), map[string]time.Time{nc.alert.ID: e.Clock.Now()}); err != nil {
 				return err
 			}
 		case res == rejected:
