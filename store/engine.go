@@ -582,26 +582,38 @@ func (w *writes) change(sc Scope, c Change) error {
 // left alone and their (1-based) positions answered; documents that are gone are skipped.
 //
 // A delivery's lastNotified used to be written by sending the whole document twice (as
-// written, and with the time set) for a compare-and-set; this sends the time alone.
+// written, and with the time set) for a compare-and-set; this sends the time alone. Measured
+// on 500 documents: about 1 µs more of Redis per alert (3.6-4.0 against 2.3-3.0: the edit's
+// string work) for some 3 µs less of the worker's (two encodings, 400 bytes sent). Plain
+// finds and fixed comparisons: Lua's patterns, built per call, doubled the Redis cost.
 var patchNotified = redis.NewScript(`
+local find, sub = string.find, string.sub
+-- past returns the position after the integer starting at pos (nil: none there).
+local function past(doc, pos)
+  local _, e = find(doc, '^%-?%d+', pos)
+  return e and e + 1
+end
 local left = {}
 for i = 1, #KEYS do
   local doc = redis.call('GET', KEYS[i])
   if doc then
-    local _, e = string.find(doc, ',"t":%-?%d+')
-    if string.sub(doc, 1, 5) ~= '{"i":' or not e then
+    local at
+    if sub(doc, 1, 5) == '{"i":' then
+      local _, e = find(doc, ',"t":', 6, true)
+      at = e and past(doc, e + 1)
+    end
+    if not at then
       left[#left+1] = i
     else
-      local at = e + 1
-      for _, name in ipairs({'u', 'r'}) do
-        local _, e2 = string.find(doc, '^,"' .. name .. '":%-?%d+', at)
-        if e2 then at = e2 + 1 end
-      end
-      local s, e3, was = string.find(doc, '^,"n":(%-?%d+)', at)
-      if not s then
-        redis.call('SET', KEYS[i], string.sub(doc, 1, at - 1) .. ',"n":' .. ARGV[i] .. string.sub(doc, at))
-      elseif tonumber(was) < tonumber(ARGV[i]) then
-        redis.call('SET', KEYS[i], string.sub(doc, 1, s - 1) .. ',"n":' .. ARGV[i] .. string.sub(doc, e3 + 1))
+      if sub(doc, at, at + 4) == ',"u":' then at = past(doc, at + 5) or at end
+      if sub(doc, at, at + 4) == ',"r":' then at = past(doc, at + 5) or at end
+      if sub(doc, at, at + 4) ~= ',"n":' then
+        redis.call('SET', KEYS[i], sub(doc, 1, at - 1) .. ',"n":' .. ARGV[i] .. sub(doc, at))
+      else
+        local stop = past(doc, at + 5)
+        if stop and tonumber(sub(doc, at + 5, stop - 1)) < tonumber(ARGV[i]) then
+          redis.call('SET', KEYS[i], sub(doc, 1, at + 4) .. ARGV[i] .. sub(doc, stop))
+        end
       end
     end
   end
