@@ -146,7 +146,7 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 		}
 	}
 	alerts := map[string]herald.Alert{}
-	var d decided
+	d := newDecided(len(fs))
 	_, err = s.e.store.Transact(ctx, sc, ids, func(loaded []store.Tracked) ([]store.Change, error) {
 		clear(alerts)
 		d.reset()
@@ -287,6 +287,12 @@ type decided struct {
 	raw     [][]byte // notices[i] encoded
 }
 
+// newDecided has room for the steps and notices of n alerts (most steps make one notice): a
+// storm's step holds hundreds, and growing slices of steps was a tenth of deciding them.
+func newDecided(n int) decided {
+	return decided{steps: make([]herald.Step, 0, n), notices: make([]notice, 0, n), raw: make([][]byte, 0, n)}
+}
+
 // reset empties d for another try of a commit.
 func (d *decided) reset() { d.steps, d.notices, d.raw = d.steps[:0], d.notices[:0], d.raw[:0] }
 
@@ -343,7 +349,7 @@ func (s *session) due(ctx context.Context) (bool, error) {
 // Alerts that ended meanwhile leave the due set.
 func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now time.Time, next func(t store.Tracked, rule herald.AlertRule, ok bool) herald.Step) error {
 	alerts := map[string]herald.Alert{}
-	var d decided
+	d := newDecided(len(ids))
 	var gone []string
 	_, err := s.e.store.Transact(ctx, sc, ids, func(loaded []store.Tracked) ([]store.Change, error) {
 		clear(alerts)
