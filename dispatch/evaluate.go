@@ -117,7 +117,7 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 	}
 	type pair = [2]string
 	var pairs []pair
-	seen := map[pair]bool{}
+	seen := make(map[pair]bool, len(fs))
 	for _, f := range fs {
 		if p := (pair{f.config, f.target}); !seen[p] {
 			seen[p] = true
@@ -145,12 +145,12 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 			delete(open, p)
 		}
 	}
-	alerts := map[string]herald.Alert{}
+	alerts := make(map[string]herald.Alert, len(fs))
 	d := newDecided(len(fs))
 	_, err = s.e.store.Transact(ctx, sc, ids, func(loaded []store.Tracked) ([]store.Change, error) {
 		clear(alerts)
 		d.reset()
-		current := map[pair]*store.Change{}
+		current := make(map[pair]*store.Change, len(fs))
 		var order []*store.Change
 		for _, t := range loaded {
 			// Untouched (or only refreshed by a re-report), an alert keeps its due time.
@@ -203,7 +203,7 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 // nothing to refresh. Agents re-report every host every few seconds; most reports are these.
 func changing(fs []finding, open map[[2]string]string) []finding {
 	type pair = [2]string
-	moves := map[pair]bool{}
+	moves := make(map[pair]bool, len(fs))
 	for _, f := range fs {
 		p := pair{f.config, f.target}
 		if open[p] == "" {
@@ -228,7 +228,7 @@ func changing(fs []finding, open map[[2]string]string) []finding {
 // in the order reported.
 func (s *session) renew(ctx context.Context, sc store.Scope, fs []finding) ([]finding, error) {
 	type pair = [2]string
-	last := map[pair]int{} // pair -> index of its last finding, -1 when the pair cannot be renewed
+	last := make(map[pair]int, len(fs)) // pair -> index of its last finding, -1 when the pair cannot be renewed
 	var order []pair
 	for i, f := range fs {
 		p := pair{f.config, f.target}
@@ -348,14 +348,14 @@ func (s *session) due(ctx context.Context) (bool, error) {
 // advance applies next to the tracked alerts ids of scope, commits, and sends the notices.
 // Alerts that ended meanwhile leave the due set.
 func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now time.Time, next func(t store.Tracked, rule herald.AlertRule, ok bool) herald.Step) error {
-	alerts := map[string]herald.Alert{}
+	alerts := make(map[string]herald.Alert, len(ids))
 	d := newDecided(len(ids))
 	var gone []string
 	_, err := s.e.store.Transact(ctx, sc, ids, func(loaded []store.Tracked) ([]store.Change, error) {
 		clear(alerts)
 		d.reset()
 		gone = gone[:0]
-		found := map[string]bool{}
+		found := make(map[string]bool, len(ids))
 		changes := make([]store.Change, 0, len(loaded))
 		for _, t := range loaded {
 			found[t.Alert.ID] = true
