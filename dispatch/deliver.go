@@ -241,12 +241,7 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 		}
 		return kinds[kind]
 	}
-	for _, raw := range g.notices {
-		var n notice
-		if err := json.Unmarshal(raw, &n); err != nil {
-			s.e.Log.Error("undecodable notice in the outbox", zap.Error(err))
-			continue
-		}
+	for _, n := range g.notices {
 		nc := noticeContext{alert: g.alerts[n.AlertID], rule: g.cfg.rule(n.ConfigID), project: s.project, integ: g.cfg.integ,
 			people: func() ([]herald.User, error) { return s.people(ctx) }}
 		if why := n.about().Superseded(nc.alert, nc.rule, s.e.Clock.Now()); why != "" {
@@ -320,7 +315,7 @@ func (s *session) settle(ctx context.Context, r *sent) error {
 		return err
 	}
 	r.attempts = nil
-	if err := s.e.store.MarkNotified(ctx, sc, r.notified, r.group.alerts); err != nil {
+	if err := s.e.store.MarkNotified(ctx, sc, r.notified); err != nil {
 		return err
 	}
 	r.notified = nil
@@ -341,7 +336,7 @@ func (s *session) settle(ctx context.Context, r *sent) error {
 		}
 		r.refused = r.refused[1:]
 	}
-	return s.e.store.DoneOutbox(ctx, sc, r.group.notices...)
+	return s.e.store.DoneOutbox(ctx, sc, r.group.raw...)
 }
 
 // kindOf is the queue kind of a notice's retry: the person's means, or the notification's kind
@@ -523,7 +518,7 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 		}
 		switch {
 		case res == delivered:
-			if err := e.store.MarkNotified(ctx, n.scope(), map[string]time.Time{nc.alert.ID: e.Clock.Now()}, nil); err != nil {
+			if err := e.store.MarkNotified(ctx, n.scope(), map[string]time.Time{nc.alert.ID: e.Clock.Now()}); err != nil {
 				return err
 			}
 		case res == rejected:

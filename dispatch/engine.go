@@ -130,7 +130,8 @@ type sendGroup struct {
 	cfg     *configSet // the configurations the step was committed with
 	sc      store.Scope
 	alerts  map[string]herald.Alert
-	notices [][]byte
+	notices []notice
+	raw     [][]byte // notices[i] as the outbox holds it
 }
 
 // runProject runs first in a session of project groupID, then the session's usual work, and
@@ -370,8 +371,8 @@ func (s *session) work(ctx context.Context, fn func(*session) error) error {
 // stages, each taking groups in commit order: one delivers (so an alert's notices go out in
 // the order its steps were committed), the other settles what the first delivered (records
 // lastNotified, queues retries, clears the outbox) while the first delivers the next group.
-func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]herald.Alert, notices [][]byte) {
-	if len(notices) == 0 {
+func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]herald.Alert, d decided) {
+	if len(d.notices) == 0 {
 		return
 	}
 	if s.sends == nil {
@@ -389,13 +390,13 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 				if err == nil { // after a save that failed for good the rest stays in the outbox, for later
 					err = s.settleRetrying(ctx, &r)
 				}
-				s.track(r.group.sc, r.group.notices, false)
+				s.track(r.group.sc, r.group.raw, false)
 			}
 			s.sent <- err
 		}()
 	}
-	s.track(sc, notices, true)
-	s.sends <- sendGroup{cfg: s.cfg(), sc: sc, alerts: alerts, notices: notices}
+	s.track(sc, d.raw, true)
+	s.sends <- sendGroup{cfg: s.cfg(), sc: sc, alerts: alerts, notices: d.notices, raw: d.raw}
 }
 
 // settleRetrying settles r, trying again after a failure (backing off up to a second) for as

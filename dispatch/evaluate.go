@@ -117,7 +117,7 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 	}
 	type pair = [2]string
 	var pairs []pair
-	seen := map[pair]bool{}
+	seen := make(map[pair]bool, len(fs))
 	for _, f := range fs {
 		if p := (pair{f.config, f.target}); !seen[p] {
 			seen[p] = true
@@ -145,13 +145,12 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 			delete(open, p)
 		}
 	}
-	alerts := map[string]herald.Alert{}
-	var notices [][]byte
-	var steps []herald.Step
+	alerts := make(map[string]herald.Alert, len(fs))
+	d := newDecided(len(fs))
 	_, err = s.e.store.Transact(ctx, sc, ids, func(loaded []store.Tracked) ([]store.Change, error) {
 		clear(alerts)
-		notices, steps = notices[:0], steps[:0]
-		current := map[pair]*store.Change{}
+		d.reset()
+		current := make(map[pair]*store.Change, len(fs))
 		var order []*store.Change
 		for _, t := range loaded {
 			// Untouched (or only refreshed by a re-report), an alert keeps its due time.
@@ -177,9 +176,9 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 				c = &store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: f.target, Scope: sc}}
 				current[p] = c
 				order = append(order, c)
-				steps = append(steps, s.step(c, sc, herald.Advance(a, sched, rule, s.silenced(a, now), s.e.Minute, now), rule, now))
+				s.step(&d, c, sc, herald.Advance(a, sched, rule, s.silenced(a, now), s.e.Minute, now), rule, now)
 			case active:
-				steps = append(steps, s.step(c, sc, herald.Clear(c.Tracked.Alert, c.Tracked.Schedule, s.silenced(c.Tracked.Alert, now), now), rule, now))
+				s.step(&d, c, sc, herald.Clear(c.Tracked.Alert, c.Tracked.Schedule, s.silenced(c.Tracked.Alert, now), now), rule, now)
 			}
 		}
 		changes := make([]store.Change, 0, len(order))
@@ -187,15 +186,14 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 			c.OutboxUntil = now.Add(s.e.Lease)
 			changes = append(changes, *c)
 			alerts[c.Tracked.Alert.ID] = c.Tracked.Alert
-			notices = append(notices, c.Notices...)
 		}
 		return changes, nil
 	})
 	if err != nil {
 		return err
 	}
-	s.e.stepLines(sc, steps)
-	s.send(ctx, sc, alerts, notices)
+	s.e.stepLines(sc, d.steps)
+	s.send(ctx, sc, alerts, d)
 	return nil
 }
 
@@ -205,7 +203,7 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 // nothing to refresh. Agents re-report every host every few seconds; most reports are these.
 func changing(fs []finding, open map[[2]string]string) []finding {
 	type pair = [2]string
-	moves := map[pair]bool{}
+	moves := make(map[pair]bool, len(fs))
 	for _, f := range fs {
 		p := pair{f.config, f.target}
 		if open[p] == "" {
@@ -230,7 +228,7 @@ func changing(fs []finding, open map[[2]string]string) []finding {
 // in the order reported.
 func (s *session) renew(ctx context.Context, sc store.Scope, fs []finding) ([]finding, error) {
 	type pair = [2]string
-	last := map[pair]int{} // pair -> index of its last finding, -1 when the pair cannot be renewed
+	last := make(map[pair]int, len(fs)) // pair -> index of its last finding, -1 when the pair cannot be renewed
 	var order []pair
 	for i, f := range fs {
 		p := pair{f.config, f.target}
@@ -280,13 +278,35 @@ func (s *session) renew(ctx context.Context, sc store.Scope, fs []finding) ([]fi
 	return rest, nil
 }
 
-// step records lifecycle step st in change c: the new state, when to wake, its events and
-// notices. It returns st, to be logged once committed.
-func (s *session) step(c *store.Change, sc store.Scope, st herald.Step, rule herald.AlertRule, now time.Time) herald.Step {
+// decided is what a commit's decisions made besides the changes: the steps, to be logged once
+// committed, and the notices, to be sent once committed (each as the outbox holds it and
+// decoded, so that the sender need not decode what the session just encoded).
+type decided struct {
+	steps   []herald.Step
+	notices []notice
+	raw     [][]byte // notices[i] encoded
+}
+
+// newDecided has room for the steps and notices of n alerts (most steps make one notice): a
+// storm's step holds hundreds, and growing slices of steps was a tenth of deciding them.
+func newDecided(n int) decided {
+	return decided{steps: make([]herald.Step, 0, n), notices: make([]notice, 0, n), raw: make([][]byte, 0, n)}
+}
+
+// reset empties d for another try of a commit.
+func (d *decided) reset() { d.steps, d.notices, d.raw = d.steps[:0], d.notices[:0], d.raw[:0] }
+
+// step records lifecycle step st in change c (the new state, when to wake, its events and
+// notices) and in d.
+func (s *session) step(d *decided, c *store.Change, sc store.Scope, st herald.Step, rule herald.AlertRule, now time.Time) {
 	c.Tracked.Alert, c.Tracked.Schedule, c.Wake = st.Alert, st.Schedule, st.Wake
 	c.Events = append(c.Events, s.stepEvents(st, now, sc.Global)...)
-	c.Notices = append(c.Notices, stepNotices(sc, st, rule)...)
-	return st
+	for _, n := range stepNotices(sc, st, rule) {
+		raw := n.encode()
+		c.Notices = append(c.Notices, raw)
+		d.notices, d.raw = append(d.notices, n), append(d.raw, raw)
+	}
+	d.steps = append(d.steps, st)
 }
 
 // due looks at every alert of the project that came due: opening, repeats, acknowledgement
@@ -328,23 +348,22 @@ func (s *session) due(ctx context.Context) (bool, error) {
 // advance applies next to the tracked alerts ids of scope, commits, and sends the notices.
 // Alerts that ended meanwhile leave the due set.
 func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now time.Time, next func(t store.Tracked, rule herald.AlertRule, ok bool) herald.Step) error {
-	alerts := map[string]herald.Alert{}
-	var notices [][]byte
+	alerts := make(map[string]herald.Alert, len(ids))
+	d := newDecided(len(ids))
 	var gone []string
-	var steps []herald.Step
 	_, err := s.e.store.Transact(ctx, sc, ids, func(loaded []store.Tracked) ([]store.Change, error) {
 		clear(alerts)
-		notices, gone, steps = notices[:0], gone[:0], steps[:0]
-		found := map[string]bool{}
+		d.reset()
+		gone = gone[:0]
+		found := make(map[string]bool, len(ids))
 		changes := make([]store.Change, 0, len(loaded))
 		for _, t := range loaded {
 			found[t.Alert.ID] = true
 			rule, ok := s.cfg().configs[t.Alert.AlertConfigID]
 			c := store.Change{Tracked: t, PrevStatus: t.Alert.Status, OutboxUntil: now.Add(s.e.Lease)}
-			steps = append(steps, s.step(&c, sc, next(t, rule, ok), rule, now))
+			s.step(&d, &c, sc, next(t, rule, ok), rule, now)
 			changes = append(changes, c)
 			alerts[t.Alert.ID] = c.Tracked.Alert
-			notices = append(notices, c.Notices...)
 		}
 		for _, id := range ids {
 			if !found[id] {
@@ -356,11 +375,11 @@ func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now
 	if err != nil {
 		return err
 	}
-	s.e.stepLines(sc, steps)
+	s.e.stepLines(sc, d.steps)
 	if err := s.e.store.ForgetDue(ctx, sc, gone...); err != nil {
 		return err
 	}
-	s.send(ctx, sc, alerts, notices)
+	s.send(ctx, sc, alerts, d)
 	return nil
 }
 

@@ -42,18 +42,18 @@ func (n notice) encode() []byte {
 	return b
 }
 
-// stepNotices are the notices of a step of an alert of rule, encoded for the outbox.
-func stepNotices(sc store.Scope, st herald.Step, rule herald.AlertRule) [][]byte {
-	var out [][]byte
+// stepNotices are the notices of a step of an alert of rule.
+func stepNotices(sc store.Scope, st herald.Step, rule herald.AlertRule) []notice {
+	var out []notice
 	for _, i := range st.Notify {
 		ev := channels.EventUpdate
 		if st.Schedule.Sent[i] == 1 {
 			ev = channels.EventOpen
 		}
-		out = append(out, newNotice(sc, st.Alert, rule, i, ev, st.Schedule.Sent[i]).encode())
+		out = append(out, newNotice(sc, st.Alert, rule, i, ev, st.Schedule.Sent[i]))
 	}
 	for _, i := range st.Resolve {
-		out = append(out, newNotice(sc, st.Alert, rule, i, channels.EventClose, 0).encode())
+		out = append(out, newNotice(sc, st.Alert, rule, i, channels.EventClose, 0))
 	}
 	return out
 }

@@ -21,6 +21,9 @@ import (
 
 // stepLines logs the transitions of committed steps of scope sc.
 func (e *Engine) stepLines(sc store.Scope, steps []herald.Step) {
+	if !e.Log.Core().Enabled(zapcore.InfoLevel) {
+		return // a storm commits thousands of steps a second: no fields built for lines not written
+	}
 	for _, st := range steps {
 		for _, t := range transitions(st) {
 			e.Log.Info(t, alertFields(st.Alert, sc.Global, zap.String("status", st.Alert.Status))...)

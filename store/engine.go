@@ -574,66 +574,82 @@ func (w *writes) change(sc Scope, c Change) error {
 	return nil
 }
 
-// setIfUnchanged sets each document KEYS[i] to ARGV[2i] if it still is ARGV[2i-1]; it returns
-// the (1-based) positions of the documents that changed meanwhile.
-var setIfUnchanged = redis.NewScript(`
-local changed = {}
+// patchNotified sets lastNotified of the compact alert documents KEYS[i] to ARGV[i] (unix
+// seconds) where that is later than theirs, changing nothing else in them: it edits the
+// document's "n" field in place, where appendAlertDoc writes it (right after the times "t",
+// "u" and "r", which follow the string fields; a `,"` is never inside a JSON string, so the
+// first `,"t":` is the top-level one). Documents in the API's form, or not as expected, are
+// left alone and their (1-based) positions answered; documents that are gone are skipped.
+//
+// A delivery's lastNotified used to be written by sending the whole document twice (as
+// written, and with the time set) for a compare-and-set; this sends the time alone. Measured
+// on 500 documents: about 1 µs more of Redis per alert (3.6-4.0 against 2.3-3.0: the edit's
+// string work) for some 3 µs less of the worker's (two encodings, 400 bytes sent). Plain
+// finds and fixed comparisons: Lua's patterns, built per call, doubled the Redis cost.
+var patchNotified = redis.NewScript(`
+local find, sub = string.find, string.sub
+-- past returns the position after the integer starting at pos (nil: none there).
+local function past(doc, pos)
+  local _, e = find(doc, '^%-?%d+', pos)
+  return e and e + 1
+end
+local left = {}
 for i = 1, #KEYS do
-  if redis.call('GET', KEYS[i]) == ARGV[2*i-1] then
-    redis.call('SET', KEYS[i], ARGV[2*i])
-  else
-    changed[#changed+1] = i
+  local doc = redis.call('GET', KEYS[i])
+  if doc then
+    local at
+    if sub(doc, 1, 5) == '{"i":' then
+      local _, e = find(doc, ',"t":', 6, true)
+      at = e and past(doc, e + 1)
+    end
+    if not at then
+      left[#left+1] = i
+    else
+      if sub(doc, at, at + 4) == ',"u":' then at = past(doc, at + 5) or at end
+      if sub(doc, at, at + 4) == ',"r":' then at = past(doc, at + 5) or at end
+      if sub(doc, at, at + 4) ~= ',"n":' then
+        redis.call('SET', KEYS[i], sub(doc, 1, at - 1) .. ',"n":' .. ARGV[i] .. sub(doc, at))
+      else
+        local stop = past(doc, at + 5)
+        if stop and tonumber(sub(doc, at + 5, stop - 1)) < tonumber(ARGV[i]) then
+          redis.call('SET', KEYS[i], sub(doc, 1, at + 4) .. ARGV[i] .. sub(doc, stop))
+        end
+      end
+    end
   end
 end
-return changed
+return left
 `)
 
 // MarkNotified sets lastNotified of alerts to the time of their last successful delivery
-// (never moving it back), without overwriting what anything else changed meanwhile. known
-// holds the alerts as the caller last wrote them, where it knows: those are set in one script
-// if still so; the others (and those changed meanwhile, by an acknowledgement say) are read,
-// changed and written back under WATCH.
-func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.Time, known map[string]herald.Alert) error {
+// (never moving it back), without overwriting what anything else changed meanwhile: one
+// script edits the field in each document in place (patchNotified); documents of the API's
+// form, written before the compact one, are read, changed and written back under WATCH.
+func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.Time) error {
 	if len(at) == 0 {
 		return nil
 	}
-	var keys, ids []string
-	var args []any
+	keys, ids := make([]string, 0, len(at)), make([]string, 0, len(at))
+	args := make([]any, 0, len(at))
 	for id, t := range at {
-		a, ok := known[id]
-		if !ok {
-			continue
+		if t.IsZero() {
+			continue // never delivered: nothing to set
 		}
-		was, err := encodeDoc(a)
-		if err != nil {
-			return err
-		}
-		if a.LastNotified = herald.At(t); !a.LastNotified.After(known[id].LastNotified.Time) {
-			delete(at, id) // nothing to move
-			continue
-		}
-		now, err := encodeDoc(a)
-		if err != nil {
-			return err
-		}
-		keys, ids, args = append(keys, sc.alerts().doc(id)), append(ids, id), append(args, was, now)
+		keys, ids = append(keys, sc.alerts().doc(id)), append(ids, id)
+		args = append(args, *packTime(herald.At(t)))
 	}
-	if len(keys) > 0 {
-		changed, err := setIfUnchanged.Run(ctx, s.rdb, keys, args...).Int64Slice()
-		if err != nil {
-			return err
-		}
-		stale := map[string]bool{}
-		for _, i := range changed {
-			stale[ids[i-1]] = true
-		}
-		for _, id := range ids {
-			if !stale[id] {
-				delete(at, id)
-			}
-		}
+	if len(keys) == 0 {
+		return nil
 	}
-	return s.markNotified(ctx, sc, at)
+	left, err := patchNotified.Run(ctx, s.rdb, keys, args...).Int64Slice()
+	if err != nil || len(left) == 0 {
+		return err
+	}
+	rest := make(map[string]time.Time, len(left))
+	for _, i := range left {
+		rest[ids[i-1]] = at[ids[i-1]]
+	}
+	return s.markNotified(ctx, sc, rest)
 }
 
 // markNotified is MarkNotified for alerts whose documents must be read first.
