@@ -64,7 +64,7 @@ const DefaultLease = 8 * time.Second
 
 // Settings of the engine's batching.
 const (
-	claimBatch     = 2000                  // due alerts per step
+	claimBatch     = 2000                  // due alerts per step, at most
 	observeBatches = 8                     // observation batches per step
 	sessionMax     = 10 * time.Second      // a session then hands over to a new tick
 	lockWait       = 5 * time.Second       // how long a task waits for a busy project
@@ -120,6 +120,8 @@ type session struct {
 
 	mu       sync.Mutex                      // guards inflight
 	inflight map[store.Scope]map[string]bool // notices handed to the sender and not yet settled
+
+	dueChunk dueChunks // how many due alerts the session claims next
 
 	peopleMu   sync.Mutex    // guards peopleList
 	peopleList []herald.User // the project's users, read when a notice first fans out (nil: not yet)
@@ -574,11 +576,13 @@ func (s *session) run(ctx context.Context) error {
 		if err := alive(ctx); err != nil {
 			return err
 		}
-		observed, err := s.observe(ctx)
+		// What is due goes first: its time has come, while a waiting batch may take tens of
+		// milliseconds to evaluate.
+		due, err := s.due(ctx)
 		if err != nil {
 			return err
 		}
-		due, err := s.due(ctx)
+		observed, err := s.observe(ctx)
 		if err != nil {
 			return err
 		}
