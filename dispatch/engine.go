@@ -25,6 +25,7 @@ type Engine struct {
 	stopping   chan struct{} // closed when the worker shuts down: waits end at once
 	stopOnce   sync.Once
 	waiters    waiters // the tasks of this engine waiting in-process for a project's next due time
+	loops      loops   // the engine's loops at each project, which kicks reach
 }
 
 // stop ends the engine's waits (for a busy project, for an alert due within the second), so
@@ -141,14 +142,25 @@ type sendGroup struct {
 // only while working, never while waiting, so that other tasks for the project (a changed
 // configuration, an acknowledgement's expiry) get their turn. The configurations loaded by
 // one session serve the next while their version is unchanged (one read, not ten): an alert
-// that comes due waits for as little as possible.
+// that comes due waits for as little as possible. A kick (a batch of observations queued)
+// ends a wait at once, and one that came during a session makes another session follow.
 func (e *Engine) runProject(ctx context.Context, groupID string, first func(*session) error) error {
+	return e.runLoop(ctx, groupID, first, e.loops.enter(groupID))
+}
+
+// runLoop is runProject's loop, counted among the project's loops as p; it leaves when it
+// returns.
+func (e *Engine) runLoop(ctx context.Context, groupID string, first func(*session) error, p *projectLoops) error {
+	defer e.loops.leave(groupID)
 	started := time.Now()
 	var cfg *configSet
 	for fn := first; ; fn = nil {
 		next, err := e.session(ctx, groupID, fn, &cfg)
 		if err != nil {
 			return err
+		}
+		if time.Since(started) <= sessionMax && !e.isStopping() && p.took() {
+			continue // a batch was queued during the session, maybe after its last look
 		}
 		if next.IsZero() {
 			return nil
@@ -170,9 +182,21 @@ func (e *Engine) runProject(ctx context.Context, groupID string, first func(*ses
 		case <-e.stopping:
 			done()
 			return e.dispatcher.wakeAt(ctx, groupID, next, dueLead) // another worker's turn
+		case <-p.kicked: // a batch was queued: a session now, and then the wait again
+			done()
 		case <-time.After(time.Until(next)):
 			done()
 		}
+	}
+}
+
+// isStopping says whether the engine's worker is shutting down.
+func (e *Engine) isStopping() bool {
+	select {
+	case <-e.stopping:
+		return true
+	default:
+		return false
 	}
 }
 
