@@ -184,7 +184,9 @@ func (e *Engine) runLoop(ctx context.Context, groupID string, first func(*sessio
 			return e.dispatcher.wakeAt(ctx, groupID, next, dueLead) // another worker's turn
 		case <-p.kicked: // a batch was queued: a session now, and then the wait again
 			done()
-		case <-time.After(time.Until(next)):
+		case <-time.After(time.Until(next) - holdWithin):
+			// A little early: the session's start (the lease, the configurations' version,
+			// the outbox) is done by the due time, which the session then waits for itself.
 			done()
 		}
 	}

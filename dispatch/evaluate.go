@@ -302,6 +302,7 @@ func (s *session) step(c *store.Change, sc store.Scope, st herald.Step, rule her
 // looks at waiting observations again.
 func (s *session) due(ctx context.Context) (bool, error) {
 	any := false
+	refreshed := false
 	for _, sc := range s.scopes() {
 		for taken := 0; taken < claimBatch; {
 			chunk := s.dueChunk.size()
@@ -316,6 +317,12 @@ func (s *session) due(ctx context.Context) (bool, error) {
 			}
 			any = true
 			taken += len(claimed)
+			if !refreshed { // once a pass: its chunks follow each other within milliseconds
+				if err := s.refresh(ctx); err != nil {
+					return any, err
+				}
+				refreshed = true
+			}
 			if err := s.advanceDue(ctx, sc, claimed, now); err != nil {
 				return any, err
 			}
@@ -350,9 +357,6 @@ func (c *dueChunks) claimed(n int) {
 
 // advanceDue takes the claimed alerts of scope through their step as of now.
 func (s *session) advanceDue(ctx context.Context, sc store.Scope, claimed []store.Due, now time.Time) error {
-	if err := s.refresh(ctx); err != nil {
-		return err
-	}
 	ids := make([]string, len(claimed))
 	for i, d := range claimed {
 		ids[i] = d.AlertID

@@ -97,3 +97,54 @@ func TestDueGoesBetweenWaitingBatches(t *testing.T) {
 		t.Errorf("deliveries about %s, want h0 after the first batch", got)
 	}
 }
+
+// slowLock delays each take of a project's lease, as a loaded Redis or machine does.
+type slowLock struct{ by time.Duration }
+
+func (h slowLock) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h slowLock) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if args := cmd.Args(); cmd.Name() == "set" && len(args) > 1 {
+			if k, _ := args[1].(string); strings.HasSuffix(k, ":obs-lock") {
+				time.Sleep(h.by)
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h slowLock) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// latenessObserver keeps the claim lateness the engine reports.
+type latenessObserver struct {
+	mu   sync.Mutex
+	late []time.Duration
+}
+
+func (o *latenessObserver) Delivery(string, string, time.Duration) {}
+func (o *latenessObserver) Lateness(d time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.late = append(o.late, d)
+}
+
+// A session for an alert coming due starts a little before its due time, so that starting it
+// (the lease, the configurations' version, the outbox) does not make the alert late: with
+// each take of the lease slowed by 15 ms, the alert is still claimed within that.
+func TestDueSessionStartsBeforeDueTime(t *testing.T) {
+	obs := &latenessObserver{}
+	r := newRigWith(t, 100*time.Millisecond, func(c *dispatch.EngineConfig) { c.Observer = obs })
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(5, 100_000)}})
+	const slow = 15 * time.Millisecond
+	r.Store.Redis().AddHook(slowLock{by: slow})
+	r.observe(hostDown("h1", true))
+	r.recv.waitCount(t, 1, 5*time.Second)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.late) != 1 || obs.late[0] < 0 || obs.late[0] >= slow {
+		t.Errorf("claimed %v after the due time, want one claim within %s", obs.late, slow)
+	}
+}
