@@ -22,17 +22,18 @@ const kickUnique = 5 * time.Second
 func (d *Dispatcher) Kick(ctx context.Context, groupID string) error {
 	_, err := d.client.EnqueueContext(ctx, newTask(TypeObservations, projectTask{GroupID: groupID}),
 		asynq.Queue(QueueEngine), asynq.MaxRetry(50), asynq.Unique(kickUnique))
-	if errors.Is(err, asynq.ErrDuplicateTask) {
-		return nil
+	if err != nil && !errors.Is(err, asynq.ErrDuplicateTask) {
+		return err
 	}
-	return err
+	d.kick(ctx, groupID) // and an idle worker starts it at once
+	return nil
 }
 
 // loops are an engine's loops at its projects (runProject: a task's, or a kick's), so that a
-// kick (store.Kicks: a batch of observations was queued) reaches one of them at once: one
+// kick (store.Kicks: work was queued for the project) reaches one of them at once: one
 // waiting in-process for its project's next due time runs a session now, one in a session
 // runs another after it. A kick for a project no loop is at starts one (start), unless the
-// worker has no room for it: the batch's task is queued anyway.
+// worker has no room for it: the work's task is queued anyway.
 type loops struct {
 	mu    sync.Mutex
 	at    map[string]*projectLoops

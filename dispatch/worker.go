@@ -13,7 +13,7 @@ import (
 )
 
 // Worker runs the engine's tasks from the Redis queues, and a session of a project at once
-// when it hears a kick (a batch of observations queued: store.Kicks) rather than at its next
+// when it hears a kick (work queued for the project: store.Kicks) rather than at its next
 // poll of the queues, which is slow so that an idle worker costs little.
 type Worker struct {
 	srv    *asynq.Server
@@ -23,7 +23,7 @@ type Worker struct {
 }
 
 // kickedLoops are the project loops a worker runs for kicks, beside asynq's tasks: at most
-// slots at once (a kick that finds no room is left to the batch's task, queued anyway).
+// slots at once (a kick that finds no room is left to the work's task, queued anyway).
 type kickedLoops struct {
 	slots  chan struct{}
 	wg     sync.WaitGroup
@@ -98,7 +98,7 @@ func (w *Worker) Start() error {
 }
 
 // startKicked runs a loop at project groupID (counted as p) for a kick, unless every slot is
-// taken. Its error needs no handling of its own: the batch's task does the same work, and
+// taken. Its error needs no handling of its own: the work's task does the same work, and
 // asynq retries what fails there; the kick only came sooner.
 func (w *Worker) startKicked(groupID string, p *projectLoops) bool {
 	select {
@@ -110,7 +110,7 @@ func (w *Worker) startKicked(groupID string, p *projectLoops) bool {
 	go func() {
 		defer func() { <-w.kicked.slots; w.kicked.wg.Done() }()
 		if err := w.engine.runLoop(w.kicked.ctx, groupID, nil, p); err != nil && !errors.Is(err, errBusy) && w.kicked.ctx.Err() == nil {
-			w.engine.Log.Warn("a kicked session failed; the batch's task takes over", zap.String("groupId", groupID), zap.Error(err))
+			w.engine.Log.Warn("a kicked session failed; the work's task takes over", zap.String("groupId", groupID), zap.Error(err))
 		}
 	}()
 	return true

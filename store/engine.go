@@ -97,14 +97,12 @@ func TargetID(targetKey string) string {
 func obsBytes(groupID string) string { return key(groupTag(groupID), "obs-bytes") }
 
 // appendWithin queues a batch unless the waiting ones already hold the cap (ARGV[2]) of bytes;
-// it answers 1 when queued, and announces it: the project's id ARGV[4] on the kicks channel
-// ARGV[3] (kicks.go).
+// it answers 1 when queued.
 var appendWithin = redis.NewScript(`
 local waiting = tonumber(redis.call('GET', KEYS[2]) or '0')
 if waiting > 0 and waiting + #ARGV[1] > tonumber(ARGV[2]) then return 0 end
 redis.call('RPUSH', KEYS[1], ARGV[1])
 redis.call('INCRBY', KEYS[2], #ARGV[1])
-redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 `)
 
@@ -123,8 +121,7 @@ func (s *Store) LimitObservationBacklog(bytes int64) { s.obsBacklog.Store(bytes)
 // unavailable error with a Retry-After: what waits is never dropped, the agent sends again
 // later. A batch alone larger than the cap is queued when nothing waits.
 func (s *Store) AppendObservations(ctx context.Context, groupID string, batch []byte) error {
-	ok, err := appendWithin.Run(ctx, s.rdb, []string{obsList(groupID), obsBytes(groupID)}, batch, s.backlog(),
-		kicksChannel, groupID).Int()
+	ok, err := appendWithin.Run(ctx, s.rdb, []string{obsList(groupID), obsBytes(groupID)}, batch, s.backlog()).Int()
 	if err != nil {
 		return err
 	}

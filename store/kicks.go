@@ -6,13 +6,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Kicks are the engine's wake-up calls. AppendObservations announces each batch it queues on
-// the kicks channel, in the script that queues it (a kick never announces a batch that is not
-// there), and the workers listening start a session of the project at once, rather than at
-// their next poll of asynq's queues. A kick is a hint only: the batch's task is queued as
+// Kicks are the engine's wake-up calls. The dispatcher announces each piece of work it queues
+// for a project's session (a batch of observations, the scheduler's kick) on the kicks
+// channel, and the workers listening start a session of the project at once, rather than at
+// their next poll of asynq's queues. A kick is a hint only: the work's task is queued as
 // before, and a kick nobody hears (no worker listening, a connection lost) costs a poll.
 // Listening costs nothing while nothing is kicked.
 var kicksChannel = key(globalTag, "kicks")
+
+// Kick announces that project groupID has work queued for a session.
+func (s *Store) Kick(ctx context.Context, groupID string) error {
+	return s.rdb.Publish(ctx, kicksChannel, groupID).Err()
+}
 
 // Kicks hears the kicks published on a store's Redis, until closed.
 type Kicks struct {
