@@ -118,6 +118,9 @@ type session struct {
 	snap    atomic.Pointer[configSet] // the configurations, as of the last refresh
 	sends   chan sendGroup            // committed notices for the session's sender, in commit order
 	sent    chan error                // the sender's result, once sends is closed
+	sending atomic.Int32              // groups handed to the sender and not yet settled
+	settled chan struct{}             // a group was settled (capacity 1)
+	kicked  chan struct{}             // work was queued for the project (the loop's: loops)
 
 	mu       sync.Mutex                      // guards inflight
 	inflight map[store.Scope]map[string]bool // notices handed to the sender and not yet settled
@@ -155,7 +158,7 @@ func (e *Engine) runLoop(ctx context.Context, groupID string, first func(*sessio
 	started := time.Now()
 	var cfg *configSet
 	for fn := first; ; fn = nil {
-		next, err := e.session(ctx, groupID, fn, &cfg)
+		next, err := e.session(ctx, groupID, fn, &cfg, p.kicked)
 		if err != nil {
 			return err
 		}
@@ -241,8 +244,8 @@ func (w *waiters) add(groupID string, at time.Time) (done func(), first bool) {
 // session takes the project's lease (waiting a while for a busy project), runs fn (if any) and
 // then whatever waits or is due, gives the lease back, and says when the project's next alert
 // is due. cfg holds the configurations of the task's last session (nil: none yet), which this
-// one uses if still current, and gets this one's.
-func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) error, cfg **configSet) (time.Time, error) {
+// one uses if still current, and gets this one's. kicked tells of work queued meanwhile.
+func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) error, cfg **configSet, kicked chan struct{}) (time.Time, error) {
 	var lock *store.ProjectLock
 	backoff := 5 * time.Millisecond
 	for deadline := time.Now().Add(lockWait); ; {
@@ -276,6 +279,9 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s, err := e.newSession(sctx, groupID, lock, *cfg)
+	if err == nil {
+		s.kicked = kicked
+	}
 	if err != nil {
 		if herald.IsNotFound(err) {
 			e.Log.Warn("work for a project that does not exist", zap.String("groupId", groupID))
@@ -403,7 +409,7 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 		return
 	}
 	if s.sends == nil {
-		s.sends, s.sent = make(chan sendGroup, 1), make(chan error, 1)
+		s.sends, s.sent, s.settled = make(chan sendGroup, 1), make(chan error, 1), make(chan struct{}, 1)
 		delivered := make(chan sent, 1)
 		go func() {
 			defer close(delivered)
@@ -418,11 +424,17 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 					err = s.settleRetrying(ctx, &r)
 				}
 				s.track(r.group.sc, r.group.notices, false)
+				s.sending.Add(-1)
+				select {
+				case s.settled <- struct{}{}:
+				default:
+				}
 			}
 			s.sent <- err
 		}()
 	}
 	s.track(sc, notices, true)
+	s.sending.Add(1)
 	s.sends <- sendGroup{cfg: s.cfg(), sc: sc, alerts: alerts, notices: notices}
 }
 
@@ -595,7 +607,9 @@ func alive(ctx context.Context) error { return context.Cause(ctx) }
 // While alerts keep coming due a few milliseconds apart, it waits for the next one in the
 // session (for up to sessionHold): a new session would first wait for the last one's
 // deliveries, so each alert would wait for a whole session's round; the session's sender
-// delivers one step while the next is evaluated.
+// delivers one step while the next is evaluated. With nothing left to do it waits for its
+// deliveries under way (it must before giving the lease back), taking any work queued
+// meanwhile at once.
 func (s *session) run(ctx context.Context) error {
 	started := time.Now()
 	for {
@@ -616,21 +630,41 @@ func (s *session) run(ctx context.Context) error {
 			continue
 		}
 		next, err := s.nextDue(ctx)
-		if err != nil || next.IsZero() {
+		if err != nil {
 			return err
 		}
-		wait := time.Until(next)
-		if wait > holdWithin || time.Since(started)+wait > sessionHold {
-			return nil
+		if wait := time.Until(next); !next.IsZero() && wait <= holdWithin && time.Since(started)+wait <= sessionHold {
+			select {
+			case <-ctx.Done():
+				return alive(ctx)
+			case <-s.e.stopping:
+				return nil
+			case <-time.After(wait):
+			}
+			continue
 		}
-		select {
-		case <-ctx.Done():
-			return alive(ctx)
-		case <-s.e.stopping:
+		if !s.kickedWhileSending(ctx) {
 			return nil
-		case <-time.After(wait):
 		}
 	}
+}
+
+// kickedWhileSending waits while the session's sender has deliveries under way (the session
+// gives the lease back only after them), unless work is queued for the project meanwhile:
+// then it says so, and the session takes the work at once rather than after the deliveries.
+func (s *session) kickedWhileSending(ctx context.Context) bool {
+	for s.sending.Load() > 0 {
+		select {
+		case <-s.kicked:
+			return true
+		case <-s.settled:
+		case <-ctx.Done():
+			return false
+		case <-s.e.stopping:
+			return false
+		}
+	}
+	return false
 }
 
 // nextDue is when the project's next alert is due (zero: none is waiting).
