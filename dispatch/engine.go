@@ -162,7 +162,7 @@ func (e *Engine) runLoop(ctx context.Context, groupID string, first func(*sessio
 		if err != nil {
 			return err
 		}
-		if time.Since(started) <= sessionMax && !e.isStopping() && p.took() {
+		if time.Since(started) <= sessionMax && !ready(e.stopping) && p.took() {
 			continue // a batch was queued during the session, maybe after its last look
 		}
 		if next.IsZero() {
@@ -192,16 +192,6 @@ func (e *Engine) runLoop(ctx context.Context, groupID string, first func(*sessio
 			// the outbox) is done by the due time, which the session then waits for itself.
 			done()
 		}
-	}
-}
-
-// isStopping says whether the engine's worker is shutting down.
-func (e *Engine) isStopping() bool {
-	select {
-	case <-e.stopping:
-		return true
-	default:
-		return false
 	}
 }
 

@@ -47,9 +47,12 @@ type projectLoops struct {
 }
 
 // took says whether a kick came for the project that no loop took yet, and takes it.
-func (p *projectLoops) took() bool {
+func (p *projectLoops) took() bool { return ready(p.kicked) }
+
+// ready says whether ch has something to take now: it is closed, or it holds a value, taken.
+func ready(ch <-chan struct{}) bool {
 	select {
-	case <-p.kicked:
+	case <-ch:
 		return true
 	default:
 		return false
