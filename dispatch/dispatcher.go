@@ -36,10 +36,19 @@ func (d *Dispatcher) Observe(ctx context.Context, groupID string, batch []byte) 
 }
 
 func (d *Dispatcher) observed(ctx context.Context, groupID string) error {
-	_, err := d.client.EnqueueContext(ctx, newTask(TypeObservations, projectTask{GroupID: groupID}),
-		asynq.Queue(QueueEngine), asynq.MaxRetry(50))
-	return err
+	if _, err := d.client.EnqueueContext(ctx, newTask(TypeObservations, projectTask{GroupID: groupID}),
+		asynq.Queue(QueueEngine), asynq.MaxRetry(50)); err != nil {
+		return err
+	}
+	d.kick(ctx, groupID)
+	return nil
 }
+
+// kick tells the workers listening that project groupID has work queued (store.Kicks), so
+// that one starts a session at once rather than at its next poll. Its failure is nobody's to
+// handle: the work and its task are queued, and the kick only makes them start sooner (the
+// caller must not be told of a failure and send the work again).
+func (d *Dispatcher) kick(ctx context.Context, groupID string) { _ = d.store.Kick(ctx, groupID) }
 
 // WakeAt makes sure a session of the project runs at at. Ticks of the same second are one task.
 func (d *Dispatcher) WakeAt(ctx context.Context, groupID string, at time.Time) error {

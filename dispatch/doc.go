@@ -9,7 +9,10 @@
 //     the project's waiting observations in order and looks at every alert that came due,
 //     applying the lifecycle rules of package herald, committing each step atomically before
 //     sending what it says to send.
-//   - Worker: the asynq server that runs the engine's tasks.
+//   - Worker: the asynq server that runs the engine's tasks. Idle, it polls asynq's queues
+//     slowly, so that it costs little; work the dispatcher queues for a project is also
+//     announced on a Redis channel (a kick), and a worker hearing it starts the project's
+//     session at once (kick.go). A kick is a hint: the task is queued all the same.
 //
 // Timing. Each active alert has a due time in a per-project sorted set (millisecond
 // precision). A tick task per project and second (a deterministic asynq task id, so a

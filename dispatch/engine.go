@@ -25,6 +25,7 @@ type Engine struct {
 	stopping   chan struct{} // closed when the worker shuts down: waits end at once
 	stopOnce   sync.Once
 	waiters    waiters // the tasks of this engine waiting in-process for a project's next due time
+	loops      loops   // the engine's loops at each project, which kicks reach
 }
 
 // stop ends the engine's waits (for a busy project, for an alert due within the second), so
@@ -64,7 +65,7 @@ const DefaultLease = 8 * time.Second
 
 // Settings of the engine's batching.
 const (
-	claimBatch     = 2000                  // due alerts per step
+	claimBatch     = 2000                  // due alerts per step, at most
 	observeBatches = 8                     // observation batches per step
 	sessionMax     = 10 * time.Second      // a session then hands over to a new tick
 	lockWait       = 5 * time.Second       // how long a task waits for a busy project
@@ -117,9 +118,14 @@ type session struct {
 	snap    atomic.Pointer[configSet] // the configurations, as of the last refresh
 	sends   chan sendGroup            // committed notices for the session's sender, in commit order
 	sent    chan error                // the sender's result, once sends is closed
+	sending atomic.Int32              // groups handed to the sender and not yet settled
+	settled chan struct{}             // a group was settled (capacity 1)
+	kicked  chan struct{}             // work was queued for the project (the loop's: loops)
 
 	mu       sync.Mutex                      // guards inflight
 	inflight map[store.Scope]map[string]bool // notices handed to the sender and not yet settled
+
+	dueChunk dueChunks // how many due alerts the session claims next
 
 	peopleMu   sync.Mutex    // guards peopleList
 	peopleList []herald.User // the project's users, read when a notice first fans out (nil: not yet)
@@ -140,14 +146,25 @@ type sendGroup struct {
 // only while working, never while waiting, so that other tasks for the project (a changed
 // configuration, an acknowledgement's expiry) get their turn. The configurations loaded by
 // one session serve the next while their version is unchanged (one read, not ten): an alert
-// that comes due waits for as little as possible.
+// that comes due waits for as little as possible. A kick (a batch of observations queued)
+// ends a wait at once, and one that came during a session makes another session follow.
 func (e *Engine) runProject(ctx context.Context, groupID string, first func(*session) error) error {
+	return e.runLoop(ctx, groupID, first, e.loops.enter(groupID))
+}
+
+// runLoop is runProject's loop, counted among the project's loops as p; it leaves when it
+// returns.
+func (e *Engine) runLoop(ctx context.Context, groupID string, first func(*session) error, p *projectLoops) error {
+	defer e.loops.leave(groupID)
 	started := time.Now()
 	var cfg *configSet
 	for fn := first; ; fn = nil {
-		next, err := e.session(ctx, groupID, fn, &cfg)
+		next, err := e.session(ctx, groupID, fn, &cfg, p.kicked)
 		if err != nil {
 			return err
+		}
+		if time.Since(started) <= sessionMax && !ready(e.stopping) && p.took() {
+			continue // a batch was queued during the session, maybe after its last look
 		}
 		if next.IsZero() {
 			return nil
@@ -169,7 +186,11 @@ func (e *Engine) runProject(ctx context.Context, groupID string, first func(*ses
 		case <-e.stopping:
 			done()
 			return e.dispatcher.wakeAt(ctx, groupID, next, dueLead) // another worker's turn
-		case <-time.After(time.Until(next)):
+		case <-p.kicked: // a batch was queued: a session now, and then the wait again
+			done()
+		case <-time.After(time.Until(next) - holdWithin):
+			// A little early: the session's start (the lease, the configurations' version,
+			// the outbox) is done by the due time, which the session then waits for itself.
 			done()
 		}
 	}
@@ -214,8 +235,8 @@ func (w *waiters) add(groupID string, at time.Time) (done func(), first bool) {
 // session takes the project's lease (waiting a while for a busy project), runs fn (if any) and
 // then whatever waits or is due, gives the lease back, and says when the project's next alert
 // is due. cfg holds the configurations of the task's last session (nil: none yet), which this
-// one uses if still current, and gets this one's.
-func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) error, cfg **configSet) (time.Time, error) {
+// one uses if still current, and gets this one's. kicked tells of work queued meanwhile.
+func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) error, cfg **configSet, kicked chan struct{}) (time.Time, error) {
 	var lock *store.ProjectLock
 	backoff := 5 * time.Millisecond
 	for deadline := time.Now().Add(lockWait); ; {
@@ -249,6 +270,9 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s, err := e.newSession(sctx, groupID, lock, *cfg)
+	if err == nil {
+		s.kicked = kicked
+	}
 	if err != nil {
 		if herald.IsNotFound(err) {
 			e.Log.Warn("work for a project that does not exist", zap.String("groupId", groupID))
@@ -376,7 +400,7 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 		return
 	}
 	if s.sends == nil {
-		s.sends, s.sent = make(chan sendGroup, 1), make(chan error, 1)
+		s.sends, s.sent, s.settled = make(chan sendGroup, 1), make(chan error, 1), make(chan struct{}, 1)
 		delivered := make(chan sent, 1)
 		go func() {
 			defer close(delivered)
@@ -391,11 +415,17 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 					err = s.settleRetrying(ctx, &r)
 				}
 				s.track(r.group.sc, r.group.raw, false)
+				s.sending.Add(-1)
+				select {
+				case s.settled <- struct{}{}:
+				default:
+				}
 			}
 			s.sent <- err
 		}()
 	}
 	s.track(sc, d.raw, true)
+	s.sending.Add(1)
 	s.sends <- sendGroup{cfg: s.cfg(), sc: sc, alerts: alerts, notices: d.notices, raw: d.raw}
 }
 
@@ -568,18 +598,22 @@ func alive(ctx context.Context) error { return context.Cause(ctx) }
 // While alerts keep coming due a few milliseconds apart, it waits for the next one in the
 // session (for up to sessionHold): a new session would first wait for the last one's
 // deliveries, so each alert would wait for a whole session's round; the session's sender
-// delivers one step while the next is evaluated.
+// delivers one step while the next is evaluated. With nothing left to do it waits for its
+// deliveries under way (it must before giving the lease back), taking any work queued
+// meanwhile at once.
 func (s *session) run(ctx context.Context) error {
 	started := time.Now()
 	for {
 		if err := alive(ctx); err != nil {
 			return err
 		}
-		observed, err := s.observe(ctx)
+		// What is due goes first: its time has come, while a waiting batch may take tens of
+		// milliseconds to evaluate.
+		due, err := s.due(ctx)
 		if err != nil {
 			return err
 		}
-		due, err := s.due(ctx)
+		observed, err := s.observe(ctx)
 		if err != nil {
 			return err
 		}
@@ -587,21 +621,41 @@ func (s *session) run(ctx context.Context) error {
 			continue
 		}
 		next, err := s.nextDue(ctx)
-		if err != nil || next.IsZero() {
+		if err != nil {
 			return err
 		}
-		wait := time.Until(next)
-		if wait > holdWithin || time.Since(started)+wait > sessionHold {
-			return nil
+		if wait := time.Until(next); !next.IsZero() && wait <= holdWithin && time.Since(started)+wait <= sessionHold {
+			select {
+			case <-ctx.Done():
+				return alive(ctx)
+			case <-s.e.stopping:
+				return nil
+			case <-time.After(wait):
+			}
+			continue
 		}
-		select {
-		case <-ctx.Done():
-			return alive(ctx)
-		case <-s.e.stopping:
+		if !s.kickedWhileSending(ctx) {
 			return nil
-		case <-time.After(wait):
 		}
 	}
+}
+
+// kickedWhileSending waits while the session's sender has deliveries under way (the session
+// gives the lease back only after them), unless work is queued for the project meanwhile:
+// then it says so, and the session takes the work at once rather than after the deliveries.
+func (s *session) kickedWhileSending(ctx context.Context) bool {
+	for s.sending.Load() > 0 {
+		select {
+		case <-s.kicked:
+			return true
+		case <-s.settled:
+		case <-ctx.Done():
+			return false
+		case <-s.e.stopping:
+			return false
+		}
+	}
+	return false
 }
 
 // nextDue is when the project's next alert is due (zero: none is waiting).

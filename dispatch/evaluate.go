@@ -26,6 +26,13 @@ func (s *session) observe(ctx context.Context) (bool, error) {
 	}
 	decoded := decodeBatches(batches)
 	for i, b := range batches {
+		if i > 0 {
+			// What came due while the last batch was evaluated goes first: a batch takes tens
+			// of milliseconds, and a first notice must not wait behind a run of them.
+			if _, err := s.due(ctx); err != nil {
+				return true, err
+			}
+		}
 		if d := decoded[i]; d.err != nil {
 			// The API validated it; an undecodable batch can only be damage. Keep going.
 			s.e.Log.Error("dropping an undecodable observations batch", zap.String("groupId", s.project.ID), zap.Error(d.err))
@@ -310,39 +317,79 @@ func (s *session) step(d *decided, c *store.Change, sc store.Scope, st herald.St
 }
 
 // due looks at every alert of the project that came due: opening, repeats, acknowledgement
-// expiry, silencing; and at what a configuration change or deletion left behind.
+// expiry, silencing; and at what a configuration change or deletion left behind. It claims
+// and advances them in chunks (dueChunks), up to about claimBatch a scope before the session
+// looks at waiting observations again.
 func (s *session) due(ctx context.Context) (bool, error) {
 	any := false
+	refreshed := false
 	for _, sc := range s.scopes() {
-		now := s.e.Clock.Now()
-		claimed, err := s.e.store.ClaimDue(ctx, sc, now, s.e.Lease, claimBatch)
-		if err != nil {
-			return any, err
-		}
-		if len(claimed) == 0 {
-			continue
-		}
-		any = true
-		if err := s.refresh(ctx); err != nil {
-			return any, err
-		}
-		ids := make([]string, len(claimed))
-		for i, d := range claimed {
-			ids[i] = d.AlertID
-			s.e.Observer.Lateness(now.Sub(d.At))
-		}
-		if err := s.advance(ctx, sc, ids, now, func(t store.Tracked, rule herald.AlertRule, ok bool) herald.Step {
-			// A configuration that is gone, disabled or edited (its notifications no longer
-			// those the schedule counts) cancels what it opened.
-			if !ok || !rule.Enabled || len(rule.Notifications) != len(t.Schedule.Next) {
-				return herald.Cancel(t.Alert, t.Schedule, now)
+		for taken := 0; taken < claimBatch; {
+			chunk := s.dueChunk.size()
+			now := s.e.Clock.Now()
+			claimed, err := s.e.store.ClaimDue(ctx, sc, now, s.e.Lease, chunk)
+			if err != nil {
+				return any, err
 			}
-			return herald.Advance(t.Alert, t.Schedule, rule, s.silenced(t.Alert, now), s.e.Minute, now)
-		}); err != nil {
-			return any, err
+			s.dueChunk.claimed(len(claimed))
+			if len(claimed) == 0 {
+				break
+			}
+			any = true
+			taken += len(claimed)
+			if !refreshed { // once a pass: its chunks follow each other within milliseconds
+				if err := s.refresh(ctx); err != nil {
+					return any, err
+				}
+				refreshed = true
+			}
+			if err := s.advanceDue(ctx, sc, claimed, now); err != nil {
+				return any, err
+			}
+			if len(claimed) < chunk {
+				break // caught up
+			}
 		}
 	}
 	return any, nil
+}
+
+// dueChunks sizes a session's claims of due alerts. A claim's notices are on their way while
+// the session commits the next claim's step (a commit takes about as long as the deliveries),
+// so the first notices of a run go out after a small commit, not after the whole run's; the
+// claims grow with the run (half of what it took so far), so that a large backlog goes in big
+// steps. A claim that comes back short (caught up) ends the run.
+type dueChunks struct{ taken int }
+
+// firstDueChunk is the size of the first claims of a run of due alerts.
+const firstDueChunk = 64
+
+func (c *dueChunks) size() int { return min(max(c.taken/2, firstDueChunk), claimBatch) }
+
+// claimed records that a claim of size() gave n alerts.
+func (c *dueChunks) claimed(n int) {
+	if n < c.size() {
+		c.taken = 0
+		return
+	}
+	c.taken += n
+}
+
+// advanceDue takes the claimed alerts of scope through their step as of now.
+func (s *session) advanceDue(ctx context.Context, sc store.Scope, claimed []store.Due, now time.Time) error {
+	ids := make([]string, len(claimed))
+	for i, d := range claimed {
+		ids[i] = d.AlertID
+		s.e.Observer.Lateness(now.Sub(d.At))
+	}
+	return s.advance(ctx, sc, ids, now, func(t store.Tracked, rule herald.AlertRule, ok bool) herald.Step {
+		// A configuration that is gone, disabled or edited (its notifications no longer
+		// those the schedule counts) cancels what it opened.
+		if !ok || !rule.Enabled || len(rule.Notifications) != len(t.Schedule.Next) {
+			return herald.Cancel(t.Alert, t.Schedule, now)
+		}
+		return herald.Advance(t.Alert, t.Schedule, rule, s.silenced(t.Alert, now), s.e.Minute, now)
+	})
 }
 
 // advance applies next to the tracked alerts ids of scope, commits, and sends the notices.

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -56,5 +57,33 @@ func TestDecodeBatchesKeepsOrder(t *testing.T) {
 	}
 	if got[2].err != nil || len(got[2].obs) != 2 || got[2].obs[0].HostID != "h2" || got[2].obs[1].ReplicaSetName != "rs0" {
 		t.Errorf("batch 2: %+v", got[2])
+	}
+}
+
+// Claims of due alerts start small, grow with the run (half of what it took so far, up to
+// claimBatch) and start small again once a claim comes back short.
+func TestDueChunks(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		claimed []int // what each claim gave, in turn
+		want    []int // the size of each claim, and of the next
+	}{
+		{"nothing due", []int{0}, []int{64, 64}},
+		{"a few", []int{3}, []int{64, 64}},
+		{"a run of 500", []int{64, 64, 64, 96, 144, 68}, []int{64, 64, 64, 96, 144, 216, 64}},
+		{"a backlog", []int{64, 64, 64, 96, 144, 216, 324, 486, 729, 1093, 1640, 2000, 2000},
+			[]int{64, 64, 64, 96, 144, 216, 324, 486, 729, 1093, 1640, 2000, 2000, 2000}},
+		{"caught up, then more", []int{64, 64, 10, 64}, []int{64, 64, 64, 64, 64}},
+	} {
+		var c dueChunks
+		var got []int
+		for _, n := range tc.claimed {
+			got = append(got, c.size())
+			c.claimed(n)
+		}
+		got = append(got, c.size())
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: sizes %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -3,15 +3,32 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
+	"go.uber.org/zap"
+
+	"github.com/heraldhq/herald/store"
 )
 
-// Worker runs the engine's tasks from the Redis queues.
+// Worker runs the engine's tasks from the Redis queues, and a session of a project at once
+// when it hears a kick (work queued for the project: store.Kicks) rather than at its next
+// poll of the queues, which is slow so that an idle worker costs little.
 type Worker struct {
 	srv    *asynq.Server
 	engine *Engine
+	kicks  *store.Kicks
+	kicked kickedLoops
+}
+
+// kickedLoops are the project loops a worker runs for kicks, beside asynq's tasks: at most
+// slots at once (a kick that finds no room is left to the work's task, queued anyway).
+type kickedLoops struct {
+	slots  chan struct{}
+	wg     sync.WaitGroup
+	ctx    context.Context // ended when a shutdown runs out of time
+	cancel context.CancelFunc
 }
 
 // WorkerConfig sizes a worker.
@@ -37,35 +54,83 @@ func NewWorker(e *Engine, cfg WorkerConfig) *Worker {
 		// each check, and two per queue at each move of scheduled work. The engine queues its
 		// ticks dueLead ahead of what is due and waits in the task for the due time, so
 		// scheduled work is moved every 500 ms and idle queues polled every 100 ms (240 + 120
-		// scripts a second before, 120 + 48 now) with the ticks still on time; a kick for new
-		// observations starts within 100 ms.
+		// scripts a second before, 120 + 48 now) with the ticks still on time. New
+		// observations do not wait for a poll: their kick starts a session at once (Start).
 		DelayedTaskCheckInterval: delayedTaskCheck,
 		TaskCheckInterval:        taskCheck,
 		RetryDelayFunc:           retryDelay,
 		IsFailure:                func(err error) bool { return !errors.Is(err, errBusy) },
-		ShutdownTimeout:          25 * time.Second,
+		ShutdownTimeout:          shutdownTimeout,
 		Logger:                   e.Log.Named("asynq").Sugar(),
 		LogLevel:                 asynq.WarnLevel,
 	})
-	return &Worker{srv: srv, engine: e}
+	w := &Worker{srv: srv, engine: e, kicked: kickedLoops{slots: make(chan struct{}, cfg.Concurrency)}}
+	w.kicked.ctx, w.kicked.cancel = context.WithCancel(context.Background())
+	return w
 }
 
-// Start runs the worker in the background.
+// shutdownTimeout is how long a shutting-down worker waits for the work under way.
+const shutdownTimeout = 25 * time.Second
+
+// Start runs the worker in the background: it listens for kicks, then takes tasks.
 func (w *Worker) Start() error {
+	kicks, err := w.engine.store.ListenKicks(w.kicked.ctx)
+	if err != nil {
+		return err
+	}
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(TypeObservations, w.engine.projectTask)
 	mux.HandleFunc(TypeTick, w.engine.projectTask)
 	mux.HandleFunc(TypeConfig, w.engine.configTask)
 	mux.HandleFunc(TypeDelivery, w.engine.deliverTask)
-	return w.srv.Start(mux)
+	if err := w.srv.Start(mux); err != nil {
+		_ = kicks.Close()
+		return err
+	}
+	w.kicks = kicks
+	w.engine.loops.setStart(w.startKicked)
+	go func() {
+		for groupID := range kicks.C() {
+			w.engine.loops.kick(groupID)
+		}
+	}()
+	return nil
 }
 
-// Shutdown stops taking tasks and waits for those under way; what does not finish in time is
-// handed back to the queue.
+// startKicked runs a loop at project groupID (counted as p) for a kick, unless every slot is
+// taken. Its error needs no handling of its own: the work's task does the same work, and
+// asynq retries what fails there; the kick only came sooner.
+func (w *Worker) startKicked(groupID string, p *projectLoops) bool {
+	select {
+	case w.kicked.slots <- struct{}{}:
+	default:
+		return false
+	}
+	w.kicked.wg.Add(1)
+	go func() {
+		defer func() { <-w.kicked.slots; w.kicked.wg.Done() }()
+		if err := w.engine.runLoop(w.kicked.ctx, groupID, nil, p); err != nil && !errors.Is(err, errBusy) && w.kicked.ctx.Err() == nil {
+			w.engine.Log.Warn("a kicked session failed; the work's task takes over", zap.String("groupId", groupID), zap.Error(err))
+		}
+	}()
+	return true
+}
+
+// Shutdown stops taking tasks and kicks and waits for the work under way; what does not
+// finish in time is handed back to the queue (a kicked session's work comes back with its
+// lease: the batches and claims it did not finish stay in Redis, and their tasks are queued).
 func (w *Worker) Shutdown() {
-	w.srv.Stop()     // no new tasks
-	w.engine.stop()  // tasks waiting rather than working give up their turn
+	w.srv.Stop() // no new tasks
+	if w.kicks != nil {
+		_ = w.kicks.Close()
+		w.engine.loops.setStart(nil) // no new kicked loops
+	}
+	w.engine.stop() // tasks waiting rather than working give up their turn
+	late := time.AfterFunc(shutdownTimeout, w.kicked.cancel)
 	w.srv.Shutdown() // and those working finish, up to the shutdown timeout
+	w.kicked.wg.Wait()
+	late.Stop()
+	w.kicked.cancel()
 }
 
 // projectTask runs a session of the task's project: whatever waits or is due gets done,
