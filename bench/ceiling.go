@@ -39,7 +39,8 @@ func asynqCeiling(ctx context.Context, rdb *redis.Client, n, concurrency int) (f
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency: concurrency,
 		Queues:      map[string]int{noopQueue: 1},
-		// As dispatch.NewWorker sets them.
+		// Polled twice as often as dispatch.NewWorker's queues (100 ms, 500 ms): with every
+		// task queued before it starts, polling only shortens the ceiling's idle start.
 		DelayedTaskCheckInterval: 100 * time.Millisecond,
 		TaskCheckInterval:        50 * time.Millisecond,
 		LogLevel:                 asynq.WarnLevel,
