@@ -60,9 +60,9 @@ type envelope struct {
 }
 
 func (s *Server) endpoint(rt route) http.Handler {
-	h := rt.handle
+	h, bodyLimit := rt.handle, cmp.Or(bodyLimits[rt.pattern], defaultBodyLimit)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := &call{s: s, r: r, ctx: r.Context(), who: principalOf(r.Context()), now: s.cfg.Clock.Now(), bodyLimit: cmp.Or(bodyLimits[rt.pattern], defaultBodyLimit),
+		c := &call{s: s, r: r, ctx: r.Context(), who: principalOf(r.Context()), now: s.cfg.Clock.Now(), bodyLimit: bodyLimit,
 			pending: pendingOf(r.Context())}
 		rep, err := c.serve(h)
 		switch s.settle(c) { // nothing is answered before the request's check passed
@@ -117,6 +117,9 @@ func (c *call) serve(h handler) (reply, error) {
 
 // checkQuery validates the shared query parameters.
 func (c *call) checkQuery() error {
+	if c.r.URL.RawQuery == "" { // the usual request: nothing to parse
+		return nil
+	}
 	q := c.r.URL.Query()
 	for _, name := range []string{"pretty", "envelope", "includeRaw"} {
 		if v := q.Get(name); v != "" {

@@ -21,9 +21,23 @@ type Link struct {
 
 // versionHeaders are on every response (the document's success headers; harmless on errors).
 func (s *Server) versionHeaders(h http.Header) {
-	h.Set("X-Vendor-Service-Version", "gitHash="+s.cfg.GitHash+"; versionString="+s.cfg.Version)
+	for k, v := range s.fixedHeaders {
+		h[k] = v
+	}
+}
+
+// fixedHeaders are the values of versionHeaders, made once: every response carries them. Each
+// value is a slice of length and capacity 1, so a handler adding to one (Header.Add) appends to
+// a copy, never to the one all responses share.
+func fixedHeaders(cfg Config) http.Header {
+	h := http.Header{}
+	h.Set("X-Vendor-Service-Version", "gitHash="+cfg.GitHash+"; versionString="+cfg.Version)
 	h.Set("Strict-Transport-Security", "max-age=300")
 	h.Set("Vary", "Accept-Encoding")
+	for k, v := range h {
+		h[k] = v[:1:1]
+	}
+	return h
 }
 
 // writeJSON writes v with status, pretty-printed when the query asks for it.
@@ -113,22 +127,25 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, status int
 // self is empty: an answer that is not a resource). Splicing the encoded object keeps domain
 // types free of HTTP links.
 func withLinks(v any, self string) (json.RawMessage, error) {
-	b, err := marshal(v)
+	var b []byte
+	var err error
+	switch a := v.(type) {
+	case herald.Alert: // the polled one: encoded by hand
+		b, err = appendAlert(make([]byte, 0, 512), &a)
+	default:
+		b, err = marshal(v)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if self == "" || len(b) < 2 || b[len(b)-1] != '}' {
 		return b, nil
 	}
-	links, _ := marshal([]Link{{Href: self, Rel: "self"}})
-	out := make([]byte, 0, len(b)+len(links)+10)
-	out = append(out, b[:len(b)-1]...)
-	if len(b) > 2 {
-		out = append(out, ',')
+	b = b[:len(b)-1]
+	if len(b) > 1 {
+		b = append(b, ',')
 	}
-	out = append(out, `"links":`...)
-	out = append(out, links...)
-	return append(out, '}'), nil
+	return append(appendSelfLink(b, self), '}'), nil
 }
 
 func queryBool(r *http.Request, name string) bool {

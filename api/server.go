@@ -83,6 +83,8 @@ type Server struct {
 	withRead map[string]bool // the mounted patterns of checkedWithRead
 	mux      *http.ServeMux
 	started  time.Time // for the front door's uptime
+
+	fixedHeaders http.Header // of versionHeaders
 }
 
 // New builds the API on st, telling engine of what concerns it. It reads (or makes, once) the
@@ -102,7 +104,8 @@ func New(ctx context.Context, st *store.Store, engine Engine, log *zap.Logger, c
 	if err != nil {
 		return nil, fmt.Errorf("api: nonce secret: %w", err)
 	}
-	s := &Server{store: st, engine: engine, log: log, cfg: cfg, withRead: map[string]bool{}, mux: http.NewServeMux(), started: cfg.Clock.Now()}
+	s := &Server{store: st, engine: engine, log: log, cfg: cfg, withRead: map[string]bool{}, mux: http.NewServeMux(), started: cfg.Clock.Now(),
+		fixedHeaders: fixedHeaders(cfg)}
 	s.verifier = digest.Verifier{Secret: secret, Lifetime: cfg.NonceLifetime, Counter: st.NonceCounter(), Now: cfg.Clock.Now}
 	for _, rt := range s.routes() {
 		method, path, _ := strings.Cut(rt.pattern, " ")

@@ -3,6 +3,8 @@ package store
 import (
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/heraldhq/herald"
 )
 
 // An alert's document is read on every GET of it (the endpoint agents and dashboards poll),
@@ -10,13 +12,16 @@ import (
 // the documents of nearly every alert by hand: those whose values are all plain strings and
 // integers. Anything else (labels, tags, a current value, an escape, null, a name it does not
 // know) it leaves to encoding/json, which reads every document the same (a fuzz test compares
-// them).
+// them). The alert's project, read with it, is read the same way (decodeFlatProject).
 
 // decodeFlatAlertDoc reads b into d as json.Unmarshal would, when b is a flat document;
 // false (d then partly written) when it is not, for encoding/json to read.
 func decodeFlatAlertDoc(b []byte, d *alertDoc) bool {
-	return scanFlatObject(b, func(name, str []byte, num int64, isNum bool) bool {
-		if isNum {
+	return scanFlatObject(b, func(name, str []byte, num int64, kind flatKind) bool {
+		switch kind {
+		case flatEmptyArray:
+			return false // only tags are arrays, and an alert leaves out empty ones
+		case flatNumber:
 			var p **int64
 			switch string(name) {
 			case "t":
@@ -82,10 +87,20 @@ func decodeFlatAlertDoc(b []byte, d *alertDoc) bool {
 	})
 }
 
+// flatKind is the kind of a member's value scanFlatObject read.
+type flatKind uint8
+
+const (
+	flatString     flatKind = iota // str holds it
+	flatNumber                     // num holds it
+	flatEmptyArray                 // []: a project's tags, most often
+)
+
 // scanFlatObject reads b as one JSON object whose names and string values have no escapes
-// and whose other values are integers (-?(0|[1-9][0-9]*), fitting an int64), calling field
-// for each member in order; false as soon as b is anything else or field says false.
-func scanFlatObject(b []byte, field func(name, str []byte, num int64, isNum bool) bool) bool {
+// and whose other values are integers (-?(0|[1-9][0-9]*), fitting an int64) or empty arrays,
+// calling field for each member in order; false as soon as b is anything else or field says
+// false.
+func scanFlatObject(b []byte, field func(name, str []byte, num int64, kind flatKind) bool) bool {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false
@@ -107,15 +122,22 @@ func scanFlatObject(b []byte, field func(name, str []byte, num int64, isNum bool
 		if i >= len(b) {
 			return false
 		}
-		if b[i] == '"' {
+		switch b[i] {
+		case '"':
 			str, next, ok := plainString(b, i)
-			if !ok || !field(name, str, 0, false) {
+			if !ok || !field(name, str, 0, flatString) {
 				return false
 			}
 			i = next
-		} else {
+		case '[':
+			i = skipSpace(b, i+1)
+			if i >= len(b) || b[i] != ']' || !field(name, nil, 0, flatEmptyArray) {
+				return false
+			}
+			i++
+		default:
 			num, next, ok := plainInt(b, i)
-			if !ok || !field(name, nil, num, true) {
+			if !ok || !field(name, nil, num, flatNumber) {
 				return false
 			}
 			i = next
@@ -133,6 +155,44 @@ func scanFlatObject(b []byte, field func(name, str []byte, num int64, isNum bool
 			return false
 		}
 	}
+}
+
+// decodeFlatProject reads b into p as json.Unmarshal would, when b is a flat project document
+// (its tags empty, its creation time a time herald.ParseTime reads); false (p then partly
+// written) when it is not, for encoding/json to read. A project is read with every GET of
+// one of its alerts.
+func decodeFlatProject(b []byte, p *herald.Project) bool {
+	return scanFlatObject(b, func(name, str []byte, _ int64, kind flatKind) bool {
+		switch string(name) {
+		case "tags":
+			if kind != flatEmptyArray {
+				return false
+			}
+			p.Tags = []string{}
+			return true
+		case "created":
+			if kind != flatString {
+				return false
+			}
+			t, ok := herald.ParseTime(string(str))
+			p.Created = t
+			return ok
+		}
+		if kind != flatString {
+			return false
+		}
+		switch string(name) {
+		case "id":
+			p.ID = string(str)
+		case "name":
+			p.Name = string(str)
+		case "orgId":
+			p.OrgID = string(str)
+		default:
+			return false
+		}
+		return true
+	})
 }
 
 // plainString reads the JSON string at b[i] (its opening quote) when it has no escape, no

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ var flatDocs = []struct {
 	{`{"hr":"Zoë ✓","t":9223372036854775807}`, true},
 	{`{"i":"a","i":"b","t":1,"t":2}`, true},
 	{`{"tg":["a"]}`, false},
+	{`{"tg":[]}`, false},
 	{`{"l":{"job":"node"}}`, false},
 	{`{"v":{"number":1.5,"units":"RAW"}}`, false},
 	{`{"hr":"say \"hi\""}`, false},
@@ -109,4 +111,94 @@ func FuzzDecodeFlatAlertDoc(f *testing.F) {
 			sameAsEncodingJSON(t, b, got)
 		}
 	})
+}
+
+// projectDocs are project documents of each shape, true where the flat decoder reads them.
+var projectDocs = []struct {
+	doc  string
+	flat bool
+}{
+	{`{}`, true},
+	{`{"id":"6730d1f0aa00000000000001","name":"Prod ✓","orgId":"6730d1f0aa00000000000002","created":"2026-11-21T18:40:55Z","tags":[]}`, true},
+	{`{"id":"x", "tags" : [ ] , "created":"2026-11-21T19:40:55+01:00"}`, true},
+	{`{"created":"2026-11-21"}`, true},
+	{`{"id":"a","id":"b"}`, true},
+	{`{"tags":["a"]}`, false},
+	{`{"tags":null}`, false},
+	{`{"tags":[1]}`, false},
+	{`{"tags":[}`, false},
+	{`{"created":"yesterday"}`, false},
+	{`{"created":null}`, false},
+	{`{"created":1}`, false},
+	{`{"id":1}`, false},
+	{`{"id":[]}`, false},
+	{`{"name":"say \"hi\""}`, false},
+	{`{"ID":"case differs"}`, false},
+	{`{"zz":"unknown"}`, false},
+	{`{"id":"a"`, false},
+	{``, false},
+}
+
+// The flat project decoder reads what it reads exactly as encoding/json does (into a project
+// already holding values too), and leaves the rest.
+func TestDecodeFlatProject(t *testing.T) {
+	for _, c := range projectDocs {
+		var got herald.Project
+		if ok := decodeFlatProject([]byte(c.doc), &got); ok != c.flat {
+			t.Errorf("%q: read by hand %v, want %v", c.doc, ok, c.flat)
+			continue
+		}
+		if c.flat {
+			projectSameAsEncodingJSON(t, []byte(c.doc))
+		}
+	}
+}
+
+// What the store writes for a new project is read by hand.
+func TestStoredProjectReadByHand(t *testing.T) {
+	p, _ := herald.NewProject("Prod", herald.NewID(time.Now()), nil, time.Now())
+	b, err := encodeDoc(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flat herald.Project
+	if !decodeFlatProject(b, &flat) {
+		t.Fatalf("%s was left to encoding/json", b)
+	}
+	projectSameAsEncodingJSON(t, b)
+	var back herald.Project
+	if err := decodeDoc(b, &back); err != nil || !reflect.DeepEqual(back, p) {
+		t.Errorf("%s read back as %+v (%v), want %+v", b, back, err, p)
+	}
+}
+
+// Whatever the bytes, a project document the flat decoder reads is one encoding/json reads the same.
+func FuzzDecodeFlatProject(f *testing.F) {
+	for _, c := range projectDocs {
+		f.Add([]byte(c.doc))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got herald.Project
+		if decodeFlatProject(b, &got) {
+			projectSameAsEncodingJSON(t, b)
+		}
+	})
+}
+
+// projectSameAsEncodingJSON checks that decodeDoc reads b as json.Unmarshal does, into an
+// empty project and into one already holding values.
+func projectSameAsEncodingJSON(t *testing.T, b []byte) {
+	t.Helper()
+	held := herald.Project{ID: "held", Name: "held", OrgID: "held", Created: herald.At(time.Unix(1, 0)), Tags: []string{"held"}}
+	for _, start := range []herald.Project{{}, held} {
+		want, got := start, start
+		want.Tags = slices.Clone(start.Tags)
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Errorf("%q read by hand, but encoding/json refuses it: %v", b, err)
+			return
+		}
+		if err := decodeDoc(b, &got); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q read by hand as %+v (%v), encoding/json reads %+v", b, got, err, want)
+		}
+	}
 }

@@ -42,6 +42,13 @@ func encodeDoc(v any) ([]byte, error) {
 
 // decodeDoc reads a stored document into dst, in either form.
 func decodeDoc(b []byte, dst any) error {
+	if p, ok := dst.(*herald.Project); ok {
+		flat := *p // as encoding/json, keeping what the document does not name
+		if decodeFlatProject(b, &flat) {
+			*p = flat
+			return nil
+		}
+	}
 	if !isAPIForm(b) {
 		switch d := dst.(type) {
 		case *herald.Alert:

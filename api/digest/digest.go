@@ -385,7 +385,7 @@ func parseAuthorization(header string) (map[string]string, error) {
 		return nil, invalid("malformed scheme") // e.g. `Digest="x"`
 	}
 	p := &paramParser{s: s, i: i}
-	params := map[string]string{}
+	params := make(map[string]string, 12) // a request sends 9 or 10: room for them from the start
 	for {
 		p.skipOWS()
 		if p.done() {
