@@ -1,0 +1,71 @@
+// Package jsonfield appends JSON object members by hand, byte for byte as encoding/json writes
+// them. It is for the few documents written often enough that reflection shows in profiles (an
+// alert stored on every engine step, an alert answered on every read); their encoders list
+// their fields and leave anything that is not a plain string to a Writer's Marshal.
+//
+// It owns only the byte form of members; which fields a document has, and their names, belong
+// to the encoder that uses it (store's stored form, api's answers).
+package jsonfield
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// A Writer appends members as its Marshal encodes them: encoding/json.Marshal (which escapes
+// <, > and &), or an encoder with HTML escaping turned off.
+type Writer struct {
+	Marshal    func(any) ([]byte, error)
+	EscapeHTML bool // Marshal escapes <, > and &
+}
+
+// Name appends the start of a member that follows another: ,"name":
+func Name(b []byte, name string) []byte {
+	return append(append(append(b, `,"`...), name...), `":`...)
+}
+
+// String appends s quoted as w.Marshal quotes it: printable ASCII that needs no escape is
+// copied; a string with anything else is left to w.Marshal.
+func (w Writer) String(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == 0x7f ||
+			w.EscapeHTML && (c == '<' || c == '>' || c == '&') {
+			j, _ := w.Marshal(s) // a string always encodes
+			return append(b, j...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// StringField appends ,"name":"s" unless s is empty (omitempty).
+func (w Writer) StringField(b []byte, name, s string) []byte {
+	if s == "" {
+		return b
+	}
+	return w.String(Name(b, name), s)
+}
+
+// IntField appends ,"name":n unless n is nil (omitempty).
+func IntField(b []byte, name string, n *int64) []byte {
+	if n == nil {
+		return b
+	}
+	return strconv.AppendInt(Name(b, name), *n, 10)
+}
+
+// ValueField appends ,"name": and w.Marshal(v), if present (omitempty leaves out a field that
+// is not); a value that does not encode sets *err, and nothing more is appended once it is set.
+func (w Writer) ValueField(b []byte, name string, v any, present bool, err *error) []byte {
+	if !present || *err != nil {
+		return b
+	}
+	j, e := w.Marshal(v)
+	if e != nil {
+		*err = e
+		return b
+	}
+	return append(Name(b, name), j...)
+}

@@ -1,0 +1,58 @@
+package jsonfield
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+// noHTML is encoding/json with HTML escaping turned off, as the API writes answers.
+func noHTML(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// Each Writer quotes every string exactly as its Marshal does, whichever path it takes.
+func TestStringQuotesAsMarshal(t *testing.T) {
+	for _, w := range []Writer{{Marshal: json.Marshal, EscapeHTML: true}, {Marshal: noHTML}} {
+		for _, s := range []string{"", "plain", "a b-c_d.e/f:g", `q"uote`, `back\slash`, "<b>&amp;</b>",
+			"tab\there", "nl\n", "\x00", "\x7f", "é", "\u2028", "\xff", "emoji 🚨"} {
+			want, err := w.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := w.String([]byte("x"), s); !bytes.Equal(got, append([]byte("x"), want...)) {
+				t.Errorf("EscapeHTML %v, %q: got %s, want x%s", w.EscapeHTML, s, got, want)
+			}
+		}
+	}
+}
+
+func TestFields(t *testing.T) {
+	w := Writer{Marshal: json.Marshal, EscapeHTML: true}
+	n := int64(-42)
+	var err error
+	b := []byte("{")
+	b = w.StringField(b, "empty", "")
+	b = w.StringField(b, "s", "v")
+	b = IntField(b, "none", nil)
+	b = IntField(b, "n", &n)
+	b = w.ValueField(b, "absent", []int{1}, false, &err)
+	b = w.ValueField(b, "l", []string{"a"}, true, &err)
+	if got, want := string(b), `{,"s":"v","n":-42,"l":["a"]`; got != want || err != nil {
+		t.Fatalf("got %s (%v), want %s", got, err, want)
+	}
+
+	failing := Writer{Marshal: func(any) ([]byte, error) { return nil, errors.New("no") }}
+	b = failing.ValueField(nil, "x", 1, true, &err)
+	b = w.ValueField(b, "y", 2, true, &err) // nothing more once err is set
+	if err == nil || len(b) != 0 {
+		t.Fatalf("after a value that does not encode: %q, %v", b, err)
+	}
+}
