@@ -92,8 +92,13 @@ func (s *session) recoverOutbox(ctx context.Context) error {
 	return nil
 }
 
-// retryDelay honours a target's Retry-After, and otherwise backs off exponentially.
+// retryDelay honours a target's Retry-After, and otherwise backs off exponentially. A task
+// whose worker died under it (asynq's recoverer found its lease expired, a minute or two
+// late already) goes again at once: its target did nothing to be backed off from.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
+	if errors.Is(err, asynq.ErrLeaseExpired) {
+		return 100 * time.Millisecond
+	}
 	var f *channels.Failure
 	if errors.As(err, &f) && f.RetryAfter > 0 {
 		// asynq keeps the retry's due time in whole seconds and may start it early: a second
