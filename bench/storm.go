@@ -27,7 +27,7 @@ import (
 // and persists nothing; Herald runs as in production: `herald api` and `herald worker` as
 // separate processes, built from ./cmd/herald, on the run's redis-server (AOF everysec).
 var (
-	heraldBin = flag.String("herald", "", "herald binary the storm runs (default: built from ./cmd/herald)")
+	heraldBin = flag.String("herald", "", "herald binary the scenarios that start Herald processes run: storm, apiread, ingest (default: built from ./cmd/herald); opened, due, waiting, million and prometheus run the engine in this process, from this tree, so compare versions of those with separately built bench binaries")
 )
 
 // Scenario 5's targets.
