@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/jsonfield"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -158,12 +159,4 @@ func queryBool(r *http.Request, name string) bool {
 
 // marshal encodes v as JSON without HTML escaping: the API's bodies are not HTML, and links
 // with & in their query read as they are.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+var marshal = jsonfield.MarshalNoHTML

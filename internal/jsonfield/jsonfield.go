@@ -8,6 +8,8 @@
 package jsonfield
 
 import (
+	"bytes"
+	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 )
@@ -17,6 +19,18 @@ import (
 type Writer struct {
 	Marshal    func(any) ([]byte, error)
 	EscapeHTML bool // Marshal escapes <, > and &
+}
+
+// MarshalNoHTML is encoding/json.Marshal with HTML escaping turned off (<, > and & as they
+// are): the Marshal of a Writer for bodies that are not HTML, such as the API's.
+func MarshalNoHTML(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // Name appends the start of a member that follows another: ,"name":

@@ -7,20 +7,25 @@ import (
 	"testing"
 )
 
-// noHTML is encoding/json with HTML escaping turned off, as the API writes answers.
-func noHTML(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
+// Each Writer quotes every string exactly as its Marshal does, whichever path it takes.
+// MarshalNoHTML writes what encoding/json writes, but for <, > and &, which it leaves as
+// they are.
+func TestMarshalNoHTML(t *testing.T) {
+	v := map[string]any{"href": "http://h/?a=1&b=<2>", "n": 1.5, "l": []string{"x"}}
+	got, err := MarshalNoHTML(v)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	if want := `{"href":"http://h/?a=1&b=<2>","l":["x"],"n":1.5}`; string(got) != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	if _, err := MarshalNoHTML(func() {}); err == nil {
+		t.Fatal("a func encoded")
+	}
 }
 
-// Each Writer quotes every string exactly as its Marshal does, whichever path it takes.
 func TestStringQuotesAsMarshal(t *testing.T) {
-	for _, w := range []Writer{{Marshal: json.Marshal, EscapeHTML: true}, {Marshal: noHTML}} {
+	for _, w := range []Writer{{Marshal: json.Marshal, EscapeHTML: true}, {Marshal: MarshalNoHTML}} {
 		for _, s := range []string{"", "plain", "a b-c_d.e/f:g", `q"uote`, `back\slash`, "<b>&amp;</b>",
 			"tab\there", "nl\n", "\x00", "\x7f", "é", "\u2028", "\xff", "emoji 🚨"} {
 			want, err := w.Marshal(s)
