@@ -234,6 +234,8 @@ func (b *bench) runScenario(ctx context.Context, s scenario) ([]figure, error) {
 	if err := b.redis.flush(ctx); err != nil {
 		return nil, err
 	}
+	disk := b.redis.diskStalls(ctx)
+	defer func() { disk.report(ctx, s.name) }()
 	if b.profileDir != "" {
 		if err := os.MkdirAll(b.profileDir, 0o755); err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,6 +81,41 @@ func (rs *redisServer) info(ctx context.Context, section string) (map[string]str
 		}
 	}
 	return fields, nil
+}
+
+// diskStalls is a mark of what redis-server's append-only file went through so far: fsyncs
+// that fell behind (Redis held writes for them) and rewrites (a fork each). A scenario's
+// latency figures are read in their light: the run logs them when they moved.
+type diskStalls struct {
+	rs                      *redisServer
+	delayedFsyncs, rewrites int64
+}
+
+func (rs *redisServer) diskStalls(ctx context.Context) diskStalls {
+	d := diskStalls{rs: rs}
+	d.delayedFsyncs, d.rewrites = rs.persistence(ctx)
+	return d
+}
+
+// report logs the delayed fsyncs and rewrites since the mark, if any.
+func (d diskStalls) report(ctx context.Context, scenario string) {
+	fsyncs, rewrites := d.rs.persistence(ctx)
+	if fsyncs > d.delayedFsyncs || rewrites > d.rewrites {
+		log.Printf("%s: redis-server's append-only file: %d fsyncs fell behind, %d rewrites during the scenario",
+			scenario, fsyncs-d.delayedFsyncs, rewrites-d.rewrites)
+	}
+}
+
+// persistence is INFO persistence's aof_delayed_fsync and aof_rewrites (0 where unreadable:
+// this is a diagnostic, not a figure).
+func (rs *redisServer) persistence(ctx context.Context) (delayedFsyncs, rewrites int64) {
+	fields, err := rs.info(ctx, "persistence")
+	if err != nil {
+		return 0, 0
+	}
+	delayedFsyncs, _ = strconv.ParseInt(fields["aof_delayed_fsync"], 10, 64)
+	rewrites, _ = strconv.ParseInt(fields["aof_rewrites"], 10, 64)
+	return delayedFsyncs, rewrites
 }
 
 // usedMemory is INFO memory's used_memory: the bytes Redis allocated for its data and itself.
