@@ -223,14 +223,14 @@ type refusal struct {
 	r recipient
 }
 
-// deliver sends a committed step's notices concurrently, at most deliverParallel at once and
-// deliverPerKind of one kind, so that one slow service cannot hold every slot.
-func (s *session) deliver(ctx context.Context, g sendGroup) sent {
+// deliver sends a committed step's notices concurrently on the session's deliverers, at most
+// deliverParallel at once and deliverPerKind of one kind, so that one slow service cannot hold
+// every slot.
+func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) sent {
 	out := sent{group: g, notified: map[string]time.Time{}}
 	var (
 		mu    sync.Mutex
 		wg    sync.WaitGroup
-		all   = make(chan struct{}, deliverParallel)
 		kinds = map[string]chan struct{}{}
 	)
 	slot := func(kind string) chan struct{} {
@@ -260,10 +260,9 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 		for _, r := range rs {
 			kind := slot(r.kind)
 			wg.Add(1)
-			all <- struct{}{}
 			kind <- struct{}{}
-			go func() {
-				defer func() { <-kind; <-all; wg.Done() }()
+			pool.run(func() {
+				defer func() { <-kind; wg.Done() }()
 				res, records, err := s.e.try(ctx, n, r, false)
 				mu.Lock()
 				defer mu.Unlock()
@@ -284,12 +283,46 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 					out.retry = append(out.retry, later{n: one, kind: r.kind})
 				}
 				out.attempts = append(out.attempts, triedOf(one, records)...)
-			}()
+			})
 		}
 	}
 	wg.Wait()
 	return out
 }
+
+// deliverers are the goroutines a session's sender runs its deliveries on: started as needed,
+// up to deliverParallel, and kept until the sender ends. A delivery's HTTP exchange grows a
+// goroutine's stack to some tens of KiB; a goroutine started for each of a storm's thousands
+// of deliveries grew (copied) its stack from the minimum each time, some 4 % of a worker's CPU.
+// Only one goroutine (the sender's delivering stage) hands out work.
+type deliverers struct {
+	jobs    chan func()
+	started int
+}
+
+func newDeliverers() *deliverers { return &deliverers{jobs: make(chan func())} }
+
+// run runs job on an idle deliverer, a new one while fewer than deliverParallel run, or else
+// the first to become idle (waiting for it).
+func (p *deliverers) run(job func()) {
+	select {
+	case p.jobs <- job:
+		return
+	default:
+	}
+	if p.started < deliverParallel {
+		p.started++
+		go func() {
+			for job := range p.jobs {
+				job()
+			}
+		}()
+	}
+	p.jobs <- job
+}
+
+// stop ends the deliverers once their jobs are done; run must not be called after.
+func (p *deliverers) stop() { close(p.jobs) }
 
 // people are the users a notification of the session's project may reach, read once it succeeds.
 func (s *session) people(ctx context.Context) ([]herald.User, error) {

@@ -404,8 +404,10 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 		delivered := make(chan sent, 1)
 		go func() {
 			defer close(delivered)
+			pool := newDeliverers()
+			defer pool.stop()
 			for g := range s.sends {
-				delivered <- s.deliver(ctx, g)
+				delivered <- s.deliver(ctx, g, pool)
 			}
 		}()
 		go func() {
