@@ -134,9 +134,7 @@ func (e *Engine) attempt(ctx context.Context, n notice, r recipient) (outcome, [
 		return givenUp, []store.Attempt{e.record(n, r, e.Clock.Now(), &channels.Failure{Reason: err.Error()})}, err
 	}
 	var records []store.Attempt
-	backoff := retry.WithMaxDuration(quickBound, retry.WithMaxRetries(quickTries-1,
-		retry.WithJitterPercent(20, retry.NewExponential(quickFirstWait))))
-	err := retry.Do(ctx, backoff, func(ctx context.Context) error {
+	err := retry.Do(ctx, quickBackoff(time.Now()), func(ctx context.Context) error {
 		start := e.Clock.Now()
 		err := notifier.Notify(ctx, r.delivery)
 		records = append(records, e.record(n, r, start, err))
@@ -164,6 +162,20 @@ func (e *Engine) attempt(ctx context.Context, n notice, r recipient) (outcome, [
 	default: // transient, or not classified: try again later
 		return retryLater, records, err
 	}
+}
+
+// quickBackoff is the waits between a delivery's quick tries, the first of which started at
+// start. It is built only when a first try failed: most never do, and building it (four
+// layers of go-retry) for each of a storm's deliveries cost more than the rest of attempt.
+func quickBackoff(start time.Time) retry.Backoff {
+	var b retry.Backoff
+	return retry.BackoffFunc(func() (time.Duration, bool) {
+		if b == nil {
+			b = retry.WithMaxDuration(quickBound-time.Since(start), retry.WithMaxRetries(quickTries-1,
+				retry.WithJitterPercent(20, retry.NewExponential(quickFirstWait))))
+		}
+		return b.Next()
+	})
 }
 
 // record is the log entry of one try.
@@ -244,7 +256,11 @@ func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) se
 	for _, n := range g.notices {
 		nc := noticeContext{alert: g.alerts[n.AlertID], rule: g.cfg.rule(n.ConfigID), project: s.project, integ: g.cfg.integ,
 			people: func() ([]herald.User, error) { return s.people(ctx) }}
-		if why := n.about().Superseded(nc.alert, nc.rule, s.e.Clock.Now()); why != "" {
+		about := n.about()
+		if fps := g.cfg.fingerprints[n.ConfigID]; n.Notification < len(fps) && about.Fingerprint == fps[n.Notification] {
+			about.Fingerprint = "" // the notification is as it was: no need to fingerprint it again
+		}
+		if why := about.Superseded(nc.alert, nc.rule, s.e.Clock.Now()); why != "" {
 			mu.Lock()
 			out.attempts = append(out.attempts, tried{n, s.e.superseded(n, n.DeliveryID, noticeKind(n, nc.rule), "", why)})
 			mu.Unlock()

@@ -489,6 +489,8 @@ type configSet struct {
 	byType  map[string][]string         // enabled configuration ids by event type
 	windows []herald.MaintenanceWindow
 	integ   map[string]*herald.Integration
+	// fingerprints are each configuration's notifications' (fingerprints), by id.
+	fingerprints map[string][]string
 }
 
 // cfg is the configurations the session uses now.
@@ -522,7 +524,7 @@ func (e *Engine) loadConfigs(ctx context.Context, groupID string) (*configSet, e
 		return nil, err
 	}
 	s := &configSet{version: version, project: p, configs: map[string]herald.AlertRule{}, global: map[string]bool{},
-		byType: map[string][]string{}, integ: map[string]*herald.Integration{}}
+		byType: map[string][]string{}, integ: map[string]*herald.Integration{}, fingerprints: map[string][]string{}}
 	for off := 0; ; off += 500 {
 		cs, _, err := e.store.AlertConfigs(ctx, groupID, store.Page{Offset: off, Limit: 500})
 		if err != nil {
@@ -571,7 +573,7 @@ func (s *configSet) rule(id string) *herald.AlertRule {
 }
 
 func (s *configSet) add(id string, rule herald.AlertRule, global bool) {
-	s.configs[id], s.global[id] = rule, global
+	s.configs[id], s.global[id], s.fingerprints[id] = rule, global, fingerprints(rule)
 	if rule.Enabled {
 		s.byType[rule.EventTypeName] = append(s.byType[rule.EventTypeName], id)
 	}

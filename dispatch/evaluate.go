@@ -183,9 +183,9 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 				c = &store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: f.target, Scope: sc}}
 				current[p] = c
 				order = append(order, c)
-				s.step(&d, c, sc, herald.Advance(a, sched, rule, s.silenced(a, now), s.e.Minute, now), rule, now)
+				s.step(&d, c, sc, herald.Advance(a, sched, rule, s.silenced(a, now), s.e.Minute, now), now)
 			case active:
-				s.step(&d, c, sc, herald.Clear(c.Tracked.Alert, c.Tracked.Schedule, s.silenced(c.Tracked.Alert, now), now), rule, now)
+				s.step(&d, c, sc, herald.Clear(c.Tracked.Alert, c.Tracked.Schedule, s.silenced(c.Tracked.Alert, now), now), now)
 			}
 		}
 		changes := make([]store.Change, 0, len(order))
@@ -305,10 +305,10 @@ func (d *decided) reset() { d.steps, d.notices, d.raw = d.steps[:0], d.notices[:
 
 // step records lifecycle step st in change c (the new state, when to wake, its events and
 // notices) and in d.
-func (s *session) step(d *decided, c *store.Change, sc store.Scope, st herald.Step, rule herald.AlertRule, now time.Time) {
+func (s *session) step(d *decided, c *store.Change, sc store.Scope, st herald.Step, now time.Time) {
 	c.Tracked.Alert, c.Tracked.Schedule, c.Wake = st.Alert, st.Schedule, st.Wake
 	c.Events = append(c.Events, s.stepEvents(st, now, sc.Global)...)
-	for _, n := range stepNotices(sc, st, rule) {
+	for _, n := range stepNotices(sc, st, s.cfg().fingerprints[st.Alert.AlertConfigID]) {
 		raw := n.encode()
 		c.Notices = append(c.Notices, raw)
 		d.notices, d.raw = append(d.notices, n), append(d.raw, raw)
@@ -408,7 +408,7 @@ func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now
 			found[t.Alert.ID] = true
 			rule, ok := s.cfg().configs[t.Alert.AlertConfigID]
 			c := store.Change{Tracked: t, PrevStatus: t.Alert.Status, OutboxUntil: now.Add(s.e.Lease)}
-			s.step(&d, &c, sc, next(t, rule, ok), rule, now)
+			s.step(&d, &c, sc, next(t, rule, ok), now)
 			changes = append(changes, c)
 			alerts[t.Alert.ID] = c.Tracked.Alert
 		}

@@ -20,19 +20,31 @@ import (
 // secrets.
 type notice = deliveryTask
 
-// newNotice is notification idx of alert a's notice of kind ev. Its id is the same however
-// often the notice is tried: the alert, the notification and which notice of it this is.
-func newNotice(sc store.Scope, a herald.Alert, rule herald.AlertRule, idx int, ev channels.Event, seq int) notice {
+// newNotice is notification idx of alert a's notice of kind ev, fps the fingerprints of its
+// configuration's notifications (fingerprints). Its id is the same however often the notice is
+// tried: the alert, the notification and which notice of it this is.
+func newNotice(sc store.Scope, a herald.Alert, fps []string, idx int, ev channels.Event, seq int) notice {
 	id := fmt.Sprintf("%s-%d-%d", a.ID, idx, seq)
 	if ev == channels.EventClose {
 		id = fmt.Sprintf("%s-%d-close", a.ID, idx)
 	}
 	n := notice{GroupID: sc.GroupID, Global: sc.Global, AlertID: a.ID, ConfigID: a.AlertConfigID,
 		Notification: idx, Event: string(ev), DeliveryID: id}
-	if idx < len(rule.Notifications) {
-		n.Fingerprint = rule.Notifications[idx].Fingerprint()
+	if idx < len(fps) {
+		n.Fingerprint = fps[idx]
 	}
 	return n
+}
+
+// fingerprints are the Fingerprint of each of rule's notifications, in order: a session's
+// configurations hold them (configSet), so that they are computed once a load rather than
+// twice a notice (an encoding and a hash each), when it is decided and when it is sent.
+func fingerprints(rule herald.AlertRule) []string {
+	out := make([]string, len(rule.Notifications))
+	for i, nt := range rule.Notifications {
+		out[i] = nt.Fingerprint()
+	}
+	return out
 }
 
 func (n notice) scope() store.Scope { return store.Scope{GroupID: n.GroupID, Global: n.Global} }
@@ -42,18 +54,19 @@ func (n notice) encode() []byte {
 	return b
 }
 
-// stepNotices are the notices of a step of an alert of rule.
-func stepNotices(sc store.Scope, st herald.Step, rule herald.AlertRule) []notice {
+// stepNotices are the notices of a step of an alert whose configuration's notifications have
+// fingerprints fps.
+func stepNotices(sc store.Scope, st herald.Step, fps []string) []notice {
 	var out []notice
 	for _, i := range st.Notify {
 		ev := channels.EventUpdate
 		if st.Schedule.Sent[i] == 1 {
 			ev = channels.EventOpen
 		}
-		out = append(out, newNotice(sc, st.Alert, rule, i, ev, st.Schedule.Sent[i]))
+		out = append(out, newNotice(sc, st.Alert, fps, i, ev, st.Schedule.Sent[i]))
 	}
 	for _, i := range st.Resolve {
-		out = append(out, newNotice(sc, st.Alert, rule, i, channels.EventClose, 0))
+		out = append(out, newNotice(sc, st.Alert, fps, i, channels.EventClose, 0))
 	}
 	return out
 }

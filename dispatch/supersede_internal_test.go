@@ -44,8 +44,8 @@ func TestNoticeCarriesWhatItWasAbout(t *testing.T) {
 	}}
 	a := herald.Alert{ID: "a1", AlertConfigID: "c1"}
 	sc := store.Scope{GroupID: "g1"}
-	open := newNotice(sc, a, rule, 0, channels.EventOpen, 1)
-	closing := newNotice(sc, a, rule, 1, channels.EventClose, 0)
+	open := newNotice(sc, a, fingerprints(rule), 0, channels.EventOpen, 1)
+	closing := newNotice(sc, a, fingerprints(rule), 1, channels.EventClose, 0)
 	if open.Fingerprint != rule.Notifications[0].Fingerprint() || closing.Fingerprint != rule.Notifications[1].Fingerprint() {
 		t.Errorf("fingerprints %q, %q", open.Fingerprint, closing.Fingerprint)
 	}
@@ -55,7 +55,7 @@ func TestNoticeCarriesWhatItWasAbout(t *testing.T) {
 	if !closing.about().Closing {
 		t.Error("a resolution is not about closing")
 	}
-	if gone := newNotice(sc, a, rule, 5, channels.EventOpen, 1); gone.Fingerprint != "" {
+	if gone := newNotice(sc, a, fingerprints(rule), 5, channels.EventOpen, 1); gone.Fingerprint != "" {
 		t.Errorf("a notice of a notification the rule lacks has fingerprint %q", gone.Fingerprint)
 	}
 	targets := map[string]bool{}
@@ -64,5 +64,27 @@ func TestNoticeCarriesWhatItWasAbout(t *testing.T) {
 	}
 	if len(targets) != 4 {
 		t.Errorf("targets %v, want four apart", targets)
+	}
+}
+
+// A session's configurations hold each notification's fingerprint as Fingerprint computes
+// it, in order, and a configuration loaded again after an edit holds the new one.
+func TestConfigSetFingerprints(t *testing.T) {
+	rule := herald.AlertRule{Notifications: []herald.Notification{
+		{TypeName: "WEBHOOK", WebhookURL: "https://a.example/hook"},
+		{TypeName: "GROUP", Roles: []string{"GROUP_OWNER"}},
+	}}
+	cs := &configSet{configs: map[string]herald.AlertRule{}, global: map[string]bool{}, byType: map[string][]string{},
+		fingerprints: map[string][]string{}}
+	cs.add("c1", rule, false)
+	got := cs.fingerprints["c1"]
+	if len(got) != 2 || got[0] != rule.Notifications[0].Fingerprint() || got[1] != rule.Notifications[1].Fingerprint() || got[0] == got[1] {
+		t.Fatalf("fingerprints %q", got)
+	}
+	edited := rule
+	edited.Notifications = []herald.Notification{{TypeName: "WEBHOOK", WebhookURL: "https://b.example/hook"}}
+	cs.add("c1", edited, false)
+	if got := cs.fingerprints["c1"]; len(got) != 1 || got[0] != edited.Notifications[0].Fingerprint() || got[0] == rule.Notifications[0].Fingerprint() {
+		t.Errorf("after the edit: fingerprints %q", got)
 	}
 }
