@@ -681,14 +681,11 @@ func (s *session) scopes() []store.Scope {
 	return []store.Scope{{GroupID: s.project.ID}, {GroupID: s.project.ID, Global: true}}
 }
 
-// event is an audit event the engine records about an alert.
-func (s *session) event(typ string, a herald.Alert, now time.Time, global bool) herald.Event {
-	sc := herald.Scope{GroupID: a.GroupID}
-	if global {
-		sc = herald.Scope{}
-	}
-	ev := herald.NewEvent(typ, herald.Principal{}, sc, now)
-	ev.GroupID = a.GroupID
+// event is an audit event the engine records about an alert: herald.NewEvent's, by no one (a
+// test compares them), made without the raw record NewEvent makes for a principal's events
+// (its map and formatted time were thrown away here, for each of a storm's alerts).
+func (s *session) event(typ string, a herald.Alert, now time.Time) herald.Event {
+	ev := herald.Event{ID: herald.NewID(now), Created: herald.At(now), EventTypeName: typ, GroupID: a.GroupID}
 	ev.AlertID, ev.AlertConfigID = a.ID, a.AlertConfigID
 	ev.HostID, ev.ReplicaSetName, ev.ClusterID, ev.ClusterName = a.HostID, a.ReplicaSetName, a.ClusterID, a.ClusterName
 	ev.MetricName, ev.CurrentValue = a.MetricName, a.CurrentValue
@@ -700,14 +697,14 @@ func (s *session) event(typ string, a herald.Alert, now time.Time, global bool) 
 }
 
 // stepEvents are the audit events of a lifecycle step.
-func (s *session) stepEvents(st herald.Step, now time.Time, global bool) []herald.Event {
+func (s *session) stepEvents(st herald.Step, now time.Time) []herald.Event {
 	var evs []herald.Event
 	a := st.Alert
 	if st.Opened || st.Closed || st.Cancelled {
-		evs = append(evs, s.event(herald.AlertEventType(a), a, now, global))
+		evs = append(evs, s.event(herald.AlertEventType(a), a, now))
 	}
 	if st.Unacknowledged {
-		evs = append(evs, s.event(herald.EventAlertUnacknowledged, a, now, global))
+		evs = append(evs, s.event(herald.EventAlertUnacknowledged, a, now))
 	}
 	return evs
 }

@@ -329,7 +329,7 @@ func (d *decided) reset() { d.steps, d.notices, d.raw = d.steps[:0], d.notices[:
 // notices) and in d.
 func (s *session) step(d *decided, c *store.Change, sc store.Scope, st herald.Step, now time.Time) {
 	c.Tracked.Alert, c.Tracked.Schedule, c.Wake = st.Alert, st.Schedule, st.Wake
-	c.Events = append(c.Events, s.stepEvents(st, now, sc.Global)...)
+	c.Events = append(c.Events, s.stepEvents(st, now)...)
 	for _, n := range stepNotices(sc, st, s.cfg().fingerprints[st.Alert.AlertConfigID]) {
 		raw := n.encode()
 		c.Notices = append(c.Notices, raw)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
@@ -122,5 +123,26 @@ func TestNoticeEncodeIsJSON(t *testing.T) {
 		if got := n.encode(); string(got) != string(want) {
 			t.Errorf("encode:\n%s\nwant (encoding/json):\n%s", got, want)
 		}
+	}
+}
+
+// The engine's audit event about an alert is herald.NewEvent's by no one, for the alert's
+// project, with the alert's fields and a raw record of its status only.
+func TestEngineEventIsNewEvents(t *testing.T) {
+	now := time.Unix(1_800_000_000, 123_000_000)
+	a := herald.Alert{ID: "a1", GroupID: "g1", AlertConfigID: "c1", Status: herald.StatusOpen, HostID: "h1",
+		ReplicaSetName: "rs", ClusterID: "cl", ClusterName: "cn", MetricName: "m", CurrentValue: &herald.CurrentValue{Number: 2, Units: "RAW"}}
+	got := (&session{}).event(herald.EventAlertUnacknowledged, a, now)
+	want := herald.NewEvent(herald.EventAlertUnacknowledged, herald.Principal{}, herald.Scope{GroupID: a.GroupID}, now)
+	want.ID = got.ID
+	want.AlertID, want.AlertConfigID = a.ID, a.AlertConfigID
+	want.HostID, want.ReplicaSetName, want.ClusterID, want.ClusterName = a.HostID, a.ReplicaSetName, a.ClusterID, a.ClusterName
+	want.MetricName, want.CurrentValue = a.MetricName, a.CurrentValue
+	want.Raw = map[string]any{"status": a.Status}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("engine event:\n%+v\nwant:\n%+v", got, want)
+	}
+	if !herald.ValidID(got.ID) {
+		t.Errorf("id %q", got.ID)
 	}
 }
