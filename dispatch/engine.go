@@ -137,7 +137,7 @@ type sendGroup struct {
 	sc      store.Scope
 	alerts  map[string]herald.Alert
 	notices []notice
-	raw     [][]byte // notices[i] as the outbox holds it
+	raw     [][]byte // the outbox entry that holds the notices (store.OutboxEntry)
 }
 
 // runProject runs first in a session of project groupID, then the session's usual work, and
@@ -426,9 +426,11 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 			s.sent <- err
 		}()
 	}
-	s.track(sc, d.raw, true)
+	// The step's notices are one outbox entry: every change of the step was held as long.
+	raw := [][]byte{store.OutboxEntry(d.raw)}
+	s.track(sc, raw, true)
 	s.sending.Add(1)
-	s.sends <- sendGroup{cfg: s.cfg(), sc: sc, alerts: alerts, notices: d.notices, raw: d.raw}
+	s.sends <- sendGroup{cfg: s.cfg(), sc: sc, alerts: alerts, notices: d.notices, raw: raw}
 }
 
 // settleRetrying settles r, trying again after a failure (backing off up to a second) for as

@@ -108,17 +108,26 @@ func (s *session) recoverOutbox(ctx context.Context) error {
 			}
 			continue
 		}
-		for _, raw := range abandoned {
-			var n notice
-			if err := json.Unmarshal(raw, &n); err != nil {
-				s.e.Log.Error("undecodable notice in the outbox", zap.Error(err))
+		recovered := 0
+		for _, entry := range abandoned {
+			notices, err := store.OutboxNotices(entry)
+			if err != nil {
+				s.e.Log.Error("undecodable entry in the outbox", zap.Error(err))
 				continue
 			}
-			if err := s.e.dispatcher.retry(ctx, n, s.kindOf(n), s.e.DeliveryRetries, 0); err != nil {
-				return err
+			for _, raw := range notices {
+				var n notice
+				if err := json.Unmarshal(raw, &n); err != nil {
+					s.e.Log.Error("undecodable notice in the outbox", zap.Error(err))
+					continue
+				}
+				if err := s.e.dispatcher.retry(ctx, n, s.kindOf(n), s.e.DeliveryRetries, 0); err != nil {
+					return err
+				}
+				recovered++
 			}
 		}
-		s.e.Log.Info("recovered notices an engine left behind", zap.String("groupId", sc.GroupID), zap.Int("notices", len(abandoned)))
+		s.e.Log.Info("recovered notices an engine left behind", zap.String("groupId", sc.GroupID), zap.Int("notices", recovered))
 		if err := s.e.store.DoneOutbox(ctx, sc, abandoned...); err != nil {
 			return err
 		}
