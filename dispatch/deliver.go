@@ -134,9 +134,7 @@ func (e *Engine) attempt(ctx context.Context, n notice, r recipient) (outcome, [
 		return givenUp, []store.Attempt{e.record(n, r, e.Clock.Now(), &channels.Failure{Reason: err.Error()})}, err
 	}
 	var records []store.Attempt
-	backoff := retry.WithMaxDuration(quickBound, retry.WithMaxRetries(quickTries-1,
-		retry.WithJitterPercent(20, retry.NewExponential(quickFirstWait))))
-	err := retry.Do(ctx, backoff, func(ctx context.Context) error {
+	err := retry.Do(ctx, quickBackoff(time.Now()), func(ctx context.Context) error {
 		start := e.Clock.Now()
 		err := notifier.Notify(ctx, r.delivery)
 		records = append(records, e.record(n, r, start, err))
@@ -164,6 +162,20 @@ func (e *Engine) attempt(ctx context.Context, n notice, r recipient) (outcome, [
 	default: // transient, or not classified: try again later
 		return retryLater, records, err
 	}
+}
+
+// quickBackoff is the waits between a delivery's quick tries, the first of which started at
+// start. It is built only when a first try failed: most never do, and building it (four
+// layers of go-retry) for each of a storm's deliveries cost more than the rest of attempt.
+func quickBackoff(start time.Time) retry.Backoff {
+	var b retry.Backoff
+	return retry.BackoffFunc(func() (time.Duration, bool) {
+		if b == nil {
+			b = retry.WithMaxDuration(quickBound-time.Since(start), retry.WithMaxRetries(quickTries-1,
+				retry.WithJitterPercent(20, retry.NewExponential(quickFirstWait))))
+		}
+		return b.Next()
+	})
 }
 
 // record is the log entry of one try.
@@ -223,14 +235,14 @@ type refusal struct {
 	r recipient
 }
 
-// deliver sends a committed step's notices concurrently, at most deliverParallel at once and
-// deliverPerKind of one kind, so that one slow service cannot hold every slot.
-func (s *session) deliver(ctx context.Context, g sendGroup) sent {
+// deliver sends a committed step's notices concurrently on the session's deliverers, at most
+// deliverParallel at once and deliverPerKind of one kind, so that one slow service cannot hold
+// every slot.
+func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) sent {
 	out := sent{group: g, notified: map[string]time.Time{}}
 	var (
 		mu    sync.Mutex
 		wg    sync.WaitGroup
-		all   = make(chan struct{}, deliverParallel)
 		kinds = map[string]chan struct{}{}
 	)
 	slot := func(kind string) chan struct{} {
@@ -244,7 +256,11 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 	for _, n := range g.notices {
 		nc := noticeContext{alert: g.alerts[n.AlertID], rule: g.cfg.rule(n.ConfigID), project: s.project, integ: g.cfg.integ,
 			people: func() ([]herald.User, error) { return s.people(ctx) }}
-		if why := n.about().Superseded(nc.alert, nc.rule, s.e.Clock.Now()); why != "" {
+		about := n.about()
+		if fps := g.cfg.fingerprints[n.ConfigID]; n.Notification < len(fps) && about.Fingerprint == fps[n.Notification] {
+			about.Fingerprint = "" // the notification is as it was: no need to fingerprint it again
+		}
+		if why := about.Superseded(nc.alert, nc.rule, s.e.Clock.Now()); why != "" {
 			mu.Lock()
 			out.attempts = append(out.attempts, tried{n, s.e.superseded(n, n.DeliveryID, noticeKind(n, nc.rule), "", why)})
 			mu.Unlock()
@@ -260,10 +276,9 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 		for _, r := range rs {
 			kind := slot(r.kind)
 			wg.Add(1)
-			all <- struct{}{}
 			kind <- struct{}{}
-			go func() {
-				defer func() { <-kind; <-all; wg.Done() }()
+			pool.run(func() {
+				defer func() { <-kind; wg.Done() }()
 				res, records, err := s.e.try(ctx, n, r, false)
 				mu.Lock()
 				defer mu.Unlock()
@@ -284,12 +299,46 @@ func (s *session) deliver(ctx context.Context, g sendGroup) sent {
 					out.retry = append(out.retry, later{n: one, kind: r.kind})
 				}
 				out.attempts = append(out.attempts, triedOf(one, records)...)
-			}()
+			})
 		}
 	}
 	wg.Wait()
 	return out
 }
+
+// deliverers are the goroutines a session's sender runs its deliveries on: started as needed,
+// up to deliverParallel, and kept until the sender ends. A delivery's HTTP exchange grows a
+// goroutine's stack to some tens of KiB; a goroutine started for each of a storm's thousands
+// of deliveries grew (copied) its stack from the minimum each time, some 4 % of a worker's CPU.
+// Only one goroutine (the sender's delivering stage) hands out work.
+type deliverers struct {
+	jobs    chan func()
+	started int
+}
+
+func newDeliverers() *deliverers { return &deliverers{jobs: make(chan func())} }
+
+// run runs job on an idle deliverer, a new one while fewer than deliverParallel run, or else
+// the first to become idle (waiting for it).
+func (p *deliverers) run(job func()) {
+	select {
+	case p.jobs <- job:
+		return
+	default:
+	}
+	if p.started < deliverParallel {
+		p.started++
+		go func() {
+			for job := range p.jobs {
+				job()
+			}
+		}()
+	}
+	p.jobs <- job
+}
+
+// stop ends the deliverers once their jobs are done; run must not be called after.
+func (p *deliverers) stop() { close(p.jobs) }
 
 // people are the users a notification of the session's project may reach, read once it succeeds.
 func (s *session) people(ctx context.Context) ([]herald.User, error) {

@@ -137,7 +137,7 @@ type sendGroup struct {
 	sc      store.Scope
 	alerts  map[string]herald.Alert
 	notices []notice
-	raw     [][]byte // notices[i] as the outbox holds it
+	raw     [][]byte // the outbox entry that holds the notices (store.OutboxEntry)
 }
 
 // runProject runs first in a session of project groupID, then the session's usual work, and
@@ -404,8 +404,10 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 		delivered := make(chan sent, 1)
 		go func() {
 			defer close(delivered)
+			pool := newDeliverers()
+			defer pool.stop()
 			for g := range s.sends {
-				delivered <- s.deliver(ctx, g)
+				delivered <- s.deliver(ctx, g, pool)
 			}
 		}()
 		go func() {
@@ -424,9 +426,11 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 			s.sent <- err
 		}()
 	}
-	s.track(sc, d.raw, true)
+	// The step's notices are one outbox entry: every change of the step was held as long.
+	raw := [][]byte{store.OutboxEntry(d.raw)}
+	s.track(sc, raw, true)
 	s.sending.Add(1)
-	s.sends <- sendGroup{cfg: s.cfg(), sc: sc, alerts: alerts, notices: d.notices, raw: d.raw}
+	s.sends <- sendGroup{cfg: s.cfg(), sc: sc, alerts: alerts, notices: d.notices, raw: raw}
 }
 
 // settleRetrying settles r, trying again after a failure (backing off up to a second) for as
@@ -487,6 +491,8 @@ type configSet struct {
 	byType  map[string][]string         // enabled configuration ids by event type
 	windows []herald.MaintenanceWindow
 	integ   map[string]*herald.Integration
+	// fingerprints are each configuration's notifications' (fingerprints), by id.
+	fingerprints map[string][]string
 }
 
 // cfg is the configurations the session uses now.
@@ -520,7 +526,7 @@ func (e *Engine) loadConfigs(ctx context.Context, groupID string) (*configSet, e
 		return nil, err
 	}
 	s := &configSet{version: version, project: p, configs: map[string]herald.AlertRule{}, global: map[string]bool{},
-		byType: map[string][]string{}, integ: map[string]*herald.Integration{}}
+		byType: map[string][]string{}, integ: map[string]*herald.Integration{}, fingerprints: map[string][]string{}}
 	for off := 0; ; off += 500 {
 		cs, _, err := e.store.AlertConfigs(ctx, groupID, store.Page{Offset: off, Limit: 500})
 		if err != nil {
@@ -569,7 +575,7 @@ func (s *configSet) rule(id string) *herald.AlertRule {
 }
 
 func (s *configSet) add(id string, rule herald.AlertRule, global bool) {
-	s.configs[id], s.global[id] = rule, global
+	s.configs[id], s.global[id], s.fingerprints[id] = rule, global, fingerprints(rule)
 	if rule.Enabled {
 		s.byType[rule.EventTypeName] = append(s.byType[rule.EventTypeName], id)
 	}
@@ -677,14 +683,11 @@ func (s *session) scopes() []store.Scope {
 	return []store.Scope{{GroupID: s.project.ID}, {GroupID: s.project.ID, Global: true}}
 }
 
-// event is an audit event the engine records about an alert.
-func (s *session) event(typ string, a herald.Alert, now time.Time, global bool) herald.Event {
-	sc := herald.Scope{GroupID: a.GroupID}
-	if global {
-		sc = herald.Scope{}
-	}
-	ev := herald.NewEvent(typ, herald.Principal{}, sc, now)
-	ev.GroupID = a.GroupID
+// event is an audit event the engine records about an alert: herald.NewEvent's, by no one (a
+// test compares them), made without the raw record NewEvent makes for a principal's events
+// (its map and formatted time were thrown away here, for each of a storm's alerts).
+func (s *session) event(typ string, a herald.Alert, now time.Time) herald.Event {
+	ev := herald.Event{ID: herald.NewID(now), Created: herald.At(now), EventTypeName: typ, GroupID: a.GroupID}
 	ev.AlertID, ev.AlertConfigID = a.ID, a.AlertConfigID
 	ev.HostID, ev.ReplicaSetName, ev.ClusterID, ev.ClusterName = a.HostID, a.ReplicaSetName, a.ClusterID, a.ClusterName
 	ev.MetricName, ev.CurrentValue = a.MetricName, a.CurrentValue
@@ -696,14 +699,14 @@ func (s *session) event(typ string, a herald.Alert, now time.Time, global bool) 
 }
 
 // stepEvents are the audit events of a lifecycle step.
-func (s *session) stepEvents(st herald.Step, now time.Time, global bool) []herald.Event {
+func (s *session) stepEvents(st herald.Step, now time.Time) []herald.Event {
 	var evs []herald.Event
 	a := st.Alert
 	if st.Opened || st.Closed || st.Cancelled {
-		evs = append(evs, s.event(herald.AlertEventType(a), a, now, global))
+		evs = append(evs, s.event(herald.AlertEventType(a), a, now))
 	}
 	if st.Unacknowledged {
-		evs = append(evs, s.event(herald.EventAlertUnacknowledged, a, now, global))
+		evs = append(evs, s.event(herald.EventAlertUnacknowledged, a, now))
 	}
 	return evs
 }

@@ -107,13 +107,35 @@ func (s *session) evaluate(ctx context.Context, obs []herald.Observation) error 
 		}
 	}
 	for _, global := range []bool{false, true} {
-		if fs := byScope[global]; len(fs) > 0 {
-			if err := s.apply(ctx, store.Scope{GroupID: s.project.ID, Global: global}, fs, now); err != nil {
+		for fs, first := byScope[global], true; len(fs) > 0; first = false {
+			n := applyChunk(len(fs), first && s.sending.Load() == 0)
+			if err := s.apply(ctx, store.Scope{GroupID: s.project.ID, Global: global}, fs[:n], now); err != nil {
 				return err
 			}
+			fs = fs[n:]
 		}
 	}
 	return nil
+}
+
+// idleChunk is how many findings of a batch the session commits first when its sender has
+// nothing to send: a storm's first batch (500 alerts) took some 100 ms to commit on a busy
+// machine before any of its notices went out; a first step of 64 has them on their way after
+// a tenth of that, and the rest of the batch commits while they are delivered.
+const idleChunk = 64
+
+// applyChunk is how many of the n findings of a scope the session commits in its next step:
+// idleChunk at most for a batch's first step while the sender is idle, all the rest
+// otherwise (so a batch is at most two steps: one that changes alerts without notices, as
+// measurements refreshing open alerts do, costs one commit more, not one per idleChunk).
+// Committing a batch in steps, in order, ends as committing it whole: each step sees what
+// the ones before it committed, and a worker that dies midway leaves the batch queued, to be
+// evaluated again, which changes nothing twice.
+func applyChunk(n int, firstWhileIdle bool) int {
+	if firstWhileIdle {
+		return min(n, idleChunk)
+	}
+	return n
 }
 
 // apply commits the findings of one scope and sends the notices they make.
@@ -183,9 +205,9 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 				c = &store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: f.target, Scope: sc}}
 				current[p] = c
 				order = append(order, c)
-				s.step(&d, c, sc, herald.Advance(a, sched, rule, s.silenced(a, now), s.e.Minute, now), rule, now)
+				s.step(&d, c, sc, herald.Advance(a, sched, rule, s.silenced(a, now), s.e.Minute, now), now)
 			case active:
-				s.step(&d, c, sc, herald.Clear(c.Tracked.Alert, c.Tracked.Schedule, s.silenced(c.Tracked.Alert, now), now), rule, now)
+				s.step(&d, c, sc, herald.Clear(c.Tracked.Alert, c.Tracked.Schedule, s.silenced(c.Tracked.Alert, now), now), now)
 			}
 		}
 		changes := make([]store.Change, 0, len(order))
@@ -305,10 +327,10 @@ func (d *decided) reset() { d.steps, d.notices, d.raw = d.steps[:0], d.notices[:
 
 // step records lifecycle step st in change c (the new state, when to wake, its events and
 // notices) and in d.
-func (s *session) step(d *decided, c *store.Change, sc store.Scope, st herald.Step, rule herald.AlertRule, now time.Time) {
+func (s *session) step(d *decided, c *store.Change, sc store.Scope, st herald.Step, now time.Time) {
 	c.Tracked.Alert, c.Tracked.Schedule, c.Wake = st.Alert, st.Schedule, st.Wake
-	c.Events = append(c.Events, s.stepEvents(st, now, sc.Global)...)
-	for _, n := range stepNotices(sc, st, rule) {
+	c.Events = append(c.Events, s.stepEvents(st, now)...)
+	for _, n := range stepNotices(sc, st, s.cfg().fingerprints[st.Alert.AlertConfigID]) {
 		raw := n.encode()
 		c.Notices = append(c.Notices, raw)
 		d.notices, d.raw = append(d.notices, n), append(d.raw, raw)
@@ -408,7 +430,7 @@ func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now
 			found[t.Alert.ID] = true
 			rule, ok := s.cfg().configs[t.Alert.AlertConfigID]
 			c := store.Change{Tracked: t, PrevStatus: t.Alert.Status, OutboxUntil: now.Add(s.e.Lease)}
-			s.step(&d, &c, sc, next(t, rule, ok), rule, now)
+			s.step(&d, &c, sc, next(t, rule, ok), now)
 			changes = append(changes, c)
 			alerts[t.Alert.ID] = c.Tracked.Alert
 		}

@@ -87,3 +87,22 @@ func TestDueChunks(t *testing.T) {
 		}
 	}
 }
+
+// A batch's first step is small while the sender is idle, so that its notices go out while
+// the rest commits; every other step takes all that is left.
+func TestApplyChunk(t *testing.T) {
+	for _, c := range []struct {
+		n              int
+		firstWhileIdle bool
+		want           int
+	}{
+		{500, true, idleChunk},
+		{500, false, 500},
+		{idleChunk - 1, true, idleChunk - 1},
+		{1, false, 1},
+	} {
+		if got := applyChunk(c.n, c.firstWhileIdle); got != c.want {
+			t.Errorf("applyChunk(%d, %v) = %d, want %d", c.n, c.firstWhileIdle, got, c.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -325,6 +326,39 @@ type faults struct {
 	match func(name string, args []any) bool
 	left  int // failures still to inject
 	hits  int // failures injected
+
+	holdMatch func(name string, args []any) bool // pipelines with a matching command are held
+	holdFor   time.Duration
+	holdEnds  []time.Time // when each held pipeline was let go
+}
+
+// hold makes every pipeline with a command that matches wait d before it is sent, as a Redis
+// that is slow to take it would.
+func (f *faults) hold(d time.Duration, match func(name string, args []any) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.holdMatch, f.holdFor = match, d
+}
+
+// released is when each held pipeline was let go, so far.
+func (f *faults) released() []time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]time.Time(nil), f.holdEnds...)
+}
+
+// held holds cmds if one of them matches, and says when it let them go.
+func (f *faults) held(cmds []redis.Cmder) {
+	f.mu.Lock()
+	match, d := f.holdMatch, f.holdFor
+	f.mu.Unlock()
+	if match == nil || !slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return match(c.Name(), c.Args()) }) {
+		return
+	}
+	time.Sleep(d)
+	f.mu.Lock()
+	f.holdEnds = append(f.holdEnds, time.Now())
+	f.mu.Unlock()
 }
 
 var errInjected = errors.New("i/o timeout (injected)")
@@ -373,6 +407,7 @@ func (f *faults) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (f *faults) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
+		f.held(cmds)
 		if f.hit(cmds...) {
 			for _, c := range cmds {
 				c.SetErr(errInjected)

@@ -1,8 +1,11 @@
 package dispatch
 
 import (
+	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
@@ -44,8 +47,8 @@ func TestNoticeCarriesWhatItWasAbout(t *testing.T) {
 	}}
 	a := herald.Alert{ID: "a1", AlertConfigID: "c1"}
 	sc := store.Scope{GroupID: "g1"}
-	open := newNotice(sc, a, rule, 0, channels.EventOpen, 1)
-	closing := newNotice(sc, a, rule, 1, channels.EventClose, 0)
+	open := newNotice(sc, a, fingerprints(rule), 0, channels.EventOpen, 1)
+	closing := newNotice(sc, a, fingerprints(rule), 1, channels.EventClose, 0)
 	if open.Fingerprint != rule.Notifications[0].Fingerprint() || closing.Fingerprint != rule.Notifications[1].Fingerprint() {
 		t.Errorf("fingerprints %q, %q", open.Fingerprint, closing.Fingerprint)
 	}
@@ -55,7 +58,7 @@ func TestNoticeCarriesWhatItWasAbout(t *testing.T) {
 	if !closing.about().Closing {
 		t.Error("a resolution is not about closing")
 	}
-	if gone := newNotice(sc, a, rule, 5, channels.EventOpen, 1); gone.Fingerprint != "" {
+	if gone := newNotice(sc, a, fingerprints(rule), 5, channels.EventOpen, 1); gone.Fingerprint != "" {
 		t.Errorf("a notice of a notification the rule lacks has fingerprint %q", gone.Fingerprint)
 	}
 	targets := map[string]bool{}
@@ -64,5 +67,82 @@ func TestNoticeCarriesWhatItWasAbout(t *testing.T) {
 	}
 	if len(targets) != 4 {
 		t.Errorf("targets %v, want four apart", targets)
+	}
+}
+
+// A session's configurations hold each notification's fingerprint as Fingerprint computes
+// it, in order, and a configuration loaded again after an edit holds the new one.
+func TestConfigSetFingerprints(t *testing.T) {
+	rule := herald.AlertRule{Notifications: []herald.Notification{
+		{TypeName: "WEBHOOK", WebhookURL: "https://a.example/hook"},
+		{TypeName: "GROUP", Roles: []string{"GROUP_OWNER"}},
+	}}
+	cs := &configSet{configs: map[string]herald.AlertRule{}, global: map[string]bool{}, byType: map[string][]string{},
+		fingerprints: map[string][]string{}}
+	cs.add("c1", rule, false)
+	got := cs.fingerprints["c1"]
+	if len(got) != 2 || got[0] != rule.Notifications[0].Fingerprint() || got[1] != rule.Notifications[1].Fingerprint() || got[0] == got[1] {
+		t.Fatalf("fingerprints %q", got)
+	}
+	edited := rule
+	edited.Notifications = []herald.Notification{{TypeName: "WEBHOOK", WebhookURL: "https://b.example/hook"}}
+	cs.add("c1", edited, false)
+	if got := cs.fingerprints["c1"]; len(got) != 1 || got[0] != edited.Notifications[0].Fingerprint() || got[0] == rule.Notifications[0].Fingerprint() {
+		t.Errorf("after the edit: fingerprints %q", got)
+	}
+}
+
+// A notice is encoded by hand byte for byte as encoding/json encodes it: with each field set
+// in turn (every field of the type, so that one added later and not to encode fails here),
+// with strings that need escaping, and with everything empty.
+func TestNoticeEncodeIsJSON(t *testing.T) {
+	base := notice{GroupID: "6b0562573693517e7b06ff7f", AlertID: "6b05625b6be55bff41000001", ConfigID: "c1",
+		Notification: 2, Event: "alert.open", DeliveryID: "6b05625b6be55bff41000001-2-1"}
+	cases := []notice{{}, base, {GroupID: `q"<&>\` + "\u00e9\u2028\x01", DeadLetter: "target said \"no\" <500>", Notification: -1}}
+	v := reflect.ValueOf(&base).Elem()
+	for i := range v.NumField() {
+		n := base
+		f := reflect.ValueOf(&n).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString("set-" + v.Type().Field(i).Name)
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Int:
+			f.SetInt(7)
+		default:
+			t.Fatalf("field %s of kind %s: encode and this test know only strings, bools and ints", v.Type().Field(i).Name, f.Kind())
+		}
+		cases = append(cases, n)
+	}
+	for _, n := range cases {
+		want, err := json.Marshal(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := n.encode(); string(got) != string(want) {
+			t.Errorf("encode:\n%s\nwant (encoding/json):\n%s", got, want)
+		}
+	}
+}
+
+// The engine's audit event about an alert is herald.NewEvent's by no one, for the alert's
+// project, with the alert's fields and a raw record of its status only.
+func TestEngineEventIsNewEvents(t *testing.T) {
+	now := time.Unix(1_800_000_000, 123_000_000)
+	a := herald.Alert{ID: "a1", GroupID: "g1", AlertConfigID: "c1", Status: herald.StatusOpen, HostID: "h1",
+		ReplicaSetName: "rs", ClusterID: "cl", ClusterName: "cn", MetricName: "m", CurrentValue: &herald.CurrentValue{Number: 2, Units: "RAW"}}
+	got := (&session{}).event(herald.EventAlertUnacknowledged, a, now)
+	want := herald.NewEvent(herald.EventAlertUnacknowledged, herald.Principal{}, herald.Scope{GroupID: a.GroupID}, now)
+	want.ID = got.ID
+	want.AlertID, want.AlertConfigID = a.ID, a.AlertConfigID
+	want.HostID, want.ReplicaSetName, want.ClusterID, want.ClusterName = a.HostID, a.ReplicaSetName, a.ClusterID, a.ClusterName
+	want.MetricName, want.CurrentValue = a.MetricName, a.CurrentValue
+	want.Raw = map[string]any{"status": a.Status}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("engine event:\n%+v\nwant:\n%+v", got, want)
+	}
+	if !herald.ValidID(got.ID) {
+		t.Errorf("id %q", got.ID)
 	}
 }

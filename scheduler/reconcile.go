@@ -82,7 +82,7 @@ func (s *Scheduler) reconcileProject(ctx context.Context, gid string, now time.T
 		} else {
 			r.Kicked = 1
 			s.cfg.Log.Debug("kicked a project with work waiting", zap.String("groupId", gid),
-				zap.Int64("observationBatches", w.Observations), zap.Int64("abandonedNotices", w.Outbox))
+				zap.Int64("observationBatches", w.Observations), zap.Int64("abandonedOutboxEntries", w.Outbox))
 		}
 	}
 	if !w.OutboxClaimedUntil.IsZero() {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha1"
@@ -9,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -25,14 +27,16 @@ import (
 //   {g:<id>}:sched               HASH alert -> its schedule (herald.Schedule, binary: schedule.go)
 //   {g:<id>}:due                 ZSET alert -> when the engine must look at it (unix ms)
 //   {g:<id>}:expiring            HASH alert -> its expiry, if it ends unless re-reported (expiring.go)
-//   {g:<id>}:outbox              ZSET notice -> until when the engine sending it holds it (unix ms)
+//   {g:<id>}:outbox              ZSET entry -> until when the engine sending it holds it (unix ms)
 //
 // The open and schedule hashes' targets and alert ids are their 12 bytes (targetField,
 // docField); the expiring hash and the sets hold whole ids.
 //
 // The outbox makes delivery at-least-once: a step's notices are written in the same
 // transaction as the step, and leave the outbox only once delivered (or handed to a retry
-// task); notices of an engine that died come back when their lease runs out.
+// task); notices of an engine that died come back when their lease runs out. A step's notices
+// are one entry (OutboxEntry): a storm's step holds hundreds, and a member each cost Redis an
+// insertion and a removal per notice.
 //
 // Global alerts keep the same under {global}, with the project in the key where it matters
 // ({global}:gopen:<cfg>:<project>, {global}:due:<project>, {global}:outbox:<project>;
@@ -286,8 +290,49 @@ func (s *Store) ForgetDue(ctx context.Context, sc Scope, ids ...string) error {
 	return s.rdb.ZRem(ctx, sc.due(), members...).Err()
 }
 
-// ClaimOutbox takes up to n notices of scope whose sender's lease ran out by now (an engine
-// died before delivering them), for a new lease.
+// OutboxEntry is the outbox member that holds notices (each a JSON object) together: the
+// notices of one committed step, whose sender holds and removes them as one. Transact writes
+// one for the notices of all the changes it commits with the same OutboxUntil, and the sender
+// makes the same from the same notices, in any order (they are sorted). One notice is its own
+// entry, as every notice was before entries.
+func OutboxEntry(notices [][]byte) []byte {
+	if len(notices) == 1 {
+		return notices[0]
+	}
+	sorted := slices.Clone(notices)
+	slices.SortFunc(sorted, bytes.Compare)
+	size := 2
+	for _, n := range sorted {
+		size += len(n) + 1
+	}
+	b := append(make([]byte, 0, size), '[')
+	for i, n := range sorted {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, n...)
+	}
+	return append(b, ']')
+}
+
+// OutboxNotices are the notices of an outbox entry (as ClaimOutbox hands them out).
+func OutboxNotices(entry []byte) ([][]byte, error) {
+	if len(entry) == 0 || entry[0] != '[' {
+		return [][]byte{entry}, nil // one notice
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal(entry, &raw); err != nil {
+		return nil, fmt.Errorf("store: outbox entry: %w", err)
+	}
+	out := make([][]byte, len(raw))
+	for i, n := range raw {
+		out[i] = n
+	}
+	return out, nil
+}
+
+// ClaimOutbox takes up to n entries (OutboxNotices) of scope whose sender's lease ran out by
+// now (an engine died before delivering them), for a new lease.
 func (s *Store) ClaimOutbox(ctx context.Context, sc Scope, now time.Time, lease time.Duration, n int) ([][]byte, error) {
 	vals, err := claim.Run(ctx, s.rdb, []string{sc.outbox()}, now.UnixMilli(), lease.Milliseconds(), n).StringSlice()
 	if err != nil {
@@ -300,8 +345,8 @@ func (s *Store) ClaimOutbox(ctx context.Context, sc Scope, now time.Time, lease 
 	return out, nil
 }
 
-// HoldOutbox keeps notices of scope that a session is still sending held until until, so
-// that no other session takes them back meanwhile; notices already done stay done.
+// HoldOutbox keeps outbox entries of scope that a session is still sending held until until,
+// so that no other session takes them back meanwhile; entries already done stay done.
 func (s *Store) HoldOutbox(ctx context.Context, sc Scope, until time.Time, notices ...[]byte) error {
 	if len(notices) == 0 {
 		return nil
@@ -313,7 +358,7 @@ func (s *Store) HoldOutbox(ctx context.Context, sc Scope, until time.Time, notic
 	return s.rdb.ZAddArgs(ctx, sc.outbox(), redis.ZAddArgs{XX: true, GT: true, Members: zs}).Err()
 }
 
-// DoneOutbox removes notices that were delivered or handed over.
+// DoneOutbox removes outbox entries whose notices were delivered or handed over.
 func (s *Store) DoneOutbox(ctx context.Context, sc Scope, notices ...[]byte) error {
 	if len(notices) == 0 {
 		return nil
@@ -421,7 +466,8 @@ func (s *Store) OpenAlertIDs(ctx context.Context, sc Scope, pairs [][2]string) (
 
 // Change is what the engine decided about one alert: its new state, when to look at it next
 // (zero: never, it ended), the events to record and the notices to send (opaque to the store;
-// they go to the outbox, held until OutboxUntil). Status changes move index entries.
+// they go to the outbox, held until OutboxUntil, in one entry with the notices of the other
+// changes of the transaction held as long: OutboxEntry). Status changes move index entries.
 type Change struct {
 	Tracked     Tracked
 	PrevStatus  string // "" for a new alert
@@ -563,9 +609,7 @@ func (w *writes) change(sc Scope, c Change) error {
 		w.zAdd(sc.due(), float64(c.Wake.UnixMilli()), a.ID)
 	}
 	w.expiring(sc, c)
-	for _, n := range c.Notices {
-		w.zAdd(sc.outbox(), float64(c.OutboxUntil.UnixMilli()), string(n))
-	}
+	w.notices(sc.outbox(), c.OutboxUntil, c.Notices)
 	for _, e := range c.Events {
 		if err := w.event(sc.events(), e); err != nil {
 			return err

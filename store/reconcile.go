@@ -267,7 +267,7 @@ func (s *Store) restoreDue(ctx context.Context, sc Scope, ids []string, now time
 // WaitingWork is work of a project that may have no task coming for it.
 type WaitingWork struct {
 	Observations int64 // observation batches waiting to be evaluated
-	Outbox       int64 // notices (project and global) whose sender's lease ran out by now
+	Outbox       int64 // outbox entries (each a step's notices: OutboxEntry), project and global, whose sender's lease ran out by now
 	// OutboxClaimedUntil is when the earliest notice still claimed by a sender comes back if
 	// that sender does not renew it (zero: none is claimed): a sender that died leaves its
 	// notices to whoever looks then.

@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -24,10 +27,26 @@ type writes struct {
 	zrem map[string][]any
 	hset map[string][]any
 	hdel map[string][]string
+	// outbox are the notices to add to each outbox, by how long they are held (unix ms): one
+	// entry each (OutboxEntry), added with the other sorted sets' members.
+	outbox map[string]map[int64][][]byte
 }
 
 func newWrites() *writes {
-	return &writes{zadd: map[string][]redis.Z{}, zrem: map[string][]any{}, hset: map[string][]any{}, hdel: map[string][]string{}}
+	return &writes{zadd: map[string][]redis.Z{}, zrem: map[string][]any{}, hset: map[string][]any{}, hdel: map[string][]string{},
+		outbox: map[string]map[int64][][]byte{}}
+}
+
+// notices adds notices to the entry of the outbox key held until until.
+func (w *writes) notices(key string, until time.Time, notices [][]byte) {
+	if len(notices) == 0 {
+		return
+	}
+	if w.outbox[key] == nil {
+		w.outbox[key] = map[int64][][]byte{}
+	}
+	ms := until.UnixMilli()
+	w.outbox[key][ms] = append(w.outbox[key][ms], notices...)
 }
 
 func (w *writes) setJSON(key string, v any) error {
@@ -64,6 +83,12 @@ func (w *writes) event(c collection, e herald.Event) error {
 // queue sends the gathered commands into pipe, in an order that does not depend on map
 // iteration.
 func (w *writes) queue(ctx context.Context, pipe redis.Pipeliner) {
+	for key, entries := range w.outbox {
+		for _, ms := range slices.Sorted(maps.Keys(entries)) {
+			w.zAdd(key, float64(ms), string(OutboxEntry(entries[ms])))
+		}
+	}
+	clear(w.outbox)
 	if len(w.set) > 0 {
 		pipe.MSet(ctx, w.set...)
 	}
