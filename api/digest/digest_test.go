@@ -800,3 +800,22 @@ func TestReadAnswer(t *testing.T) {
 		}
 	}
 }
+
+// Checking a kept caller's answer (Read, then Answers) allocates nothing but the parsed
+// parameters: every request of a polling agent pays it.
+func TestReadAndAnswerAllocations(t *testing.T) {
+	f := newFixture(t)
+	header := validCreds(f.challenge(t)["nonce"]).header()
+	r := httptest.NewRequest(http.MethodGet, testPath, nil)
+	r.Header.Set("Authorization", header)
+	ha1 := HA1(testUser, testPassword)
+	read := testing.AllocsPerRun(100, func() {
+		if a, err := f.v.Read(r); err != nil || !a.Answers(ha1) {
+			t.Fatalf("not answered: %v", err)
+		}
+	})
+	parsed := testing.AllocsPerRun(100, func() { _, _ = parseAuthorization(header) })
+	if read > parsed {
+		t.Errorf("%v allocations, want at most the %v of parsing the header", read, parsed)
+	}
+}
