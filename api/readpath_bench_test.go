@@ -122,4 +122,7 @@ func (w *discardWriter) WriteHeader(code int) {
 		w.status = code
 	}
 }
-func (w *discardWriter) Write(b []byte) (int, error) { w.WriteHeader(http.StatusOK); return len(b), nil }
+func (w *discardWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return len(b), nil
+}
