@@ -1,6 +1,8 @@
 package store
 
 import (
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -64,4 +66,29 @@ func TestFailCounts(t *testing.T) {
 	if _, err := failCounts(redis.NewSliceResult([]any{"1"}, nil)); err == nil {
 		t.Error("one counter read for three")
 	}
+}
+
+// The memo of failed-authentication keys answers what authFailKeys makes, for every name and
+// address, before and after it forgets everything at its bound.
+func TestFailKeysMemo(t *testing.T) {
+	var memo failKeysMemo
+	check := func(name, address string) {
+		t.Helper()
+		for range 2 { // made, then remembered
+			if got, want := memo.of(name, address), authFailKeys(name, address); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q from %q: %q, want %q", name, address, got, want)
+			}
+		}
+	}
+	check("key1", "10.0.0.1")
+	check("key1", "10.0.0.2")
+	check("key2", "10.0.0.1")
+	check("key1\x0010.0.0.1", "")
+	for i := range maxFailKeys {
+		memo.of(fmt.Sprint("k", i), "10.0.0.3")
+	}
+	if n := len(memo.m); n > maxFailKeys {
+		t.Errorf("%d pairs kept, bound %d", n, maxFailKeys)
+	}
+	check("key1", "10.0.0.1")
 }
