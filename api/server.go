@@ -233,7 +233,6 @@ func (s *Server) routes() []route {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
-	var who herald.Principal
 	defer func() {
 		level := zapcore.InfoLevel
 		if rec.roundTrip { // the challenge half of a digest call: the call itself is logged next
@@ -241,7 +240,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.log.Log(level, "request", zap.String("method", r.Method), zap.String("path", r.URL.Path),
 			zap.Int("status", rec.status), zap.Duration("duration", time.Since(start)),
-			zap.String("remote", remoteAddress(r)), zap.String("publicKey", who.PublicKey), zap.String("username", who.Username))
+			zap.String("remote", remoteAddress(r)), zap.String("publicKey", rec.who.PublicKey), zap.String("username", rec.who.Username))
 	}()
 	route := r.URL.Path
 	if s.cfg.Observe != nil {
@@ -270,7 +269,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var ok bool
-		if who, ok = s.authenticate(rec, r, true); !ok {
+		if rec.who, ok = s.authenticate(rec, r, true); !ok {
 			return
 		}
 		// Any global role looks; changing queues (when the console is writable at all) takes a
@@ -279,7 +278,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			need = herald.MonitorGlobal
 		}
-		if !who.Can(need, herald.Scope{}) {
+		if !rec.who.Can(need, herald.Scope{}) {
 			s.writeError(rec, r, herald.Unauthorized())
 			return
 		}
@@ -300,23 +299,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var ok bool
-	var pending *keptCheck
 	switch {
 	case isPrometheusPath(r.URL.Path) && isBasic(r):
-		who, ok = s.authenticateBasic(rec, r)
+		rec.who, ok = s.authenticateBasic(rec, r)
 	case s.withRead[route]:
-		who, pending, ok = s.authenticateLater(rec, r)
+		rec.who, rec.pending, ok = s.authenticateLater(rec, r)
 	default:
-		who, ok = s.authenticate(rec, r, false)
+		rec.who, ok = s.authenticate(rec, r, false)
 	}
 	if !ok {
 		return
 	}
-	ctx := withPrincipal(r.Context(), who)
-	if pending != nil {
-		ctx = withPending(ctx, pending)
-	}
-	s.mux.ServeHTTP(rec, r.WithContext(ctx))
+	s.mux.ServeHTTP(rec, r) // to an endpoint, with rec telling it whom authentication found
 }
 
 // ready answers /readyz: 200 when the API can serve, 503 (with the error body) when not.
@@ -351,10 +345,26 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 		Detail: fmt.Sprintf("Method %s is not allowed on %s.", r.Method, r.URL.Path), Parameters: []any{r.Method}})
 }
 
+// statusRecorder is the response of a request ServeHTTP serves, with what it learned of the
+// request on the way that its endpoint and its log line need: it is the request's own state
+// (rather than values of its context: the polled endpoints pay no context and request copies
+// for them).
 type statusRecorder struct {
 	http.ResponseWriter
 	status    int
 	roundTrip bool // answered with a digest challenge to a request without (current) credentials
+
+	who     herald.Principal // whom authentication found
+	pending *keptCheck       // its check left for the endpoint's read (readcheck.go), if any
+}
+
+// authenticated is whom the request to an endpoint (w its ServeHTTP's) was authenticated as,
+// and its pending check.
+func authenticated(w http.ResponseWriter) (herald.Principal, *keptCheck) {
+	if rec, ok := w.(*statusRecorder); ok {
+		return rec.who, rec.pending
+	}
+	return herald.Principal{}, nil // served by anything but ServeHTTP: nobody
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
