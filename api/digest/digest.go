@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"hash"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -193,11 +194,11 @@ func (v *Verifier) Read(r *http.Request) (Answer, error) {
 	if len(headers) > 1 {
 		return Answer{}, invalid("several Authorization headers")
 	}
-	params, err := parseAuthorization(headers[0])
+	params, err := readParams(headers[0])
 	if err != nil {
 		return Answer{}, err
 	}
-	a, err := checkParams(params, r, v.realm())
+	a, err := checkParams(&params, r, v.realm())
 	if err != nil {
 		return Answer{}, err
 	}
@@ -230,11 +231,12 @@ func Username(r *http.Request) string {
 	if len(headers) != 1 {
 		return ""
 	}
-	p, err := parseAuthorization(headers[0])
+	p, err := readParams(headers[0])
 	if err != nil {
 		return ""
 	}
-	return p["username"]
+	username, _ := p.get("username")
+	return username
 }
 
 func (v *Verifier) realm() string {
@@ -329,34 +331,35 @@ type authorization struct {
 }
 
 // checkParams checks the parameters that do not need the nonce key nor the user's secret.
-func checkParams(p map[string]string, r *http.Request, realm string) (authorization, error) {
-	for _, name := range []string{"username", "realm", "nonce", "uri", "response", "qop", "nc", "cnonce"} {
-		if _, ok := p[name]; !ok {
+func checkParams(p *params, r *http.Request, realm string) (authorization, error) {
+	for _, name := range [...]string{"username", "realm", "nonce", "uri", "response", "qop", "nc", "cnonce"} {
+		if _, ok := p.get(name); !ok {
 			return authorization{}, invalid("missing parameter " + name)
 		}
 	}
+	get := func(name string) string { v, _ := p.get(name); return v }
 	a := authorization{
-		username: p["username"],
-		nonce:    p["nonce"],
-		uri:      p["uri"],
-		response: p["response"],
-		qop:      p["qop"],
-		cnonce:   p["cnonce"],
-		ncText:   p["nc"],
+		username: get("username"),
+		nonce:    get("nonce"),
+		uri:      get("uri"),
+		response: get("response"),
+		qop:      get("qop"),
+		cnonce:   get("cnonce"),
+		ncText:   get("nc"),
 	}
 	if a.username == "" {
 		return a, invalid("empty username")
 	}
-	if _, ok := p["username*"]; ok {
+	if _, ok := p.get("username*"); ok {
 		return a, invalid("username* not supported")
 	}
-	if u, ok := p["userhash"]; ok && !strings.EqualFold(u, "false") {
+	if u, ok := p.get("userhash"); ok && !strings.EqualFold(u, "false") {
 		return a, invalid("userhash not supported")
 	}
-	if p["realm"] != realm {
+	if get("realm") != realm {
 		return a, invalid("wrong realm")
 	}
-	if alg, ok := p["algorithm"]; ok && !strings.EqualFold(alg, "MD5") {
+	if alg, ok := p.get("algorithm"); ok && !strings.EqualFold(alg, "MD5") {
 		return a, invalid("unsupported algorithm")
 	}
 	if a.qop != "auth" {
@@ -435,18 +438,79 @@ func isHex(s string) bool {
 	return true
 }
 
-// parseAuthorization parses an Authorization header of the Digest scheme into its parameters,
-// names lower-cased. An empty header or another scheme is ErrNoCredentials; anything malformed
-// is ErrInvalid. Grammar (RFC 7235, RFC 7230 #rule):
+// params are the parameters of a Digest Authorization header that this server reads, by
+// name (lower-cased), and the names of the others: read for every request, so held in place
+// rather than in a map (its parse allocates nothing for a header of the usual parameters).
+type params struct {
+	values [len(paramNames)]string
+	seen   [len(paramNames)]bool
+	others [4]string // names of the parameters this server does not read: the first ones,
+	nOther int       // how many of others are set,
+	more   []string  // and the rest
+}
+
+// paramNames are the parameters params holds the values of.
+var paramNames = [...]string{"username", "realm", "nonce", "uri", "response", "qop", "nc", "cnonce", "algorithm", "userhash", "username*"}
+
+// get is the value of parameter name (one of paramNames), and whether the header has it.
+func (p *params) get(name string) (string, bool) {
+	i := paramIndex(name)
+	if i < 0 {
+		return "", false
+	}
+	return p.values[i], p.seen[i]
+}
+
+func paramIndex(name string) int {
+	for i, n := range paramNames {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// set records a parameter; a repeated one is refused.
+func (p *params) set(name, value string) error {
+	if i := paramIndex(name); i >= 0 {
+		if p.seen[i] {
+			return invalid("repeated parameter")
+		}
+		p.values[i], p.seen[i] = value, true
+		return nil
+	}
+	if slices.Contains(p.others[:p.nOther], name) || slices.Contains(p.more, name) {
+		return invalid("repeated parameter")
+	}
+	if p.nOther < len(p.others) {
+		p.others[p.nOther] = name
+		p.nOther++
+	} else {
+		p.more = append(p.more, name)
+	}
+	return nil
+}
+
+// readParams reads an Authorization header (scanAuthorization) into params.
+func readParams(header string) (params, error) {
+	var p params
+	err := scanAuthorization(header, p.set)
+	return p, err
+}
+
+// scanAuthorization reads an Authorization header of the Digest scheme, telling set each
+// parameter in turn, its name lower-cased (set's error ends the scan). An empty header or
+// another scheme is ErrNoCredentials; anything malformed is ErrInvalid. Grammar (RFC 7235,
+// RFC 7230 #rule):
 //
 //	credentials = auth-scheme 1*SP #auth-param
 //	auth-param  = token BWS "=" BWS ( token / quoted-string )
 //
 // with empty list elements allowed and arbitrary spaces and tabs around separators. A repeated
-// parameter is refused: which of the two was meant is ambiguous.
-func parseAuthorization(header string) (map[string]string, error) {
+// parameter is refused (by set): which of the two was meant is ambiguous.
+func scanAuthorization(header string, set func(name, value string) error) error {
 	if len(header) > maxHeaderLen {
-		return nil, invalid("header too long")
+		return invalid("header too long")
 	}
 	s := trimOWS(header)
 	i := 0
@@ -455,17 +519,16 @@ func parseAuthorization(header string) (map[string]string, error) {
 	}
 	scheme := s[:i]
 	if scheme == "" || !strings.EqualFold(scheme, "Digest") {
-		return nil, ErrNoCredentials
+		return ErrNoCredentials
 	}
 	if i < len(s) && s[i] != ' ' && s[i] != '\t' {
-		return nil, invalid("malformed scheme") // e.g. `Digest="x"`
+		return invalid("malformed scheme") // e.g. `Digest="x"`
 	}
 	p := &paramParser{s: s, i: i}
-	params := make(map[string]string, 12) // a request sends 9 or 10: room for them from the start
 	for {
 		p.skipOWS()
 		if p.done() {
-			return params, nil
+			return nil
 		}
 		if p.peek() == ',' {
 			p.i++
@@ -473,11 +536,11 @@ func parseAuthorization(header string) (map[string]string, error) {
 		}
 		name := strings.ToLower(p.token())
 		if name == "" {
-			return nil, invalid("malformed parameter name")
+			return invalid("malformed parameter name")
 		}
 		p.skipOWS()
 		if p.done() || p.peek() != '=' {
-			return nil, invalid("parameter without value")
+			return invalid("parameter without value")
 		}
 		p.i++
 		p.skipOWS()
@@ -485,25 +548,24 @@ func parseAuthorization(header string) (map[string]string, error) {
 		if !p.done() && p.peek() == '"' {
 			v, ok := p.quoted()
 			if !ok {
-				return nil, invalid("malformed quoted string")
+				return invalid("malformed quoted string")
 			}
 			value = v
 		} else {
 			value = p.token()
 			if value == "" {
-				return nil, invalid("malformed parameter value")
+				return invalid("malformed parameter value")
 			}
 		}
-		if _, dup := params[name]; dup {
-			return nil, invalid("repeated parameter")
+		if err := set(name, value); err != nil {
+			return err
 		}
-		params[name] = value
 		p.skipOWS()
 		if p.done() {
-			return params, nil
+			return nil
 		}
 		if p.peek() != ',' {
-			return nil, invalid("missing comma between parameters")
+			return invalid("missing comma between parameters")
 		}
 		p.i++
 	}
