@@ -118,21 +118,25 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 		return check, err
 	}
 	idNow, _ := now[0].(string)
-	var docNow []byte
-	if d, ok := now[1].(string); ok {
-		docNow = []byte(d)
-	}
+	docNow, stored := now[1].(string)
 	if keyOfName != nil && keyOfName.Err() != nil {
 		return check, keyOfName.Err()
 	}
-	check.Current = credentialCurrent(id, a.Kept.Version, idNow, docNow) && (keyOfName == nil || keyOfName.Val() == 0)
+	check.Current = credentialCurrent(id, a.Kept, idNow, docNow, stored) && (keyOfName == nil || keyOfName.Val() == 0)
 	return check, nil
 }
 
-// credentialCurrent says whether a credential read as id and version is what is stored now:
-// its name still names idNow = id, and its document docNow still has that version (nil: gone).
-func credentialCurrent(id, version, idNow string, docNow []byte) bool {
-	return idNow == id && docNow != nil && isDocVersion(docNow, version)
+// credentialCurrent says whether credential kept, read as id, is what is stored now: its name
+// still names idNow = id, and its document is still the one read (docNow; stored false: gone):
+// byte for byte when the document read is known, else by its Version.
+func credentialCurrent(id string, kept Credential, idNow, docNow string, stored bool) bool {
+	switch {
+	case idNow != id || !stored:
+		return false
+	case kept.doc != "":
+		return docNow == kept.doc
+	}
+	return isDocVersion([]byte(docNow), kept.Version)
 }
 
 // A Read is a read of documents that can go in another call's round trip (CheckAuth's): it

@@ -33,23 +33,29 @@ func TestOverLimits(t *testing.T) {
 
 // A kept credential is current only while its name names the same id and its document is
 // byte for byte the one read.
+// Whether the document read is known (compared byte for byte) or only its Version (hashed),
+// the answer is the same.
 func TestCredentialCurrent(t *testing.T) {
-	doc := []byte(`{"id":"k1","roles":["GLOBAL_OWNER"]}`)
-	v := docVersion(doc)
+	doc := `{"id":"k1","roles":["GLOBAL_OWNER"]}`
+	read := Credential{Version: docVersion([]byte(doc)), doc: doc}
+	versionOnly := Credential{Version: read.Version}
 	for _, c := range []struct {
 		name   string
 		idNow  string
-		docNow []byte
+		docNow string
+		stored bool
 		want   bool
 	}{
-		{"unchanged", "k1", doc, true},
-		{"the name now names another key", "k2", doc, false},
-		{"the name is gone", "", doc, false},
-		{"the document changed", "k1", []byte(`{"id":"k1","roles":[]}`), false},
-		{"the document is gone", "k1", nil, false},
+		{"unchanged", "k1", doc, true, true},
+		{"the name now names another key", "k2", doc, true, false},
+		{"the name is gone", "", doc, true, false},
+		{"the document changed", "k1", `{"id":"k1","roles":[]}`, true, false},
+		{"the document is gone", "k1", "", false, false},
 	} {
-		if got := credentialCurrent("k1", v, c.idNow, c.docNow); got != c.want {
-			t.Errorf("%s: current = %v, want %v", c.name, got, c.want)
+		for _, kept := range []Credential{read, versionOnly} {
+			if got := credentialCurrent("k1", kept, c.idNow, c.docNow, c.stored); got != c.want {
+				t.Errorf("%s (document read known: %v): current = %v, want %v", c.name, kept.doc != "", got, c.want)
+			}
 		}
 	}
 }
