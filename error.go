@@ -67,6 +67,9 @@ func Unauthorized() *Error {
 
 // ErrorOf returns the *Error in err's chain, or nil.
 func ErrorOf(err error) *Error {
+	if err == nil {
+		return nil // without errors.As's target on the heap: most calls have nothing to look at
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e

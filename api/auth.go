@@ -220,17 +220,6 @@ func (s *Server) challenge(w http.ResponseWriter, v *digest.Verifier, stale bool
 	_, _ = w.Write(unauthorizedBody)
 }
 
-type principalKey struct{}
-
-func withPrincipal(ctx context.Context, p herald.Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
-}
-
-func principalOf(ctx context.Context) herald.Principal {
-	p, _ := ctx.Value(principalKey{}).(herald.Principal)
-	return p
-}
-
 // remoteAddress is the client's IP address as the connection shows it.
 func remoteAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)

@@ -179,3 +179,49 @@ func TestAuthLogTellsRefusalFromRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// Each request's log line says what it was and who made it: method, path, status, duration,
+// remote address and the caller's key, also when many are served at once (their lines' fields
+// are reused from one request to the next).
+func TestRequestLogLineOfEachCaller(t *testing.T) {
+	e := newEnv(t)
+	org := e.org("acme")
+	type caller struct {
+		key  *client
+		path string
+	}
+	var callers []caller
+	for i := range 4 {
+		p := e.project(org, fmt.Sprint("p", i))
+		callers = append(callers, caller{e.key(org, herald.Role{GroupID: p, RoleName: herald.GroupReadOnly}), "/groups/" + p})
+	}
+	var wg sync.WaitGroup
+	for _, c := range callers {
+		wg.Go(func() {
+			for range 5 {
+				c.key.do("GET", c.path, nil).wantStatus(http.StatusOK)
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[string]int{}
+	for _, l := range logLines(t, e) {
+		if l["msg"] != "request" || l["status"] != 200.0 {
+			continue
+		}
+		for _, c := range callers {
+			if l["path"] != api.BasePath+c.path {
+				continue
+			}
+			if l["method"] != "GET" || l["publicKey"] != c.key.user || l["username"] != "" || l["remote"] != "127.0.0.1" || l["duration"] == nil {
+				t.Errorf("the line of %s by %s: %v", c.path, c.key.user, l)
+			}
+			seen[c.path]++
+		}
+	}
+	for _, c := range callers {
+		if seen[c.path] != 5 {
+			t.Errorf("%s: %d lines of its 5 requests", c.path, seen[c.path])
+		}
+	}
+}

@@ -62,8 +62,8 @@ type envelope struct {
 func (s *Server) endpoint(rt route) http.Handler {
 	h, bodyLimit := rt.handle, cmp.Or(bodyLimits[rt.pattern], defaultBodyLimit)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := &call{s: s, r: r, ctx: r.Context(), who: principalOf(r.Context()), now: s.cfg.Clock.Now(), bodyLimit: bodyLimit,
-			pending: pendingOf(r.Context())}
+		c := &call{s: s, r: r, ctx: r.Context(), now: s.cfg.Clock.Now(), bodyLimit: bodyLimit}
+		c.who, c.pending = authenticated(w)
 		rep, err := c.serve(h)
 		switch s.settle(c) { // nothing is answered before the request's check passed
 		case checkFailed:

@@ -67,8 +67,12 @@ func connectionHeader(h http.Header, r *http.Request) {
 		h.Set("Connection", "close")
 		return
 	}
-	h.Set("Connection", "keep-alive")
+	h["Connection"] = keepAlive
 }
+
+// keepAlive and jsonType are header values nearly every response carries, made once: each of
+// length and capacity 1, as fixedHeaders' values are.
+var keepAlive, jsonType = []string{"keep-alive"}, []string{"application/json"}
 
 // recoverPanic turns a handler's panic into a 500 with the error body (when nothing was
 // written yet) and a log line with the stack; the client sees neither the value nor the stack.

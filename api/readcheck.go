@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"net/http"
 
@@ -99,15 +98,4 @@ func (s *Server) settle(c *call) settled {
 	}
 	c.who = who
 	return serveAgain
-}
-
-type pendingKey struct{}
-
-func withPending(ctx context.Context, p *keptCheck) context.Context {
-	return context.WithValue(ctx, pendingKey{}, p)
-}
-
-func pendingOf(ctx context.Context) *keptCheck {
-	p, _ := ctx.Value(pendingKey{}).(*keptCheck)
-	return p
 }

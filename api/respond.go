@@ -60,7 +60,11 @@ func (s *Server) writeEncoded(w http.ResponseWriter, r *http.Request, status int
 		}
 	}
 	h := w.Header()
-	h.Set("Content-Type", contentType)
+	if contentType == jsonType[0] {
+		h["Content-Type"] = jsonType
+	} else {
+		h.Set("Content-Type", contentType)
+	}
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -233,15 +234,22 @@ func (s *Server) routes() []route {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
-	var who herald.Principal
 	defer func() {
 		level := zapcore.InfoLevel
 		if rec.roundTrip { // the challenge half of a digest call: the call itself is logged next
 			level = zapcore.DebugLevel
 		}
-		s.log.Log(level, "request", zap.String("method", r.Method), zap.String("path", r.URL.Path),
+		ce := s.log.Check(level, "request")
+		if ce == nil {
+			return
+		}
+		f := requestLogFields.Get().(*requestLogLine)
+		*f = requestLogLine{zap.String("method", r.Method), zap.String("path", r.URL.Path),
 			zap.Int("status", rec.status), zap.Duration("duration", time.Since(start)),
-			zap.String("remote", remoteAddress(r)), zap.String("publicKey", who.PublicKey), zap.String("username", who.Username))
+			zap.String("remote", remoteAddress(r)), zap.String("publicKey", rec.who.PublicKey), zap.String("username", rec.who.Username)}
+		ce.Write(f[:]...)
+		*f = requestLogLine{}
+		requestLogFields.Put(f)
 	}()
 	route := r.URL.Path
 	if s.cfg.Observe != nil {
@@ -270,7 +278,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var ok bool
-		if who, ok = s.authenticate(rec, r, true); !ok {
+		if rec.who, ok = s.authenticate(rec, r, true); !ok {
 			return
 		}
 		// Any global role looks; changing queues (when the console is writable at all) takes a
@@ -279,7 +287,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			need = herald.MonitorGlobal
 		}
-		if !who.Can(need, herald.Scope{}) {
+		if !rec.who.Can(need, herald.Scope{}) {
 			s.writeError(rec, r, herald.Unauthorized())
 			return
 		}
@@ -300,24 +308,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var ok bool
-	var pending *keptCheck
 	switch {
 	case isPrometheusPath(r.URL.Path) && isBasic(r):
-		who, ok = s.authenticateBasic(rec, r)
+		rec.who, ok = s.authenticateBasic(rec, r)
 	case s.withRead[route]:
-		who, pending, ok = s.authenticateLater(rec, r)
+		rec.who, rec.pending, ok = s.authenticateLater(rec, r)
 	default:
-		who, ok = s.authenticate(rec, r, false)
+		rec.who, ok = s.authenticate(rec, r, false)
 	}
 	if !ok {
 		return
 	}
-	ctx := withPrincipal(r.Context(), who)
-	if pending != nil {
-		ctx = withPending(ctx, pending)
-	}
-	s.mux.ServeHTTP(rec, r.WithContext(ctx))
+	s.mux.ServeHTTP(rec, r) // to an endpoint, with rec telling it whom authentication found
 }
+
+// requestLogLine is the fields of a request's log line. Every request logs one, and the
+// fields given to a logger escape (a few hundred bytes): they are kept for reuse
+// (requestLogFields), which zap allows, its cores encoding or copying them as they write.
+type requestLogLine [7]zap.Field
+
+var requestLogFields = sync.Pool{New: func() any { return new(requestLogLine) }}
 
 // ready answers /readyz: 200 when the API can serve, 503 (with the error body) when not.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
@@ -351,10 +361,26 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 		Detail: fmt.Sprintf("Method %s is not allowed on %s.", r.Method, r.URL.Path), Parameters: []any{r.Method}})
 }
 
+// statusRecorder is the response of a request ServeHTTP serves, with what it learned of the
+// request on the way that its endpoint and its log line need: it is the request's own state
+// (rather than values of its context: the polled endpoints pay no context and request copies
+// for them).
 type statusRecorder struct {
 	http.ResponseWriter
 	status    int
 	roundTrip bool // answered with a digest challenge to a request without (current) credentials
+
+	who     herald.Principal // whom authentication found
+	pending *keptCheck       // its check left for the endpoint's read (readcheck.go), if any
+}
+
+// authenticated is whom the request to an endpoint (w its ServeHTTP's) was authenticated as,
+// and its pending check.
+func authenticated(w http.ResponseWriter) (herald.Principal, *keptCheck) {
+	if rec, ok := w.(*statusRecorder); ok {
+		return rec.who, rec.pending
+	}
+	return herald.Principal{}, nil // served by anything but ServeHTTP: nobody
 }
 
 func (s *statusRecorder) WriteHeader(code int) {

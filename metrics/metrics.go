@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,24 @@ type Metrics struct {
 	deliveries       *prometheus.CounterVec
 	deliveryDuration *prometheus.HistogramVec
 	lateness         *prometheus.HistogramVec
+
+	// series are the requests' series by route, method and status, found once: every API
+	// request is counted, and finding a series by its label values hashes and looks them up.
+	seriesMu sync.RWMutex
+	series   map[requestSeriesKey]requestSeries
+}
+
+// requestSeriesKey is a request's labels as ObserveRequest is given them (the route a mux
+// pattern, a fixed path or a path: bounded by routeLabel before a key is kept).
+type requestSeriesKey struct {
+	route, method string
+	status        int
+}
+
+// requestSeries are a request's series: its count and its duration.
+type requestSeries struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 // The task label of herald_schedule_lateness_seconds for the engine's due alerts; the
@@ -95,12 +114,31 @@ func (m *Metrics) Handler(cluster ...prometheus.Collector) http.Handler {
 // anything else (a path no route matched, or a request refused before routing) counts as
 // "unmatched", so that ids and typos in paths never become label values.
 func (m *Metrics) ObserveRequest(method, route string, status int, d time.Duration) {
-	path, label := routeLabel(route), methodLabel(method)
 	if status == 0 { // nothing written: net/http answered 200
 		status = http.StatusOK
 	}
-	m.requests.WithLabelValues(path, label, strconv.Itoa(status)).Inc()
-	m.requestDuration.WithLabelValues(path, label).Observe(d.Seconds())
+	s := m.requestSeries(requestSeriesKey{routeLabel(route), methodLabel(method), status})
+	s.requests.Inc()
+	s.duration.Observe(d.Seconds())
+}
+
+// requestSeries are the series of a request's labels (k's route and method as labelled).
+func (m *Metrics) requestSeries(k requestSeriesKey) requestSeries {
+	m.seriesMu.RLock()
+	s, ok := m.series[k]
+	m.seriesMu.RUnlock()
+	if ok {
+		return s
+	}
+	s = requestSeries{m.requests.WithLabelValues(k.route, k.method, strconv.Itoa(k.status)),
+		m.requestDuration.WithLabelValues(k.route, k.method)}
+	m.seriesMu.Lock()
+	if m.series == nil {
+		m.series = make(map[requestSeriesKey]requestSeries)
+	}
+	m.series[k] = s
+	m.seriesMu.Unlock()
+	return s
 }
 
 // fixedPaths are the paths the API serves outside its mux, reported as they are.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -79,9 +80,9 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 	default:
 		return check, errors.New("store: CheckAuth without a kept credential")
 	}
-	failKeys := authFailKeys(a.Name, a.Address)
+	failKeys := lastFailKeys.of(a.Name, a.Address)
 	countKeys, countArgs := []string{nonceCount(a.Nonce)}, []any{a.Count, a.CountTTL.Milliseconds()}
-	pipe := s.rdb.Pipeline()
+	pipe := s.pipeline()
 	fails := pipe.MGet(ctx, failKeys...)
 	current := pipe.MGet(ctx, ref, doc) // what the name names now, and that credential's document (one slot)
 	counted := advanceNonce.EvalSha(ctx, pipe, countKeys, countArgs...)
@@ -92,11 +93,11 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 	for _, r := range reads {
 		r.queue(ctx, pipe)
 	}
-	if err := s.pipelined(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "NOSCRIPT") {
+	if err := s.pipelinedOnce(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "NOSCRIPT") {
 		return check, err // the first error; a missing document or a lost script is dealt with below
 	}
 	advanced, err := counted.Int64()
-	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 		// Redis lost its scripts (a restart, SCRIPT FLUSH): the count was not recorded; the
 		// reads did not change anything.
 		advanced, err = advanceNonce.Run(ctx, s.rdb, countKeys, countArgs...).Int64()
@@ -117,21 +118,25 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 		return check, err
 	}
 	idNow, _ := now[0].(string)
-	var docNow []byte
-	if d, ok := now[1].(string); ok {
-		docNow = []byte(d)
-	}
+	docNow, stored := now[1].(string)
 	if keyOfName != nil && keyOfName.Err() != nil {
 		return check, keyOfName.Err()
 	}
-	check.Current = credentialCurrent(id, a.Kept.Version, idNow, docNow) && (keyOfName == nil || keyOfName.Val() == 0)
+	check.Current = credentialCurrent(id, a.Kept, idNow, docNow, stored) && (keyOfName == nil || keyOfName.Val() == 0)
 	return check, nil
 }
 
-// credentialCurrent says whether a credential read as id and version is what is stored now:
-// its name still names idNow = id, and its document docNow still has that version (nil: gone).
-func credentialCurrent(id, version, idNow string, docNow []byte) bool {
-	return idNow == id && docNow != nil && isDocVersion(docNow, version)
+// credentialCurrent says whether credential kept, read as id, is what is stored now: its name
+// still names idNow = id, and its document is still the one read (docNow; stored false: gone):
+// byte for byte when the document read is known, else by its Version.
+func credentialCurrent(id string, kept Credential, idNow, docNow string, stored bool) bool {
+	switch {
+	case idNow != id || !stored:
+		return false
+	case kept.doc != "":
+		return docNow == kept.doc
+	}
+	return isDocVersion([]byte(docNow), kept.Version)
 }
 
 // A Read is a read of documents that can go in another call's round trip (CheckAuth's): it
@@ -143,10 +148,44 @@ type Read interface {
 // Fetch runs r in a round trip of its own (its answers, missing documents included, are for r
 // to decode).
 func (s *Store) Fetch(ctx context.Context, r Read) error {
-	pipe := s.rdb.Pipeline()
+	pipe := s.pipeline()
 	r.queue(ctx, pipe)
-	if err := s.pipelined(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
+	if err := s.pipelinedOnce(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
 	return nil
+}
+
+// lastFailKeys are the failed-authentication counters' keys (authFailKeys) of the names and
+// addresses CheckAuth saw lately: a kept caller asks again and again from the same address,
+// and its keys cost three SHA-256 sums and as many strings to make.
+var lastFailKeys failKeysMemo
+
+// maxFailKeys bounds failKeysMemo: past it, everything is forgotten at once.
+const maxFailKeys = 10_000
+
+type failKeysMemo struct {
+	mu sync.Mutex
+	m  map[failPair][]string // read-only once made
+}
+
+type failPair struct{ name, address string }
+
+// of is authFailKeys(name, address), made once (to be read only).
+func (f *failKeysMemo) of(name, address string) []string {
+	pair := failPair{name, address}
+	f.mu.Lock()
+	keys, ok := f.m[pair]
+	f.mu.Unlock()
+	if ok {
+		return keys
+	}
+	keys = authFailKeys(name, address)
+	f.mu.Lock()
+	if f.m == nil || len(f.m) >= maxFailKeys {
+		f.m = make(map[failPair][]string)
+	}
+	f.m[pair] = keys
+	f.mu.Unlock()
+	return keys
 }

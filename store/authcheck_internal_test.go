@@ -1,6 +1,8 @@
 package store
 
 import (
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -31,23 +33,29 @@ func TestOverLimits(t *testing.T) {
 
 // A kept credential is current only while its name names the same id and its document is
 // byte for byte the one read.
+// Whether the document read is known (compared byte for byte) or only its Version (hashed),
+// the answer is the same.
 func TestCredentialCurrent(t *testing.T) {
-	doc := []byte(`{"id":"k1","roles":["GLOBAL_OWNER"]}`)
-	v := docVersion(doc)
+	doc := `{"id":"k1","roles":["GLOBAL_OWNER"]}`
+	read := Credential{Version: docVersion([]byte(doc)), doc: doc}
+	versionOnly := Credential{Version: read.Version}
 	for _, c := range []struct {
 		name   string
 		idNow  string
-		docNow []byte
+		docNow string
+		stored bool
 		want   bool
 	}{
-		{"unchanged", "k1", doc, true},
-		{"the name now names another key", "k2", doc, false},
-		{"the name is gone", "", doc, false},
-		{"the document changed", "k1", []byte(`{"id":"k1","roles":[]}`), false},
-		{"the document is gone", "k1", nil, false},
+		{"unchanged", "k1", doc, true, true},
+		{"the name now names another key", "k2", doc, true, false},
+		{"the name is gone", "", doc, true, false},
+		{"the document changed", "k1", `{"id":"k1","roles":[]}`, true, false},
+		{"the document is gone", "k1", "", false, false},
 	} {
-		if got := credentialCurrent("k1", v, c.idNow, c.docNow); got != c.want {
-			t.Errorf("%s: current = %v, want %v", c.name, got, c.want)
+		for _, kept := range []Credential{read, versionOnly} {
+			if got := credentialCurrent("k1", kept, c.idNow, c.docNow, c.stored); got != c.want {
+				t.Errorf("%s (document read known: %v): current = %v, want %v", c.name, kept.doc != "", got, c.want)
+			}
 		}
 	}
 }
@@ -64,4 +72,29 @@ func TestFailCounts(t *testing.T) {
 	if _, err := failCounts(redis.NewSliceResult([]any{"1"}, nil)); err == nil {
 		t.Error("one counter read for three")
 	}
+}
+
+// The memo of failed-authentication keys answers what authFailKeys makes, for every name and
+// address, before and after it forgets everything at its bound.
+func TestFailKeysMemo(t *testing.T) {
+	var memo failKeysMemo
+	check := func(name, address string) {
+		t.Helper()
+		for range 2 { // made, then remembered
+			if got, want := memo.of(name, address), authFailKeys(name, address); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q from %q: %q, want %q", name, address, got, want)
+			}
+		}
+	}
+	check("key1", "10.0.0.1")
+	check("key1", "10.0.0.2")
+	check("key2", "10.0.0.1")
+	check("key1\x0010.0.0.1", "")
+	for i := range maxFailKeys {
+		memo.of(fmt.Sprint("k", i), "10.0.0.3")
+	}
+	if n := len(memo.m); n > maxFailKeys {
+		t.Errorf("%d pairs kept, bound %d", n, maxFailKeys)
+	}
+	check("key1", "10.0.0.1")
 }

@@ -21,6 +21,9 @@ type Credential struct {
 	// Version names the document as read (the SHA-1 of its bytes): CheckAuth tells whether
 	// it is still the one stored, so that a process may keep what it read.
 	Version string
+	// doc is the document as read, which CheckAuth compares with what is stored byte for byte
+	// rather than hashing that on every request ("": only Version is known).
+	doc string
 }
 
 // decoyID is a key id no key has: an unknown name reads it, so that it costs what a known one does.
@@ -40,21 +43,24 @@ func (s *Store) Credential(ctx context.Context, name string) (Credential, error)
 	keyID, userID := keyRef.Val(), userRef.Val()
 	switch {
 	case keyID != "":
-		c.APIKey, c.Version, err = versioned[herald.APIKey](ctx, s, apiKeys().doc(keyID))
+		c.APIKey, c.doc, err = versioned[herald.APIKey](ctx, s, apiKeys().doc(keyID))
 	case userID != "":
-		c.User, c.Version, err = versioned[herald.User](ctx, s, users().doc(userID))
+		c.User, c.doc, err = versioned[herald.User](ctx, s, users().doc(userID))
 	default:
 		err = s.rdb.Get(ctx, apiKeys().doc(decoyID)).Err()
 		if errors.Is(err, redis.Nil) {
 			err = nil
 		}
 	}
+	if c.doc != "" {
+		c.Version = docVersion([]byte(c.doc))
+	}
 	return c, err
 }
 
-// versioned reads one document and its Version: nil (and no error) when it is gone.
+// versioned reads one document, and the document as read: nil (and no error) when it is gone.
 func versioned[T any](ctx context.Context, s *Store, key string) (*T, string, error) {
-	b, err := s.rdb.Get(ctx, key).Bytes()
+	doc, err := s.rdb.Get(ctx, key).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, "", nil
 	}
@@ -62,10 +68,10 @@ func versioned[T any](ctx context.Context, s *Store, key string) (*T, string, er
 		return nil, "", err
 	}
 	var v T
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := json.Unmarshal([]byte(doc), &v); err != nil {
 		return nil, "", fmt.Errorf("store: decode %s: %w", key, err)
 	}
-	return &v, docVersion(b), nil
+	return &v, doc, nil
 }
 
 // docVersion is a credential document's Version: the SHA-1 of its bytes, in hex.

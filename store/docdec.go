@@ -13,11 +13,17 @@ import (
 // integers. Anything else (labels, tags, a current value, an escape, null, a name it does not
 // know) it leaves to encoding/json, which reads every document the same (a fuzz test compares
 // them). The alert's project, read with it, is read the same way (decodeFlatProject).
+//
+// Both read a document as Redis answered it, a string, or as bytes (docText): read from the
+// string, their values are slices of it, not copies.
+
+// docText is a stored document's text: a reply's string, or bytes.
+type docText interface{ ~string | ~[]byte }
 
 // decodeFlatAlertDoc reads b into d as json.Unmarshal would, when b is a flat document;
 // false (d then partly written) when it is not, for encoding/json to read.
-func decodeFlatAlertDoc(b []byte, d *alertDoc) bool {
-	return scanFlatObject(b, func(name, str []byte, num int64, kind flatKind) bool {
+func decodeFlatAlertDoc[T docText](b T, d *alertDoc) bool {
+	return scanFlatObject(b, func(name, str T, num int64, kind flatKind) bool {
 		switch kind {
 		case flatEmptyArray:
 			return false // only tags are arrays, and an alert leaves out empty ones
@@ -100,7 +106,7 @@ const (
 // and whose other values are integers (-?(0|[1-9][0-9]*), fitting an int64) or empty arrays,
 // calling field for each member in order; false as soon as b is anything else or field says
 // false.
-func scanFlatObject(b []byte, field func(name, str []byte, num int64, kind flatKind) bool) bool {
+func scanFlatObject[T docText](b T, field func(name, str T, num int64, kind flatKind) bool) bool {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false
@@ -131,13 +137,13 @@ func scanFlatObject(b []byte, field func(name, str []byte, num int64, kind flatK
 			i = next
 		case '[':
 			i = skipSpace(b, i+1)
-			if i >= len(b) || b[i] != ']' || !field(name, nil, 0, flatEmptyArray) {
+			if i >= len(b) || b[i] != ']' || !field(name, b[:0], 0, flatEmptyArray) {
 				return false
 			}
 			i++
 		default:
 			num, next, ok := plainInt(b, i)
-			if !ok || !field(name, nil, num, flatNumber) {
+			if !ok || !field(name, b[:0], num, flatNumber) {
 				return false
 			}
 			i = next
@@ -161,8 +167,8 @@ func scanFlatObject(b []byte, field func(name, str []byte, num int64, kind flatK
 // (its tags empty, its creation time a time herald.ParseTime reads); false (p then partly
 // written) when it is not, for encoding/json to read. A project is read with every GET of
 // one of its alerts.
-func decodeFlatProject(b []byte, p *herald.Project) bool {
-	return scanFlatObject(b, func(name, str []byte, _ int64, kind flatKind) bool {
+func decodeFlatProject[T docText](b T, p *herald.Project) bool {
+	return scanFlatObject(b, func(name, str T, _ int64, kind flatKind) bool {
 		switch string(name) {
 		case "tags":
 			if kind != flatEmptyArray {
@@ -197,31 +203,48 @@ func decodeFlatProject(b []byte, p *herald.Project) bool {
 
 // plainString reads the JSON string at b[i] (its opening quote) when it has no escape, no
 // control character and is valid UTF-8: its content and the index after its closing quote.
-func plainString(b []byte, i int) (str []byte, next int, ok bool) {
+func plainString[T docText](b T, i int) (str T, next int, ok bool) {
 	if i >= len(b) || b[i] != '"' {
-		return nil, 0, false
+		return str, 0, false
 	}
 	ascii := true
 	for j := i + 1; j < len(b); j++ {
 		switch c := b[j]; {
 		case c == '"':
 			str = b[i+1 : j]
-			if !ascii && !utf8.Valid(str) {
-				return nil, 0, false // encoding/json replaces what is invalid
+			if !ascii && !validUTF8(str) {
+				return b[:0], 0, false // encoding/json replaces what is invalid
 			}
 			return str, j + 1, true
 		case c == '\\' || c < 0x20:
-			return nil, 0, false
+			return b[:0], 0, false
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
 	}
-	return nil, 0, false
+	return b[:0], 0, false
+}
+
+// validUTF8 is utf8.Valid of either text.
+func validUTF8[T docText](b T) bool {
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		var buf [utf8.UTFMax]byte
+		r, size := utf8.DecodeRune(buf[:copy(buf[:], b[i:min(i+utf8.UTFMax, len(b))])])
+		if r == utf8.RuneError && size == 1 {
+			return false
+		}
+		i += size
+	}
+	return true
 }
 
 // plainInt reads the JSON integer at b[i]: -?(0|[1-9][0-9]*) followed by no fraction or
 // exponent, within an int64.
-func plainInt(b []byte, i int) (n int64, next int, ok bool) {
+func plainInt[T docText](b T, i int) (n int64, next int, ok bool) {
 	j := i
 	if j < len(b) && b[j] == '-' {
 		j++
@@ -240,7 +263,7 @@ func plainInt(b []byte, i int) (n int64, next int, ok bool) {
 	return n, j, err == nil
 }
 
-func skipSpace(b []byte, i int) int {
+func skipSpace[T docText](b T, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}

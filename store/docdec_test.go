@@ -106,9 +106,14 @@ func FuzzDecodeFlatAlertDoc(f *testing.F) {
 		f.Add([]byte(c.doc))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var got alertDoc
-		if decodeFlatAlertDoc(b, &got) {
+		var got, fromString alertDoc
+		ok := decodeFlatAlertDoc(b, &got)
+		if ok {
 			sameAsEncodingJSON(t, b, got)
+		}
+		// Redis's answer is read as the string it is: the same, from the same text.
+		if decodeFlatAlertDoc(string(b), &fromString) != ok || ok && !reflect.DeepEqual(fromString, got) {
+			t.Errorf("%q read from a string as %+v, from bytes as %+v (%v)", b, fromString, got, ok)
 		}
 	})
 }
@@ -178,9 +183,13 @@ func FuzzDecodeFlatProject(f *testing.F) {
 		f.Add([]byte(c.doc))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var got herald.Project
-		if decodeFlatProject(b, &got) {
+		var got, fromString herald.Project
+		ok := decodeFlatProject(b, &got)
+		if ok {
 			projectSameAsEncodingJSON(t, b)
+		}
+		if decodeFlatProject(string(b), &fromString) != ok || ok && !reflect.DeepEqual(fromString, got) {
+			t.Errorf("%q read from a string as %+v, from bytes as %+v (%v)", b, fromString, got, ok)
 		}
 	})
 }

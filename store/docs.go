@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -40,8 +39,9 @@ func encodeDoc(v any) ([]byte, error) {
 	return json.Marshal(v)
 }
 
-// decodeDoc reads a stored document into dst, in either form.
-func decodeDoc(b []byte, dst any) error {
+// decodeDoc reads a stored document into dst, in either form: as Redis answered it (a string)
+// or bytes.
+func decodeDoc[T docText](b T, dst any) error {
 	if p, ok := dst.(*herald.Project); ok {
 		flat := *p // as encoding/json, keeping what the document does not name
 		if decodeFlatProject(b, &flat) {
@@ -57,12 +57,12 @@ func decodeDoc(b []byte, dst any) error {
 				*d = flat.unpack()
 				return nil
 			}
-			return decodeCompact[alertDoc](b, d)
+			return decodeCompact[alertDoc]([]byte(b), d)
 		case *herald.Event:
-			return decodeCompact[eventDoc](b, d)
+			return decodeCompact[eventDoc]([]byte(b), d)
 		}
 	}
-	return json.Unmarshal(b, dst)
+	return json.Unmarshal([]byte(b), dst)
 }
 
 // decodeCompact reads the compact form D of a document into dst.
@@ -77,7 +77,10 @@ func decodeCompact[D interface{ unpack() T }, T any](b []byte, dst *T) error {
 
 // isAPIForm reports whether a stored alert or event is in the form written before the
 // compact one: the API's, whose first name is "id".
-func isAPIForm(b []byte) bool { return bytes.HasPrefix(b, []byte(`{"id":`)) }
+func isAPIForm[T docText](b T) bool {
+	const apiForm = `{"id":`
+	return len(b) >= len(apiForm) && string(b[:len(apiForm)]) == apiForm
+}
 
 // alertDoc is an alert as stored. Every field of herald.Alert has one here (a test checks).
 type alertDoc struct {
@@ -213,11 +216,16 @@ func unpackID(s string) string {
 	if raw, ok := strings.CutPrefix(s, rawIDMark); ok {
 		return raw
 	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
+	var buf [16]byte // a packed id is 12 bytes: decoded here, not on the heap
+	b := buf[:]
+	if base64.RawURLEncoding.DecodedLen(len(s)) > len(buf) {
+		b = make([]byte, base64.RawURLEncoding.DecodedLen(len(s)))
+	}
+	n, err := base64.RawURLEncoding.Decode(b, []byte(s))
 	if err != nil {
 		return s
 	}
-	return hex.EncodeToString(b)
+	return hex.EncodeToString(b[:n])
 }
 
 // zeroTime stands for the zero time where a time must be given (an alert updated "never"

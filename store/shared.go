@@ -28,6 +28,8 @@ type sharedTrips struct {
 	mu      sync.Mutex
 	waiting []*sharedTrip
 	sending bool // a goroutine is sending (it takes what is waiting before it ends)
+
+	pipes sync.Pool // of redis.Pipeliner, emptied: see pipeline
 }
 
 // maxSharedTrip bounds how many callers' pipelines go in one round trip (the rest go in the
@@ -46,8 +48,15 @@ type sharedTrip struct {
 // its commands are then sent only if their round trip had already begun, and it must not read
 // them.
 func (t *sharedTrips) run(ctx context.Context, cmds []redis.Cmder) error {
+	_, err := t.runFinished(ctx, cmds)
+	return err
+}
+
+// runFinished is run, and says whether cmds' round trip is over (false when ctx ended first:
+// it may still be sending them).
+func (t *sharedTrips) runFinished(ctx context.Context, cmds []redis.Cmder) (finished bool, err error) {
 	if len(cmds) == 0 {
-		return nil
+		return true, nil
 	}
 	trip := &sharedTrip{ctx: ctx, cmds: cmds, done: make(chan struct{})}
 	t.mu.Lock()
@@ -59,9 +68,9 @@ func (t *sharedTrips) run(ctx context.Context, cmds []redis.Cmder) error {
 	t.mu.Unlock()
 	select {
 	case <-trip.done:
-		return firstError(cmds)
+		return true, firstError(cmds)
 	case <-ctx.Done():
-		return ctx.Err()
+		return false, ctx.Err()
 	}
 }
 
@@ -139,4 +148,26 @@ func setErr(cmds []redis.Cmder, err error) {
 // shared with other callers waiting at the same moment: as pipe.Exec, but cheaper under load.
 func (s *Store) pipelined(ctx context.Context, pipe redis.Pipeliner) error {
 	return s.shared.run(ctx, pipe.Cmds())
+}
+
+// pipeline is an empty pipeline to queue a call's commands on, for pipelinedOnce: the
+// requests every API call makes (CheckAuth, Fetch) reuse them rather than make their own
+// (a pipeline and the slice of its commands are a few allocations each).
+func (s *Store) pipeline() redis.Pipeliner {
+	if p, ok := s.shared.pipes.Get().(redis.Pipeliner); ok {
+		return p
+	}
+	return s.rdb.Pipeline()
+}
+
+// pipelinedOnce is pipelined of a pipe of s.pipeline, which it then empties and keeps for
+// reuse: the caller must not use pipe after (its commands are its own, and stay readable).
+func (s *Store) pipelinedOnce(ctx context.Context, pipe redis.Pipeliner) error {
+	finished, err := s.shared.runFinished(ctx, pipe.Cmds())
+	if finished { // else its round trip may still read the slice of its commands
+		clear(pipe.Cmds())
+		pipe.Discard()
+		s.shared.pipes.Put(pipe)
+	}
+	return err
 }

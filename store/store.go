@@ -175,7 +175,7 @@ func decodeValue(vals []any, i int, cmd *redis.SliceCmd, dst any, notFound func(
 	if !ok {
 		return fmt.Errorf("store: %v is a %T, not a document", cmd.Args()[1+i], vals[i])
 	}
-	if err := decodeDoc([]byte(doc), dst); err != nil {
+	if err := decodeDoc(doc, dst); err != nil {
 		return fmt.Errorf("store: decode %v: %w", cmd.Args()[1+i], err)
 	}
 	return nil

@@ -67,15 +67,15 @@ func failCounts(cmd *redis.SliceCmd) ([3]int64, error) {
 // over their limits resets. It asks Redis only when one is over (a throttled request).
 func (s *Store) refusedFor(ctx context.Context, keys []string, counts [3]int64, l AuthLimits) (time.Duration, error) {
 	over := overLimits(counts, l)
+	if over == [3]bool{} { // every authentication checks: nothing to make then
+		return 0, nil
+	}
 	pipe := s.rdb.Pipeline()
 	var ttls []*redis.DurationCmd
 	for i, k := range keys {
 		if over[i] {
 			ttls = append(ttls, pipe.PTTL(ctx, k))
 		}
-	}
-	if len(ttls) == 0 {
-		return 0, nil
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, err

@@ -12,9 +12,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -166,8 +170,10 @@ func (a *Answer) Stale() bool { return a.stale }
 
 // Answers reports whether the response was computed with ha1 (in constant time).
 func (a *Answer) Answers(ha1 string) bool {
-	want := responseDigest(strings.ToLower(ha1), a.a.nonce, a.a.ncText, a.a.cnonce, a.a.qop, a.method, a.a.uri)
-	return subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(a.a.response))) == 1
+	var want, got [2 * md5.Size]byte
+	appendResponseDigest(want[:0], ha1, a.a.nonce, a.a.ncText, a.a.cnonce, a.a.qop, a.method, a.a.uri)
+	appendLower(got[:0], a.a.response) // checkParams made it 2*md5.Size hex digits
+	return subtle.ConstantTimeCompare(want[:], got[:]) == 1
 }
 
 // CountLifetime is how long a nonce's count must be remembered: a nonce dated up to the clock
@@ -177,34 +183,34 @@ func (v *Verifier) CountLifetime() time.Duration { return v.Lifetime + clockSkew
 // Read checks the Authorization header of r as far as it can without the user's secret: its
 // syntax, realm, uri, qop and algorithm, and that this server signed the nonce (not in the
 // future). It returns ErrNoCredentials or ErrInvalid as Verify does.
-func (v *Verifier) Read(r *http.Request) (*Answer, error) {
+func (v *Verifier) Read(r *http.Request) (Answer, error) {
 	if len(v.Secret) == 0 || v.Lifetime <= 0 {
-		return nil, errNotConfigured
+		return Answer{}, errNotConfigured
 	}
 	headers := r.Header.Values("Authorization")
 	if len(headers) == 0 {
-		return nil, ErrNoCredentials
+		return Answer{}, ErrNoCredentials
 	}
 	if len(headers) > 1 {
-		return nil, invalid("several Authorization headers")
+		return Answer{}, invalid("several Authorization headers")
 	}
-	params, err := parseAuthorization(headers[0])
+	params, err := readParams(headers[0])
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
-	a, err := checkParams(params, r, v.realm())
+	a, err := checkParams(&params, r, v.realm())
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	issued, err := v.openNonce(a.nonce)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	now := v.now()
 	if issued.After(now.Add(clockSkew)) {
-		return nil, invalid("nonce issued in the future")
+		return Answer{}, invalid("nonce issued in the future")
 	}
-	return &Answer{a: a, method: r.Method, stale: now.Sub(issued) > v.Lifetime}, nil
+	return Answer{a: a, method: r.Method, stale: now.Sub(issued) > v.Lifetime}, nil
 }
 
 // invalid wraps ErrInvalid with a reason that never holds a secret.
@@ -225,11 +231,12 @@ func Username(r *http.Request) string {
 	if len(headers) != 1 {
 		return ""
 	}
-	p, err := parseAuthorization(headers[0])
+	p, err := readParams(headers[0])
 	if err != nil {
 		return ""
 	}
-	return p["username"]
+	username, _ := p.get("username")
+	return username
 }
 
 func (v *Verifier) realm() string {
@@ -251,15 +258,50 @@ func (v *Verifier) newNonce() string {
 	var raw [nonceRawLen]byte
 	binary.BigEndian.PutUint64(raw[:nonceTimeLen], uint64(v.now().UnixNano()))
 	_, _ = rand.Read(raw[nonceTimeLen : nonceTimeLen+nonceRandomLen]) // never fails (crypto/rand)
-	copy(raw[nonceTimeLen+nonceRandomLen:], v.nonceMAC(raw[:nonceTimeLen+nonceRandomLen]))
+	v.signNonce(raw[nonceTimeLen+nonceRandomLen:], raw[:nonceTimeLen+nonceRandomLen])
 	return nonceEncoding.EncodeToString(raw[:])
 }
 
-func (v *Verifier) nonceMAC(body []byte) []byte {
-	m := hmac.New(sha256.New, v.Secret)
-	m.Write([]byte(nonceMACDomain))
-	m.Write(body)
-	return m.Sum(nil)[:nonceMACLen]
+// signNonce writes the MAC of a nonce's body (its time and random bytes) to mac.
+func (v *Verifier) signNonce(mac, body []byte) {
+	pool, m := nonceMACFor(v.Secret)
+	in := append(append(m.in[:0], nonceMACDomain...), body...)
+	m.Write(in)
+	copy(mac, m.Sum(m.sum[:0])[:nonceMACLen])
+	m.Reset()
+	pool.Put(m)
+}
+
+// nonceMAC is an HMAC-SHA256 of nonces, with room for its input and output (what is given to
+// the hash escapes: kept here, it is not allocated per request).
+type nonceMAC struct {
+	hash.Hash
+	in  [len(nonceMACDomain) + nonceTimeLen + nonceRandomLen]byte
+	sum [sha256.Size]byte
+}
+
+// macPool keeps the HMACs of nonces with one secret for reuse: every request checks its
+// nonce's, and a new one costs its key's two SHA-256 blocks and a few allocations. A process
+// has one secret (the API's): the pool of the last one used is kept (a Verifier is copied per
+// request, so not in it).
+type macPool struct {
+	secret string
+	sync.Pool
+}
+
+var nonceMACs atomic.Pointer[macPool]
+
+// nonceMACFor is a reset HMAC of nonces keyed with secret, and the pool to put it back in.
+func nonceMACFor(secret []byte) (*macPool, *nonceMAC) {
+	p := nonceMACs.Load()
+	if p == nil || p.secret != string(secret) {
+		p = &macPool{secret: string(secret)}
+		nonceMACs.Store(p)
+	}
+	if m, ok := p.Get().(*nonceMAC); ok {
+		return p, m
+	}
+	return p, &nonceMAC{Hash: hmac.New(sha256.New, secret)}
 }
 
 // openNonce checks that nonce was signed with Secret and returns its issue time.
@@ -267,12 +309,15 @@ func (v *Verifier) openNonce(nonce string) (time.Time, error) {
 	if len(nonce) != nonceEncoding.EncodedLen(nonceRawLen) {
 		return time.Time{}, invalid("malformed nonce")
 	}
-	raw, err := nonceEncoding.DecodeString(nonce)
-	if err != nil || len(raw) != nonceRawLen {
+	var encoded [(nonceRawLen*8 + 5) / 6]byte // its length, checked above
+	var raw [nonceRawLen]byte
+	if n, err := nonceEncoding.Decode(raw[:], encoded[:copy(encoded[:], nonce)]); err != nil || n != nonceRawLen {
 		return time.Time{}, invalid("malformed nonce")
 	}
 	body, mac := raw[:nonceTimeLen+nonceRandomLen], raw[nonceTimeLen+nonceRandomLen:]
-	if !hmac.Equal(mac, v.nonceMAC(body)) {
+	var want [nonceMACLen]byte
+	v.signNonce(want[:], body)
+	if !hmac.Equal(mac, want[:]) {
 		return time.Time{}, invalid("nonce not issued by this server")
 	}
 	return time.Unix(0, int64(binary.BigEndian.Uint64(raw[:nonceTimeLen]))), nil
@@ -286,34 +331,35 @@ type authorization struct {
 }
 
 // checkParams checks the parameters that do not need the nonce key nor the user's secret.
-func checkParams(p map[string]string, r *http.Request, realm string) (authorization, error) {
-	for _, name := range []string{"username", "realm", "nonce", "uri", "response", "qop", "nc", "cnonce"} {
-		if _, ok := p[name]; !ok {
+func checkParams(p *params, r *http.Request, realm string) (authorization, error) {
+	for _, name := range [...]string{"username", "realm", "nonce", "uri", "response", "qop", "nc", "cnonce"} {
+		if _, ok := p.get(name); !ok {
 			return authorization{}, invalid("missing parameter " + name)
 		}
 	}
+	get := func(name string) string { v, _ := p.get(name); return v }
 	a := authorization{
-		username: p["username"],
-		nonce:    p["nonce"],
-		uri:      p["uri"],
-		response: p["response"],
-		qop:      p["qop"],
-		cnonce:   p["cnonce"],
-		ncText:   p["nc"],
+		username: get("username"),
+		nonce:    get("nonce"),
+		uri:      get("uri"),
+		response: get("response"),
+		qop:      get("qop"),
+		cnonce:   get("cnonce"),
+		ncText:   get("nc"),
 	}
 	if a.username == "" {
 		return a, invalid("empty username")
 	}
-	if _, ok := p["username*"]; ok {
+	if _, ok := p.get("username*"); ok {
 		return a, invalid("username* not supported")
 	}
-	if u, ok := p["userhash"]; ok && !strings.EqualFold(u, "false") {
+	if u, ok := p.get("userhash"); ok && !strings.EqualFold(u, "false") {
 		return a, invalid("userhash not supported")
 	}
-	if p["realm"] != realm {
+	if get("realm") != realm {
 		return a, invalid("wrong realm")
 	}
-	if alg, ok := p["algorithm"]; ok && !strings.EqualFold(alg, "MD5") {
+	if alg, ok := p.get("algorithm"); ok && !strings.EqualFold(alg, "MD5") {
 		return a, invalid("unsupported algorithm")
 	}
 	if a.qop != "auth" {
@@ -332,7 +378,7 @@ func checkParams(p map[string]string, r *http.Request, realm string) (authorizat
 	if len(a.response) != 2*md5.Size || !isHex(a.response) {
 		return a, invalid("malformed response")
 	}
-	if a.uri == "" || (a.uri != r.URL.RequestURI() && a.uri != r.RequestURI) {
+	if a.uri == "" || (a.uri != r.RequestURI && a.uri != r.URL.RequestURI()) {
 		return a, invalid("uri does not match the request")
 	}
 	return a, nil
@@ -340,13 +386,46 @@ func checkParams(p map[string]string, r *http.Request, realm string) (authorizat
 
 // responseDigest is MD5(HA1:nonce:nc:cnonce:qop:MD5(method:uri)) in lower-case hex.
 func responseDigest(ha1, nonce, nc, cnonce, qop, method, uri string) string {
-	ha2 := md5Hex(method + ":" + uri)
-	return md5Hex(ha1 + ":" + nonce + ":" + nc + ":" + cnonce + ":" + qop + ":" + ha2)
+	var b [2 * md5.Size]byte
+	return string(appendResponseDigest(b[:0], ha1, nonce, nc, cnonce, qop, method, uri))
+}
+
+// appendResponseDigest appends responseDigest's hex digits to b (ha1 in either case), without
+// allocating for answers of the usual size: every request of a kept caller computes it.
+func appendResponseDigest(b []byte, ha1, nonce, nc, cnonce, qop, method, uri string) []byte {
+	var buf [512]byte
+	in := append(append(append(buf[:0], method...), ':'), uri...)
+	var ha2 [2 * md5.Size]byte
+	appendMD5Hex(ha2[:0], in)
+	in = appendLower(buf[:0], ha1)
+	for _, s := range [...]string{nonce, nc, cnonce, qop} {
+		in = append(append(in, ':'), s...)
+	}
+	in = append(append(in, ':'), ha2[:]...)
+	return appendMD5Hex(b, in)
 }
 
 func md5Hex(s string) string {
-	sum := md5.Sum([]byte(s))
-	return hex.EncodeToString(sum[:])
+	var b [2 * md5.Size]byte
+	return string(appendMD5Hex(b[:0], []byte(s)))
+}
+
+// appendMD5Hex appends MD5(in) in lower-case hex to b.
+func appendMD5Hex(b, in []byte) []byte {
+	sum := md5.Sum(in)
+	return hex.AppendEncode(b, sum[:])
+}
+
+// appendLower appends s to b with ASCII upper-case letters lowered.
+func appendLower(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
 }
 
 func isHex(s string) bool {
@@ -359,18 +438,79 @@ func isHex(s string) bool {
 	return true
 }
 
-// parseAuthorization parses an Authorization header of the Digest scheme into its parameters,
-// names lower-cased. An empty header or another scheme is ErrNoCredentials; anything malformed
-// is ErrInvalid. Grammar (RFC 7235, RFC 7230 #rule):
+// params are the parameters of a Digest Authorization header that this server reads, by
+// name (lower-cased), and the names of the others: read for every request, so held in place
+// rather than in a map (its parse allocates nothing for a header of the usual parameters).
+type params struct {
+	values [len(paramNames)]string
+	seen   [len(paramNames)]bool
+	others [4]string // names of the parameters this server does not read: the first ones,
+	nOther int       // how many of others are set,
+	more   []string  // and the rest
+}
+
+// paramNames are the parameters params holds the values of.
+var paramNames = [...]string{"username", "realm", "nonce", "uri", "response", "qop", "nc", "cnonce", "algorithm", "userhash", "username*"}
+
+// get is the value of parameter name (one of paramNames), and whether the header has it.
+func (p *params) get(name string) (string, bool) {
+	i := paramIndex(name)
+	if i < 0 {
+		return "", false
+	}
+	return p.values[i], p.seen[i]
+}
+
+func paramIndex(name string) int {
+	for i, n := range paramNames {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// set records a parameter; a repeated one is refused.
+func (p *params) set(name, value string) error {
+	if i := paramIndex(name); i >= 0 {
+		if p.seen[i] {
+			return invalid("repeated parameter")
+		}
+		p.values[i], p.seen[i] = value, true
+		return nil
+	}
+	if slices.Contains(p.others[:p.nOther], name) || slices.Contains(p.more, name) {
+		return invalid("repeated parameter")
+	}
+	if p.nOther < len(p.others) {
+		p.others[p.nOther] = name
+		p.nOther++
+	} else {
+		p.more = append(p.more, name)
+	}
+	return nil
+}
+
+// readParams reads an Authorization header (scanAuthorization) into params.
+func readParams(header string) (params, error) {
+	var p params
+	err := scanAuthorization(header, p.set)
+	return p, err
+}
+
+// scanAuthorization reads an Authorization header of the Digest scheme, telling set each
+// parameter in turn, its name lower-cased (set's error ends the scan). An empty header or
+// another scheme is ErrNoCredentials; anything malformed is ErrInvalid. Grammar (RFC 7235,
+// RFC 7230 #rule):
 //
 //	credentials = auth-scheme 1*SP #auth-param
 //	auth-param  = token BWS "=" BWS ( token / quoted-string )
 //
 // with empty list elements allowed and arbitrary spaces and tabs around separators. A repeated
-// parameter is refused: which of the two was meant is ambiguous.
-func parseAuthorization(header string) (map[string]string, error) {
+// parameter is refused (by set): which of the two was meant is ambiguous.
+func scanAuthorization(header string, set func(name, value string) error) error {
 	if len(header) > maxHeaderLen {
-		return nil, invalid("header too long")
+		return invalid("header too long")
 	}
 	s := trimOWS(header)
 	i := 0
@@ -379,17 +519,16 @@ func parseAuthorization(header string) (map[string]string, error) {
 	}
 	scheme := s[:i]
 	if scheme == "" || !strings.EqualFold(scheme, "Digest") {
-		return nil, ErrNoCredentials
+		return ErrNoCredentials
 	}
 	if i < len(s) && s[i] != ' ' && s[i] != '\t' {
-		return nil, invalid("malformed scheme") // e.g. `Digest="x"`
+		return invalid("malformed scheme") // e.g. `Digest="x"`
 	}
 	p := &paramParser{s: s, i: i}
-	params := make(map[string]string, 12) // a request sends 9 or 10: room for them from the start
 	for {
 		p.skipOWS()
 		if p.done() {
-			return params, nil
+			return nil
 		}
 		if p.peek() == ',' {
 			p.i++
@@ -397,11 +536,11 @@ func parseAuthorization(header string) (map[string]string, error) {
 		}
 		name := strings.ToLower(p.token())
 		if name == "" {
-			return nil, invalid("malformed parameter name")
+			return invalid("malformed parameter name")
 		}
 		p.skipOWS()
 		if p.done() || p.peek() != '=' {
-			return nil, invalid("parameter without value")
+			return invalid("parameter without value")
 		}
 		p.i++
 		p.skipOWS()
@@ -409,25 +548,24 @@ func parseAuthorization(header string) (map[string]string, error) {
 		if !p.done() && p.peek() == '"' {
 			v, ok := p.quoted()
 			if !ok {
-				return nil, invalid("malformed quoted string")
+				return invalid("malformed quoted string")
 			}
 			value = v
 		} else {
 			value = p.token()
 			if value == "" {
-				return nil, invalid("malformed parameter value")
+				return invalid("malformed parameter value")
 			}
 		}
-		if _, dup := params[name]; dup {
-			return nil, invalid("repeated parameter")
+		if err := set(name, value); err != nil {
+			return err
 		}
-		params[name] = value
 		p.skipOWS()
 		if p.done() {
-			return params, nil
+			return nil
 		}
 		if p.peek() != ',' {
-			return nil, invalid("missing comma between parameters")
+			return invalid("missing comma between parameters")
 		}
 		p.i++
 	}

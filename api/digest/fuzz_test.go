@@ -21,6 +21,7 @@ func FuzzParseAuthorization(f *testing.F) {
 	f.Add("Digest a=\"\\\"\\\\\", b=\"\xff\xfe\", c=1")
 	f.Fuzz(func(t *testing.T, header string) {
 		params, err := parseAuthorization(header)
+		sameParams(t, header, params, err)
 		if err != nil {
 			if params != nil {
 				t.Errorf("parse %q: parameters %q with error %v", header, params, err)
@@ -53,3 +54,37 @@ func formatParams(params map[string]string) string {
 	}
 	return "Digest " + strings.Join(parts, ", ")
 }
+
+// sameParams checks that readParams, what the server reads a header with, reads what
+// parseAuthorization does (params, or err): the same parameters, refusing the same headers.
+func sameParams(t *testing.T, header string, params map[string]string, err error) {
+	t.Helper()
+	p, perr := readParams(header)
+	if (err == nil) != (perr == nil) || errors.Is(perr, ErrInvalid) != errors.Is(err, ErrInvalid) {
+		t.Fatalf("parse %q: %v, read as %v", header, err, perr)
+	}
+	if err != nil {
+		return
+	}
+	var others []string
+	for name, value := range params {
+		if slices.Contains(paramNames[:], name) {
+			if got, ok := p.get(name); !ok || got != value {
+				t.Errorf("parse %q: %s=%q, read as %q (%v)", header, name, value, got, ok)
+			}
+		} else {
+			others = append(others, name)
+		}
+	}
+	for _, name := range paramNames {
+		if _, ok := p.get(name); ok != hasKey(params, name) {
+			t.Errorf("parse %q: %s read as present %v", header, name, ok)
+		}
+	}
+	slices.Sort(others)
+	if got := slices.Sorted(slices.Values(append(p.others[:p.nOther:p.nOther], p.more...))); !slices.Equal(got, others) {
+		t.Errorf("parse %q: other parameters %q, read as %q", header, others, got)
+	}
+}
+
+func hasKey(m map[string]string, k string) bool { _, ok := m[k]; return ok }

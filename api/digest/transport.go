@@ -34,8 +34,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	challenge := resp.Header.Get("WWW-Authenticate")
-	params, perr := parseAuthorization(challenge)
-	if perr != nil || params["nonce"] == "" {
+	params, perr := readParams(challenge)
+	nonce, _ := params.get("nonce")
+	if perr != nil || nonce == "" {
 		return resp, nil // not a digest challenge: the caller sees the 401
 	}
 	if req.Body != nil && req.GetBody == nil {
@@ -43,7 +44,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body.Close()
 	t.mu.Lock()
-	t.nonce, t.realm, t.nc = params["nonce"], params["realm"], 0
+	t.nonce, t.nc = nonce, 0
+	t.realm, _ = params.get("realm")
 	t.mu.Unlock()
 	retry := req.Clone(req.Context())
 	if req.GetBody != nil {
