@@ -174,3 +174,20 @@ func TestFieldsOfIDsAndTargets(t *testing.T) {
 		}
 	}
 }
+
+// Every field of a host survives its stored form: the hash names its project, the field its
+// id, the value the rest.
+func TestHostDocKeepsEveryField(t *testing.T) {
+	var h herald.Host
+	filled(t, &h, 5)
+	for name, h := range map[string]herald.Host{"every field": h, "only ids": {ID: h.ID, GroupID: h.GroupID}} {
+		b, err := encodeHost(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeHost(h.GroupID, h.ID, b)
+		if err != nil || !reflect.DeepEqual(got, h) {
+			t.Errorf("%s: host changed through its stored form %s: got %+v (%v), want %+v", name, b, got, err, h)
+		}
+	}
+}
