@@ -44,7 +44,7 @@ func (s *Store) Event(ctx context.Context, sc EventScope, id string) (herald.Eve
 	if !ok {
 		return e, errEventNotFound(id)
 	}
-	return e, decodeDoc([]byte(str), &e)
+	return e, decodeDocOf(id, []byte(str), &e)
 }
 
 // RecordEvent records one event in its scope.

@@ -2,7 +2,11 @@ package store_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,4 +63,90 @@ func TestEventsOfBothLayouts(t *testing.T) {
 	if len(keys) != 0 {
 		t.Errorf("left after the purge: %v", keys)
 	}
+}
+
+// Events as this layout writes them: indexed by their ids' 12 bytes, with documents that
+// leave the id to their hash field. Events the previous layout wrote (whole ids in the
+// indexes, documents that carry their id) are listed with them newest first, by id within a
+// second, a page at a time, and purged with them. (Within one second, whole ids sort before
+// 12-byte ones: only events of the second of an upgrade could list out of id order.)
+func TestEventIndexesHoldIDBytes(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	gid := herald.NewID(time.Now())
+	sc := store.EventScope{GroupID: gid}
+	prefix := "herald:{g:" + gid + "}:"
+	at := time.Now().Add(-time.Minute).Truncate(time.Second)
+	var evs []herald.Event // oldest first
+	for i := range 6 {
+		e := herald.NewEvent("HOST_DOWN", herald.Principal{}, herald.Scope{GroupID: gid}, at.Add(time.Duration(i/3)*time.Second))
+		evs = append(evs, e)
+		if i >= 3 {
+			if err := st.RecordEvent(ctx, sc, e); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		// As the previous layout wrote it: the document with its id, under the id's 12 bytes,
+		// and the whole id in both indexes.
+		raw, _ := hex.DecodeString(e.ID)
+		doc, _ := json.Marshal(map[string]any{"i": base64.RawURLEncoding.EncodeToString(raw), "t": e.Created.Unix(), "e": "HOST_DOWN",
+			"g": base64.RawURLEncoding.EncodeToString(must(hex.DecodeString(gid))), "r": map[string]string{"source": "API"}})
+		rdb.HSet(ctx, prefix+"eventdocs", string(raw), doc)
+		for _, index := range []string{prefix + "events", prefix + "events:type:HOST_DOWN"} {
+			rdb.ZAdd(ctx, index, redis.Z{Score: float64(e.Created.Unix()), Member: e.ID})
+		}
+	}
+	members, err := rdb.ZRange(ctx, prefix+"events", 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var short int
+	for _, m := range members {
+		if len(m) == 12 {
+			short++
+		}
+	}
+	if short != 3 {
+		t.Errorf("%d of the 3 new events indexed by their ids' 12 bytes: %q", short, members)
+	}
+	for _, e := range evs[3:] {
+		raw, _ := hex.DecodeString(e.ID)
+		if doc := rdb.HGet(ctx, prefix+"eventdocs", string(raw)).Val(); strings.Contains(doc, `"i":`) {
+			t.Errorf("a new event's document carries its id: %s", doc)
+		}
+	}
+	for _, filter := range []store.EventFilter{{}, {EventType: "HOST_DOWN"}} {
+		var got []string
+		for off := 0; off < len(evs); off += 4 {
+			page, total, err := st.Events(ctx, sc, filter, store.Page{Offset: off, Limit: 4})
+			if err != nil || total != len(evs) {
+				t.Fatalf("%+v: page at %d: total %d, %v", filter, off, total, err)
+			}
+			for _, e := range page {
+				got = append(got, e.ID)
+			}
+		}
+		var want []string
+		for i := len(evs) - 1; i >= 0; i-- {
+			want = append(want, evs[i].ID)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%+v: listed %v, want newest first %v", filter, got, want)
+		}
+	}
+	if n, _, err := st.PurgeEvents(ctx, sc, time.Now(), 100); err != nil || n != len(evs) {
+		t.Fatalf("purged %d (%v), want %d", n, err, len(evs))
+	}
+	if keys, _ := rdb.Keys(ctx, prefix+"event*").Result(); len(keys) != 0 {
+		t.Errorf("left after the purge: %v", keys)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

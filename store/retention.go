@@ -79,12 +79,12 @@ func (s *Store) PurgeEvents(ctx context.Context, sc EventScope, cutoff time.Time
 	return purge(ctx, s, c, c.index(), cutoff, limit,
 		func(e herald.Event) bool { return e.Created.Before(cutoff) },
 		func(pipe redis.Pipeliner, id string, e *herald.Event) {
-			pipe.ZRem(ctx, c.index(), id)
+			pipe.ZRem(ctx, c.index(), c.indexMembers(id)...)
 			if e == nil {
 				return
 			}
 			c.delDoc(ctx, pipe, id)
-			pipe.ZRem(ctx, c.index("type", e.EventTypeName), id)
+			pipe.ZRem(ctx, c.index("type", e.EventTypeName), c.indexMembers(id)...)
 		})
 }
 
@@ -115,6 +115,7 @@ func purge[T any](ctx context.Context, s *Store, c collection, index string, cut
 		if err != nil || len(ids) == 0 {
 			return deleted, false, err
 		}
+		ids = c.idsOfMembers(ids)
 		vals, err := s.docs(ctx, c, ids)
 		if err != nil {
 			return deleted, false, err
@@ -128,7 +129,7 @@ func purge[T any](ctx context.Context, s *Store, c collection, index string, cut
 					continue
 				}
 				var v T
-				if err := decodeDoc([]byte(str), &v); err != nil || !expired(v) {
+				if err := decodeDocOf(id, []byte(str), &v); err != nil || !expired(v) {
 					k++
 					continue
 				}

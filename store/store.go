@@ -73,7 +73,7 @@ func list[T any](ctx context.Context, s *Store, c collection, index string, r Ti
 	if err != nil {
 		return nil, 0, err
 	}
-	items, err := getMany[T](ctx, s, c, ids.Val())
+	items, err := getMany[T](ctx, s, c, c.idsOfMembers(ids.Val()))
 	return items, int(count.Val()), err
 }
 
@@ -91,7 +91,7 @@ func getMany[T any](ctx context.Context, s *Store, c collection, ids []string) (
 			continue
 		}
 		var item T
-		if err := decodeDoc([]byte(str), &item); err != nil {
+		if err := decodeDocOf(ids[i], []byte(str), &item); err != nil {
 			return nil, fmt.Errorf("store: decode %s: %w", c.doc(ids[i]), err)
 		}
 		out = append(out, item)
@@ -208,7 +208,7 @@ func recordEvent(ctx context.Context, pipe redis.Pipeliner, c collection, e hera
 		return fmt.Errorf("store: encode event %s: %w", e.ID, err)
 	}
 	c.setDoc(ctx, pipe, e.ID, b)
-	z := redis.Z{Score: score(e.Created), Member: e.ID}
+	z := redis.Z{Score: score(e.Created), Member: c.indexMember(e.ID)}
 	pipe.ZAdd(ctx, c.index(), z)
 	pipe.ZAdd(ctx, c.index("type", e.EventTypeName), z)
 	return nil

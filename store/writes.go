@@ -56,8 +56,8 @@ func (w *writes) event(c collection, e herald.Event) error {
 		return fmt.Errorf("store: encode event %s: %w", e.ID, err)
 	}
 	w.hSet(c.docsHash(), c.docField(e.ID), b)
-	w.zAdd(c.index(), score(e.Created), e.ID)
-	w.zAdd(c.index("type", e.EventTypeName), score(e.Created), e.ID)
+	w.zAdd(c.index(), score(e.Created), c.indexMember(e.ID))
+	w.zAdd(c.index("type", e.EventTypeName), score(e.Created), c.indexMember(e.ID))
 	return nil
 }
 
