@@ -208,9 +208,8 @@ func recordEvent(ctx context.Context, pipe redis.Pipeliner, c collection, e hera
 		return fmt.Errorf("store: encode event %s: %w", e.ID, err)
 	}
 	c.setDoc(ctx, pipe, e.ID, b)
-	z := redis.Z{Score: score(e.Created), Member: c.indexMember(e.ID)}
-	pipe.ZAdd(ctx, c.index(), z)
-	pipe.ZAdd(ctx, c.index("type", e.EventTypeName), z)
+	pipe.ZAdd(ctx, eventsOfType(c, e.EventTypeName), redis.Z{Score: score(e.Created), Member: c.indexMember(e.ID)})
+	pipe.SAdd(ctx, eventTypesSet(c), e.EventTypeName)
 	return nil
 }
 
@@ -258,10 +257,17 @@ func update[T any](ctx context.Context, s *Store, key string, notFound error, ev
 // ARGV[1] (max) to ARGV[2] (min), skipping ARGV[3] members and returning ARGV[4], after the
 // number of members in that range. The sets are walked in chunks side by side, so a page deep
 // in the list costs Redis the walk (as a deep ZREVRANGEBYSCORE does) but sends back only the
-// page. Members of one score compare as strings, which for ids (hex digits, of one length)
-// is their byte order whatever the server's collation.
+// page. Members of one score compare byte by byte, as Redis orders them (Lua's < on strings
+// follows the server's collation, which need not be bytes': ids may be 12 bytes of binary).
 var mergedPage = redis.NewScript(`
 local hi, lo, skip, want = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local function after(a, b)
+  for k = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, k), string.byte(b, k)
+    if x ~= y then return x > y end
+  end
+  return #a > #b
+end
 local chunk = math.min(math.max(skip + want, 16), 512)
 local bufs, pos, taken = {}, {}, {}
 local function fill(i)
@@ -284,7 +290,7 @@ while #out - 1 < want do
     local e = bufs[i][pos[i]]
     if e then
       local b = best and bufs[best][pos[best]]
-      if not b or e[2] > b[2] or (e[2] == b[2] and e[1] > b[1]) then best = i end
+      if not b or e[2] > b[2] or (e[2] == b[2] and after(e[1], b[1])) then best = i end
     end
   end
   if not best then break end
@@ -314,6 +320,6 @@ func listMerged[T any](ctx context.Context, s *Store, c collection, indexes []st
 		id, _ := v.(string)
 		page = append(page, id)
 	}
-	items, err := getMany[T](ctx, s, c, page)
+	items, err := getMany[T](ctx, s, c, c.idsOfMembers(page))
 	return items, int(total), err
 }

@@ -24,10 +24,11 @@ type writes struct {
 	zrem map[string][]any
 	hset map[string][]any
 	hdel map[string][]string
+	sadd map[string]map[string]bool
 }
 
 func newWrites() *writes {
-	return &writes{zadd: map[string][]redis.Z{}, zrem: map[string][]any{}, hset: map[string][]any{}, hdel: map[string][]string{}}
+	return &writes{zadd: map[string][]redis.Z{}, zrem: map[string][]any{}, hset: map[string][]any{}, hdel: map[string][]string{}, sadd: map[string]map[string]bool{}}
 }
 
 func (w *writes) setJSON(key string, v any) error {
@@ -49,6 +50,14 @@ func (w *writes) hSet(key, field string, value any) { w.hset[key] = append(w.hse
 
 func (w *writes) hDel(key, field string) { w.hdel[key] = append(w.hdel[key], field) }
 
+// sAdd adds member to the set at key, once however often it is asked.
+func (w *writes) sAdd(key, member string) {
+	if w.sadd[key] == nil {
+		w.sadd[key] = map[string]bool{}
+	}
+	w.sadd[key][member] = true
+}
+
 // event adds an audit event to the indexes of its scope c.
 func (w *writes) event(c collection, e herald.Event) error {
 	b, err := encodeDoc(e)
@@ -56,8 +65,8 @@ func (w *writes) event(c collection, e herald.Event) error {
 		return fmt.Errorf("store: encode event %s: %w", e.ID, err)
 	}
 	w.hSet(c.docsHash(), c.docField(e.ID), b)
-	w.zAdd(c.index(), score(e.Created), c.indexMember(e.ID))
-	w.zAdd(c.index("type", e.EventTypeName), score(e.Created), c.indexMember(e.ID))
+	w.zAdd(eventsOfType(c, e.EventTypeName), score(e.Created), c.indexMember(e.ID))
+	w.sAdd(eventTypesSet(c), e.EventTypeName)
 	return nil
 }
 
@@ -78,6 +87,13 @@ func (w *writes) queue(ctx context.Context, pipe redis.Pipeliner) {
 	}
 	for _, k := range sortedKeys(w.hset) {
 		pipe.HSet(ctx, k, w.hset[k]...)
+	}
+	for _, k := range sortedKeys(w.sadd) {
+		members := make([]any, 0, len(w.sadd[k]))
+		for _, m := range sortedKeys(w.sadd[k]) {
+			members = append(members, m)
+		}
+		pipe.SAdd(ctx, k, members...)
 	}
 }
 
