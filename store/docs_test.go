@@ -24,8 +24,10 @@ func filled(t *testing.T, v any, n int) {
 			f.SetString(herald.NewID(time.Now()))
 		case f.Kind() == reflect.String:
 			f.SetString(name + " ✓ \"quoted\"")
-		case f.Kind() == reflect.Int:
+		case f.Kind() == reflect.Int, f.Kind() == reflect.Int64:
 			f.SetInt(int64(27017 + n))
+		case f.Kind() == reflect.Bool:
+			f.SetBool(true)
 		case f.Type() == reflect.TypeFor[*bool]():
 			b := n%2 == 0
 			f.Set(reflect.ValueOf(&b))
@@ -189,5 +191,33 @@ func TestHostDocKeepsEveryField(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, h) {
 			t.Errorf("%s: host changed through its stored form %s: got %+v (%v), want %+v", name, b, got, err, h)
 		}
+	}
+}
+
+// Every field of an attempt survives the log's compact form, with a delivery id of the
+// engine's form (the alert's id and more) or any other; entries of the API's form, as the log
+// kept them before, are still read; an attempt as the engine records it takes at most 96 bytes.
+func TestAttemptDocKeepsEveryField(t *testing.T) {
+	var a Attempt
+	filled(t, &a, 6)
+	engine := a
+	engine.DeliveryID = a.AlertID + "-0-1"
+	engine.Global, engine.Via, engine.StatusCode, engine.Reason = false, "", 0, ""
+	for name, a := range map[string]Attempt{"every field": a, "a delivery of the engine": engine, "empty": {}} {
+		b, err := encodeAttempt(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := decodeAttempt(b); !ok || !reflect.DeepEqual(got, a) {
+			t.Errorf("%s: attempt changed through its stored form %s:\n got %+v\nwant %+v", name, b, got, a)
+		}
+		old, _ := json.Marshal(a)
+		if got, ok := decodeAttempt(old); !ok || !reflect.DeepEqual(got, a) {
+			t.Errorf("%s: the API's form %s read as %+v, want %+v", name, old, got, a)
+		}
+	}
+	engine.At, engine.Kind, engine.Outcome, engine.DurationMs = herald.At(time.Unix(1_795_496_771, 0)), "WEBHOOK", OutcomeDelivered, 1234
+	if b, _ := encodeAttempt(engine); len(b) > 96 {
+		t.Errorf("an attempt of the engine takes %d bytes (%s), want at most 96", len(b), b)
 	}
 }
