@@ -80,7 +80,7 @@ func (s *Store) Event(ctx context.Context, sc EventScope, id string) (herald.Eve
 	if !ok {
 		return e, errEventNotFound(id)
 	}
-	return e, decodeDocOf(id, []byte(str), &e)
+	return e, decodeDocOf(events(sc.GroupID, sc.OrgID), id, []byte(str), &e)
 }
 
 // RecordEvent records one event in its scope.

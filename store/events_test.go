@@ -112,8 +112,8 @@ func TestEventIndexesHoldIDBytes(t *testing.T) {
 	}
 	for _, e := range evs[3:] {
 		raw, _ := hex.DecodeString(e.ID)
-		if doc := rdb.HGet(ctx, prefix+"eventdocs", string(raw)).Val(); strings.Contains(doc, `"i":`) {
-			t.Errorf("a new event's document carries its id: %s", doc)
+		if doc := rdb.HGet(ctx, prefix+"eventdocs", string(raw)).Val(); strings.Contains(doc, `"i":`) || strings.Contains(doc, `"g":`) {
+			t.Errorf("a new event's document carries its id or its project: %s", doc)
 		}
 	}
 	for _, filter := range []store.EventFilter{{}, {EventType: "HOST_DOWN"}} {
@@ -125,6 +125,9 @@ func TestEventIndexesHoldIDBytes(t *testing.T) {
 			}
 			for _, e := range page {
 				got = append(got, e.ID)
+				if e.GroupID != gid {
+					t.Errorf("event %s of project %q, want %s", e.ID, e.GroupID, gid)
+				}
 			}
 		}
 		var want []string

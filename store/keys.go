@@ -135,6 +135,15 @@ func (c collection) indexMembers(id string) []any {
 	return []any{id}
 }
 
+// groupID is the project whose slot c is on, "" for a collection of another slot.
+func (c collection) groupID() string {
+	g, ok := strings.CutPrefix(c.tag, "{g:")
+	if !ok {
+		return ""
+	}
+	return strings.TrimSuffix(g, "}")
+}
+
 func (c collection) index(sub ...string) string {
 	return key(c.tag, append([]string{c.name + "s"}, sub...)...)
 }

@@ -146,7 +146,7 @@ func purge[T any](ctx context.Context, s *Store, c collection, index string, cut
 					continue
 				}
 				var v T
-				if err := decodeDocOf(id, []byte(str), &v); err != nil || !expired(v) {
+				if err := decodeDocOf(c, id, []byte(str), &v); err != nil || !expired(v) {
 					k++
 					continue
 				}

@@ -91,7 +91,7 @@ func getMany[T any](ctx context.Context, s *Store, c collection, ids []string) (
 			continue
 		}
 		var item T
-		if err := decodeDocOf(ids[i], []byte(str), &item); err != nil {
+		if err := decodeDocOf(c, ids[i], []byte(str), &item); err != nil {
 			return nil, fmt.Errorf("store: decode %s: %w", c.doc(ids[i]), err)
 		}
 		out = append(out, item)
@@ -203,7 +203,7 @@ func recordEvents(ctx context.Context, pipe redis.Pipeliner, c collection, evs [
 }
 
 func recordEvent(ctx context.Context, pipe redis.Pipeliner, c collection, e herald.Event) error {
-	b, err := encodeDoc(e)
+	b, err := encodeEvent(c, e)
 	if err != nil {
 		return fmt.Errorf("store: encode event %s: %w", e.ID, err)
 	}

@@ -60,7 +60,7 @@ func (w *writes) sAdd(key, member string) {
 
 // event adds an audit event to the indexes of its scope c.
 func (w *writes) event(c collection, e herald.Event) error {
-	b, err := encodeDoc(e)
+	b, err := encodeEvent(c, e)
 	if err != nil {
 		return fmt.Errorf("store: encode event %s: %w", e.ID, err)
 	}
