@@ -144,25 +144,21 @@ func (s *Store) PurgeHosts(ctx context.Context, groupID string, cutoff time.Time
 		if err != nil {
 			return deleted, more, err
 		}
-		var kept []string
-		keys, args := []string{hash}, []any{}
+		var kept, expired []string // ids; expired: id, document, id, document...
 		for i := 0; i+1 < len(kv); i += 2 {
 			id, doc := kv[i], kv[i+1]
 			h, err := decodeHost(groupID, id, []byte(doc))
-			if err != nil || !h.LastSeen.Before(cutoff) || deleted+len(args)/2 >= limit {
+			if err != nil || !h.LastSeen.Before(cutoff) || deleted+len(expired)/2 >= limit {
 				more = more || err == nil && h.LastSeen.Before(cutoff)
 				kept = append(kept, id)
 				continue
 			}
-			keys = append(keys, disksSet(groupID, id), legacyDisksSet(groupID, id))
-			args = append(args, id, doc)
+			expired = append(expired, id, doc)
 		}
-		if len(args) > 0 {
-			n, err := dropHosts.Run(ctx, s.rdb, keys, args...).Int()
-			if err != nil {
-				return deleted, more, err
-			}
-			deleted += n
+		n, err := s.dropHosts(ctx, groupID, expired)
+		deleted += n
+		if err != nil {
+			return deleted, more, err
 		}
 		if err := trim(kept); err != nil {
 			return deleted, more, err
@@ -171,6 +167,20 @@ func (s *Store) PurgeHosts(ctx context.Context, groupID string, cutoff time.Time
 			return deleted, more, nil
 		}
 	}
+}
+
+// dropHosts deletes hosts of a project as they were read (read: id, document, id, document...)
+// with their partitions, each only if it is still as it was read. Returns how many it deleted.
+func (s *Store) dropHosts(ctx context.Context, groupID string, read []string) (int, error) {
+	if len(read) == 0 {
+		return 0, nil
+	}
+	keys, args := []string{hostsHash(groupID)}, make([]any, len(read))
+	for i := 0; i+1 < len(read); i += 2 {
+		keys = append(keys, disksSet(groupID, read[i]), legacyDisksSet(groupID, read[i]))
+		args[i], args[i+1] = read[i], read[i+1]
+	}
+	return dropHosts.Run(ctx, s.rdb, keys, args...).Int()
 }
 
 // dropHosts deletes hosts from their project's hash (KEYS[1]) with their partitions (KEYS[2i],

@@ -165,3 +165,36 @@ func TestPurgeHostsByLimit(t *testing.T) {
 		t.Errorf("live host purged (%v)", err)
 	}
 }
+
+// A host reported again between a purge's read and its deletion stays: the purge deletes a
+// host only as it read it.
+func TestPurgeKeepsHostReportedSinceRead(t *testing.T) {
+	ctx := t.Context()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	const gid = "5f0000000000000000000004"
+	const hash = "herald:{g:" + gid + "}:hostdocs"
+	old := time.Now().Add(-100 * 24 * time.Hour)
+	h := herald.Host{ID: "h1", GroupID: gid, LastSeen: herald.At(old)}
+	if err := st.RegisterHosts(ctx, gid, []herald.Host{h}, map[string][]string{"h1": {"sda1"}}); err != nil {
+		t.Fatal(err)
+	}
+	read := rdb.HGet(ctx, hash, "h1").Val()
+	h.LastSeen = herald.At(time.Now())
+	if err := st.RegisterHosts(ctx, gid, []herald.Host{h}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.DropHosts(ctx, gid, "h1", read); err != nil || n != 0 {
+		t.Errorf("dropped %d (%v) as read before its new report, want 0", n, err)
+	}
+	if got, err := st.Host(ctx, gid, "h1"); err != nil || !got.LastSeen.Equal(h.LastSeen.Time) {
+		t.Errorf("host after the purge: %+v, %v; want %+v", got, err, h)
+	}
+	current := rdb.HGet(ctx, hash, "h1").Val()
+	if n, err := st.DropHosts(ctx, gid, "h1", current); err != nil || n != 1 {
+		t.Errorf("dropped %d (%v) as it is, want 1", n, err)
+	}
+	if ok, err := st.HasDisk(ctx, gid, "h1", "sda1"); err != nil || ok {
+		t.Errorf("a dropped host's partition is kept (%v, %v)", ok, err)
+	}
+}
