@@ -259,6 +259,8 @@ func update[T any](ctx context.Context, s *Store, key string, notFound error, ev
 // in the list costs Redis the walk (as a deep ZREVRANGEBYSCORE does) but sends back only the
 // page. Members of one score compare byte by byte, as Redis orders them (Lua's < on strings
 // follows the server's collation, which need not be bytes': ids may be 12 bytes of binary).
+// When only one set has members in the range (a type's events, all of them of this layout),
+// that set's page is the page, skipped to by Redis itself.
 var mergedPage = redis.NewScript(`
 local hi, lo, skip, want = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local function after(a, b)
@@ -280,10 +282,21 @@ local function fill(i)
     bufs[i], pos[i] = b, 1
   end
 end
-for i = 1, #KEYS do bufs[i], pos[i], taken[i] = {done = false}, 1, 0; fill(i) end
-local total = 0
-for i = 1, #KEYS do total = total + redis.call('ZCOUNT', KEYS[i], lo, hi) end
+local total, nonempty, only = 0, 0, nil
+for i = 1, #KEYS do
+  local c = redis.call('ZCOUNT', KEYS[i], lo, hi)
+  total = total + c
+  if c > 0 then nonempty, only = nonempty + 1, i end
+end
 local out, n = {total}, 0
+if nonempty < 2 then
+  if only then
+    local got = redis.call('ZREVRANGEBYSCORE', KEYS[only], hi, lo, 'LIMIT', skip, want)
+    for j = 1, #got do out[#out+1] = got[j] end
+  end
+  return out
+end
+for i = 1, #KEYS do bufs[i], pos[i], taken[i] = {done = false}, 1, 0; fill(i) end
 while #out - 1 < want do
   local best
   for i = 1, #KEYS do
