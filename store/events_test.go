@@ -220,3 +220,36 @@ func TestEventsOfManyTypesListedAsOne(t *testing.T) {
 		}
 	}
 }
+
+// Pages deep in the list of all events (merged by a script in Redis rather than here) hold
+// what the first pages lead to: the same order, every event once.
+func TestDeepPagesOfAllEvents(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	gid := herald.NewID(time.Now())
+	sc := store.EventScope{GroupID: gid}
+	at := time.Now().Add(-time.Hour).Truncate(time.Second)
+	types := []string{"HOST_DOWN", "HOST_DOWN", "NO_PRIMARY", "ALERT_CONFIG_ADDED_AUDIT", "HOST_EXPOSED"}
+	var want []string // newest first
+	for i := range 1500 {
+		e := herald.NewEvent(types[i%len(types)], herald.Principal{}, herald.Scope{GroupID: gid}, at.Add(time.Duration(i/40)*time.Second))
+		want = append([]string{e.ID}, want...)
+		if err := st.RecordEvent(ctx, sc, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []store.Page{{Offset: 0, Limit: 100}, {Offset: 950, Limit: 100}, {Offset: 1234, Limit: 200}, {Offset: 1400, Limit: 500}} {
+		page, total, err := st.Events(ctx, sc, store.EventFilter{}, p)
+		if err != nil || total != len(want) {
+			t.Fatalf("%+v: total %d (%v), want %d", p, total, err, len(want))
+		}
+		var got []string
+		for _, e := range page {
+			got = append(got, e.ID)
+		}
+		if w := want[p.Offset:min(p.Offset+p.Limit, len(want))]; !slices.Equal(got, w) {
+			t.Errorf("%+v: listed %d events, not the %d expected there (first %v, want %v)", p, len(got), len(w), got[:min(3, len(got))], w[:min(3, len(w))])
+		}
+	}
+}
