@@ -104,7 +104,8 @@ const hostScanPage = 500
 
 // PurgeHosts deletes up to limit hosts of project groupID last seen before cutoff, each with
 // its partitions, and the partitions of the remaining hosts last reported before cutoff.
-// Hosts of the old layout go first, then the hash is scanned once.
+// Hosts of the old layout go first, then the hash is scanned once. more reports that it
+// stopped deleting at limit: there may be more.
 func (s *Store) PurgeHosts(ctx context.Context, groupID string, cutoff time.Time, limit int) (deleted int, more bool, err error) {
 	c := hosts(groupID)
 	deleted, more, err = purge(ctx, s, c, c.index(), cutoff, limit,
@@ -147,9 +148,13 @@ func (s *Store) PurgeHosts(ctx context.Context, groupID string, cutoff time.Time
 		var kept, expired []string // ids; expired: id, document, id, document...
 		for i := 0; i+1 < len(kv); i += 2 {
 			id, doc := kv[i], kv[i+1]
+			if deleted+len(expired)/2 >= limit { // the rest only for their partitions
+				more = true
+				kept = append(kept, id)
+				continue
+			}
 			h, err := decodeHost(groupID, id, []byte(doc))
-			if err != nil || !h.LastSeen.Before(cutoff) || deleted+len(expired)/2 >= limit {
-				more = more || err == nil && h.LastSeen.Before(cutoff)
+			if err != nil || !h.LastSeen.Before(cutoff) {
 				kept = append(kept, id)
 				continue
 			}
