@@ -391,7 +391,9 @@ func (s *Store) mergedPageHere(ctx context.Context, indexes []string, lo, hi str
 	if _, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for i, index := range indexes {
 			counts[i] = pipe.ZCount(ctx, index, lo, hi)
-			heads[i] = pipe.ZRevRangeByScoreWithScores(ctx, index, &redis.ZRangeBy{Min: lo, Max: hi, Count: int64(p.Offset + p.Limit)})
+			if p.Offset+p.Limit > 0 { // a count of 0 would read the whole range
+				heads[i] = pipe.ZRevRangeByScoreWithScores(ctx, index, &redis.ZRangeBy{Min: lo, Max: hi, Count: int64(p.Offset + p.Limit)})
+			}
 		}
 		return nil
 	}); err != nil {
@@ -401,7 +403,9 @@ func (s *Store) mergedPageHere(ctx context.Context, indexes []string, lo, hi str
 	var all []redis.Z
 	for i := range indexes {
 		total += counts[i].Val()
-		all = append(all, heads[i].Val()...)
+		if heads[i] != nil {
+			all = append(all, heads[i].Val()...)
+		}
 	}
 	// As ZREVRANGEBYSCORE orders one set: by score, then member (bytes), both descending.
 	slices.SortFunc(all, func(a, b redis.Z) int {
