@@ -57,7 +57,9 @@
 //     at most 250 MB together, Redis's used_memory growth at most 1.5 KB per open alert.
 //     With the CPU each Herald process and redis-server spent per notification, beside.
 //     Without an Alertmanager binary (-alertmanager, PATH, $(go env GOPATH)/bin) its figures
-//     say not measured, and why; the run goes on.
+//     say not measured, and why; the run goes on (-alertmanager /nonexistent skips it, for
+//     Herald's figures alone). -storm-keys logs, after each Herald storm, Redis's memory by key
+//     pattern (keybreakdown.go): where an open alert's bytes are.
 //   - 6, Prometheus re-sends (prometheus.go; -prometheus-alerts, default 50,000): firing
 //     PROMETHEUS_ALERT alerts re-posted through the Alertmanager front door in Prometheus'
 //     batches of 64, as Prometheus does every resend interval: CPU per batch, Redis commands per

@@ -216,6 +216,7 @@ func (b *bench) heraldStorm(ctx context.Context, bin, dir string, n int) (stormR
 		return run, err
 	}
 	run.redisGrew = after - before
+	b.redis.logKeyBreakdown(ctx, fmt.Sprintf("storm of %d", n))
 	mem, err := b.redis.info(ctx, "memory")
 	if err != nil {
 		return run, err

@@ -2,8 +2,10 @@
 // every Lua script lives here, and nowhere else.
 //
 // Layout. Each document is a JSON string at its own key (alerts and events in a compact form,
-// events as fields of one hash per scope: docs.go, keys.go); lists page from sorted-set indexes
-// (ZRANGEBYSCORE with LIMIT, scored by a time), never by loading a collection. Keys carry a
+// events as fields of one hash per scope: docs.go, keys.go, events.go; a project's hosts as
+// fields of one hash: hosts.go); lists page from sorted-set indexes (ZRANGEBYSCORE with LIMIT,
+// scored by a time), never by loading a collection, and a list of several indexes (all alerts,
+// all events) merges them page by page (listMerged). Keys carry a
 // Redis Cluster hash tag: everything of one project shares {g:<id>}, so a project's writes
 // (a configuration, its indexes and its audit event) commit in one MULTI on one slot; global
 // state shares {global}, API keys {keys}, users {users}, an organization's events {o:<id>},

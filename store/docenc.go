@@ -57,10 +57,10 @@ func appendAlertDoc(b []byte, d *alertDoc) ([]byte, error) {
 }
 
 // appendEventDoc appends json.Marshal(d)'s bytes to b: an event is written with every alert
-// opened or closed.
+// opened or closed. Each field is written after a comma; the first comma becomes the brace.
 func appendEventDoc(b []byte, d *eventDoc) ([]byte, error) {
-	b = append(b, `{"i":`...)
-	b = stored.String(b, d.ID)
+	start := len(b)
+	b = stored.StringField(b, "i", d.ID)
 	b = jsonfield.IntField(b, "t", d.Created)
 	b = stored.StringField(b, "e", d.EventTypeName)
 	b = stored.StringField(b, "g", d.GroupID)
@@ -96,6 +96,10 @@ func appendEventDoc(b []byte, d *eventDoc) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(b) == start {
+		return append(b, "{}"...), nil
+	}
+	b[start] = '{'
 	return append(b, '}'), nil
 }
 

@@ -56,7 +56,7 @@ func TestEventDocumentEncodesAsEncodingJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := encodeDoc(e)
+		got, err := encodeEvent(collection{}, e)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func TestDocumentThatDoesNotEncodeIsRefused(t *testing.T) {
 		t.Errorf("alert with a NaN value encoded as %s", b)
 	}
 	e := herald.Event{ID: "0123456789abcdef01234567", Raw: map[string]any{"n": math.Inf(1)}}
-	if b, err := encodeDoc(e); err == nil {
+	if b, err := encodeEvent(collection{}, e); err == nil {
 		t.Errorf("event with an infinite raw value encoded as %s", b)
 	}
 }

@@ -18,3 +18,9 @@ func (s *Store) SharedWaiting() int {
 	defer s.shared.mu.Unlock()
 	return len(s.shared.waiting)
 }
+
+// DropHosts deletes hosts of a project as PurgeHosts does once it has read them (read: id,
+// document as stored, id, document...): each only if it is still as it was read.
+func (s *Store) DropHosts(ctx context.Context, groupID string, read ...string) (int, error) {
+	return s.dropHosts(ctx, groupID, read)
+}

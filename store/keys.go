@@ -106,6 +106,44 @@ func markRaw(s string) string {
 	return rawIDMark + s
 }
 
+// Event indexes list each event by its hash field (docField: the id's 12 bytes) rather than
+// its 24 hex digits, 16 bytes less a member and two members an event; the order within a
+// second is the same (hex digits sort as the bytes they spell). Members written before, whole
+// ids, are read alike and removed with either form. Other collections list ids as they are.
+func (c collection) indexMember(id string) string {
+	if c.inHash() {
+		return c.docField(id)
+	}
+	return id
+}
+
+// idsOfMembers are the ids index members stand for (members, rewritten in place).
+func (c collection) idsOfMembers(members []string) []string {
+	if c.inHash() {
+		for i, m := range members {
+			members[i] = idOfField(m)
+		}
+	}
+	return members
+}
+
+// indexMembers are the members an id may have in an index of c: as written now, and before.
+func (c collection) indexMembers(id string) []any {
+	if m := c.indexMember(id); m != id {
+		return []any{m, id}
+	}
+	return []any{id}
+}
+
+// groupID is the project whose slot c is on, "" for a collection of another slot.
+func (c collection) groupID() string {
+	g, ok := strings.CutPrefix(c.tag, "{g:")
+	if !ok {
+		return ""
+	}
+	return strings.TrimSuffix(g, "}")
+}
+
 func (c collection) index(sub ...string) string {
 	return key(c.tag, append([]string{c.name + "s"}, sub...)...)
 }

@@ -73,19 +73,36 @@ func alertEnded(a herald.Alert) time.Time {
 }
 
 // PurgeEvents deletes up to limit events of a scope created before cutoff, each with its
-// entries in the scope's index and its type's index.
+// index entries: its type's, and for an event written before, the index of all events too.
 func (s *Store) PurgeEvents(ctx context.Context, sc EventScope, cutoff time.Time, limit int) (deleted int, more bool, err error) {
 	c := events(sc.GroupID, sc.OrgID)
-	return purge(ctx, s, c, c.index(), cutoff, limit,
-		func(e herald.Event) bool { return e.Created.Before(cutoff) },
-		func(pipe redis.Pipeliner, id string, e *herald.Event) {
-			pipe.ZRem(ctx, c.index(), id)
-			if e == nil {
-				return
-			}
-			c.delDoc(ctx, pipe, id)
-			pipe.ZRem(ctx, c.index("type", e.EventTypeName), id)
-		})
+	indexes, err := s.eventIndexes(ctx, c)
+	if err != nil {
+		return 0, false, err
+	}
+	for _, index := range indexes {
+		if deleted >= limit {
+			return deleted, true, nil
+		}
+		n, m, err := purge(ctx, s, c, index, cutoff, limit-deleted,
+			func(e herald.Event) bool { return e.Created.Before(cutoff) },
+			func(pipe redis.Pipeliner, id string, e *herald.Event) {
+				pipe.ZRem(ctx, index, c.indexMembers(id)...)
+				if e == nil {
+					return
+				}
+				c.delDoc(ctx, pipe, id)
+				if index == c.index() {
+					pipe.ZRem(ctx, c.index("type", e.EventTypeName), c.indexMembers(id)...)
+				}
+			})
+		deleted += n
+		if err != nil {
+			return deleted, false, err
+		}
+		more = more || m
+	}
+	return deleted, more, nil
 }
 
 // PurgeWindows deletes up to limit maintenance windows of project groupID that ended before
@@ -115,6 +132,7 @@ func purge[T any](ctx context.Context, s *Store, c collection, index string, cut
 		if err != nil || len(ids) == 0 {
 			return deleted, false, err
 		}
+		ids = c.idsOfMembers(ids)
 		vals, err := s.docs(ctx, c, ids)
 		if err != nil {
 			return deleted, false, err
@@ -128,7 +146,7 @@ func purge[T any](ctx context.Context, s *Store, c collection, index string, cut
 					continue
 				}
 				var v T
-				if err := decodeDoc([]byte(str), &v); err != nil || !expired(v) {
+				if err := decodeDocOf(c, id, []byte(str), &v); err != nil || !expired(v) {
 					k++
 					continue
 				}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/hex"
 	"strings"
 	"testing"
 	"time"
@@ -59,9 +60,18 @@ func references(t *testing.T, rdb *redis.Client, id string) []string {
 			out = append(out, k)
 			continue
 		}
-		if typ, _ := rdb.Type(ctx, k).Result(); typ == "zset" {
-			if _, err := rdb.ZScore(ctx, k, id).Result(); err == nil {
-				out = append(out, k)
+		// Indexes and hashes name an id of herald's form by its 12 bytes, or else whole.
+		raw, _ := hex.DecodeString(id)
+		for _, m := range []string{id, string(raw)} {
+			switch typ, _ := rdb.Type(ctx, k).Result(); typ {
+			case "zset":
+				if _, err := rdb.ZScore(ctx, k, m).Result(); err == nil {
+					out = append(out, k)
+				}
+			case "hash":
+				if ok, _ := rdb.HExists(ctx, k, m).Result(); ok {
+					out = append(out, k)
+				}
 			}
 		}
 	}

@@ -1,10 +1,13 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -73,7 +76,7 @@ func list[T any](ctx context.Context, s *Store, c collection, index string, r Ti
 	if err != nil {
 		return nil, 0, err
 	}
-	items, err := getMany[T](ctx, s, c, ids.Val())
+	items, err := getMany[T](ctx, s, c, c.idsOfMembers(ids.Val()))
 	return items, int(count.Val()), err
 }
 
@@ -91,7 +94,7 @@ func getMany[T any](ctx context.Context, s *Store, c collection, ids []string) (
 			continue
 		}
 		var item T
-		if err := decodeDoc([]byte(str), &item); err != nil {
+		if err := decodeDocOf(c, ids[i], []byte(str), &item); err != nil {
 			return nil, fmt.Errorf("store: decode %s: %w", c.doc(ids[i]), err)
 		}
 		out = append(out, item)
@@ -203,14 +206,13 @@ func recordEvents(ctx context.Context, pipe redis.Pipeliner, c collection, evs [
 }
 
 func recordEvent(ctx context.Context, pipe redis.Pipeliner, c collection, e herald.Event) error {
-	b, err := encodeDoc(e)
+	b, err := encodeEvent(c, e)
 	if err != nil {
 		return fmt.Errorf("store: encode event %s: %w", e.ID, err)
 	}
 	c.setDoc(ctx, pipe, e.ID, b)
-	z := redis.Z{Score: score(e.Created), Member: e.ID}
-	pipe.ZAdd(ctx, c.index(), z)
-	pipe.ZAdd(ctx, c.index("type", e.EventTypeName), z)
+	pipe.ZAdd(ctx, eventsOfType(c, e.EventTypeName), redis.Z{Score: score(e.Created), Member: c.indexMember(e.ID)})
+	pipe.SAdd(ctx, eventTypesSet(c), e.EventTypeName)
 	return nil
 }
 
@@ -256,14 +258,23 @@ func update[T any](ctx context.Context, s *Store, key string, notFound error, ev
 // mergedPage reads one page of the union of sorted sets KEYS (disjoint), newest first: by
 // score, then member, both descending (as ZREVRANGEBYSCORE orders one set), within scores
 // ARGV[1] (max) to ARGV[2] (min), skipping ARGV[3] members and returning ARGV[4], after the
-// number of members in that range. The sets are walked in chunks side by side, so a page deep
-// in the list costs Redis the walk (as a deep ZREVRANGEBYSCORE does) but sends back only the
-// page. Members of one score compare as strings, which for ids (hex digits, of one length)
-// is their byte order whatever the server's collation.
+// number of members in that range. The sets are walked in chunks side by side, sending back
+// only the page. Members of one score compare byte by byte, as Redis orders them (Lua's < on strings
+// follows the server's collation, which need not be bytes': ids may be 12 bytes of binary).
+// When only one set has members in the range (a type's events, all of them of this layout),
+// that set's page is the page, skipped to by Redis itself. Otherwise a page deep in the list
+// skips the seconds before it by counting (scores are whole seconds) and walks only the
+// second it starts in: the walk in Lua costs some microseconds a member.
 var mergedPage = redis.NewScript(`
 local hi, lo, skip, want = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local chunk = math.min(math.max(skip + want, 16), 512)
-local bufs, pos, taken = {}, {}, {}
+local function after(a, b)
+  for k = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, k), string.byte(b, k)
+    if x ~= y then return x > y end
+  end
+  return #a > #b
+end
+local bufs, pos, taken, chunk = {}, {}, {}, 16
 local function fill(i)
   if pos[i] > #bufs[i] and not bufs[i].done then
     local got = redis.call('ZREVRANGEBYSCORE', KEYS[i], hi, lo, 'WITHSCORES', 'LIMIT', taken[i], chunk)
@@ -274,17 +285,56 @@ local function fill(i)
     bufs[i], pos[i] = b, 1
   end
 end
-for i = 1, #KEYS do bufs[i], pos[i], taken[i] = {done = false}, 1, 0; fill(i) end
-local total = 0
-for i = 1, #KEYS do total = total + redis.call('ZCOUNT', KEYS[i], lo, hi) end
+local total, nonempty, only = 0, 0, nil
+for i = 1, #KEYS do
+  local c = redis.call('ZCOUNT', KEYS[i], lo, hi)
+  total = total + c
+  if c > 0 then nonempty, only = nonempty + 1, i end
+end
 local out, n = {total}, 0
+if nonempty < 2 or skip >= total then
+  if only and skip < total then
+    local got = redis.call('ZREVRANGEBYSCORE', KEYS[only], hi, lo, 'LIMIT', skip, want)
+    for j = 1, #got do out[#out+1] = got[j] end
+  end
+  return out
+end
+if skip > 0 then
+  -- Skip whole scores (seconds) without walking them: the page's first member has the highest
+  -- score s with at least skip+1 members scored s or above (found by halving, counting with
+  -- ZCOUNT); the members scored above s are skipped, the walk starts at s.
+  local function atOrAbove(s)
+    local c = 0
+    for i = 1, #KEYS do c = c + redis.call('ZCOUNT', KEYS[i], s, hi) end
+    return c
+  end
+  local smin, smax
+  for i = 1, #KEYS do
+    local top = redis.call('ZREVRANGEBYSCORE', KEYS[i], hi, lo, 'WITHSCORES', 'LIMIT', 0, 1)
+    local bottom = redis.call('ZRANGEBYSCORE', KEYS[i], lo, hi, 'WITHSCORES', 'LIMIT', 0, 1)
+    if top[2] then
+      local t, b = tonumber(top[2]), tonumber(bottom[2])
+      if not smax or t > smax then smax = t end
+      if not smin or b < smin then smin = b end
+    end
+  end
+  local below, above = math.floor(smin), math.floor(smax) + 1 -- atOrAbove(below) > skip >= atOrAbove(above)
+  while above - below > 1 do
+    local mid = math.floor((below + above) / 2)
+    if atOrAbove(mid) > skip then below = mid else above = mid end
+  end
+  local skipped = atOrAbove(above)
+  hi, skip = string.format('%d', below), skip - skipped
+end
+chunk = math.min(math.max(skip + want, 16), 512)
+for i = 1, #KEYS do bufs[i], pos[i], taken[i] = {done = false}, 1, 0; fill(i) end
 while #out - 1 < want do
   local best
   for i = 1, #KEYS do
     local e = bufs[i][pos[i]]
     if e then
       local b = best and bufs[best][pos[best]]
-      if not b or e[2] > b[2] or (e[2] == b[2] and e[1] > b[1]) then best = i end
+      if not b or e[2] > b[2] or (e[2] == b[2] and after(e[1], b[1])) then best = i end
     end
   end
   if not best then break end
@@ -304,16 +354,69 @@ func listMerged[T any](ctx context.Context, s *Store, c collection, indexes []st
 		return list[T](ctx, s, c, indexes[0], r, true, p)
 	}
 	lo, hi := r.bounds()
-	vals, err := mergedPage.Run(ctx, s.rdb, indexes, hi, lo, p.Offset, p.Limit).Slice()
-	if err != nil || len(vals) == 0 {
+	var page []string
+	var total int64
+	if p.Offset+p.Limit <= mergedInProcess {
+		var err error
+		if page, total, err = s.mergedPageHere(ctx, indexes, lo, hi, p); err != nil {
+			return nil, 0, err
+		}
+	} else {
+		vals, err := mergedPage.Run(ctx, s.rdb, indexes, hi, lo, p.Offset, p.Limit).Slice()
+		if err != nil || len(vals) == 0 {
+			return nil, 0, err
+		}
+		total, _ = vals[0].(int64)
+		page = make([]string, 0, len(vals)-1)
+		for _, v := range vals[1:] {
+			id, _ := v.(string)
+			page = append(page, id)
+		}
+	}
+	items, err := getMany[T](ctx, s, c, c.idsOfMembers(page))
+	return items, int(total), err
+}
+
+// mergedInProcess bounds the pages listMerged merges itself (offset and limit together):
+// each index's first members up to the page's end, read in one pipeline, cost Redis far less
+// than mergedPage's walk in Lua (some microseconds a member), and the first pages are the
+// ones read most.
+const mergedInProcess = 1000
+
+// mergedPageHere is mergedPage's page and total, merged in this process from each index's
+// first p.Offset+p.Limit members within lo..hi.
+func (s *Store) mergedPageHere(ctx context.Context, indexes []string, lo, hi string, p Page) ([]string, int64, error) {
+	counts := make([]*redis.IntCmd, len(indexes))
+	heads := make([]*redis.ZSliceCmd, len(indexes))
+	if _, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for i, index := range indexes {
+			counts[i] = pipe.ZCount(ctx, index, lo, hi)
+			if p.Offset+p.Limit > 0 { // a count of 0 would read the whole range
+				heads[i] = pipe.ZRevRangeByScoreWithScores(ctx, index, &redis.ZRangeBy{Min: lo, Max: hi, Count: int64(p.Offset + p.Limit)})
+			}
+		}
+		return nil
+	}); err != nil {
 		return nil, 0, err
 	}
-	total, _ := vals[0].(int64)
-	page := make([]string, 0, len(vals)-1)
-	for _, v := range vals[1:] {
-		id, _ := v.(string)
-		page = append(page, id)
+	var total int64
+	var all []redis.Z
+	for i := range indexes {
+		total += counts[i].Val()
+		if heads[i] != nil {
+			all = append(all, heads[i].Val()...)
+		}
 	}
-	items, err := getMany[T](ctx, s, c, page)
-	return items, int(total), err
+	// As ZREVRANGEBYSCORE orders one set: by score, then member (bytes), both descending.
+	slices.SortFunc(all, func(a, b redis.Z) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(b.Member.(string), a.Member.(string))
+	})
+	page := make([]string, 0, p.Limit)
+	for _, z := range all[min(p.Offset, len(all)):min(p.Offset+p.Limit, len(all))] {
+		page = append(page, z.Member.(string))
+	}
+	return page, total, nil
 }

@@ -27,6 +27,7 @@ type writes struct {
 	zrem map[string][]any
 	hset map[string][]any
 	hdel map[string][]string
+	sadd map[string]map[string]bool
 	// outbox are the notices to add to each outbox, by how long they are held (unix ms): one
 	// entry each (OutboxEntry), added with the other sorted sets' members.
 	outbox map[string]map[int64][][]byte
@@ -34,7 +35,7 @@ type writes struct {
 
 func newWrites() *writes {
 	return &writes{zadd: map[string][]redis.Z{}, zrem: map[string][]any{}, hset: map[string][]any{}, hdel: map[string][]string{},
-		outbox: map[string]map[int64][][]byte{}}
+		sadd: map[string]map[string]bool{}, outbox: map[string]map[int64][][]byte{}}
 }
 
 // notices adds notices to the entry of the outbox key held until until.
@@ -68,15 +69,23 @@ func (w *writes) hSet(key, field string, value any) { w.hset[key] = append(w.hse
 
 func (w *writes) hDel(key, field string) { w.hdel[key] = append(w.hdel[key], field) }
 
+// sAdd adds member to the set at key, once however often it is asked.
+func (w *writes) sAdd(key, member string) {
+	if w.sadd[key] == nil {
+		w.sadd[key] = map[string]bool{}
+	}
+	w.sadd[key][member] = true
+}
+
 // event adds an audit event to the indexes of its scope c.
 func (w *writes) event(c collection, e herald.Event) error {
-	b, err := encodeDoc(e)
+	b, err := encodeEvent(c, e)
 	if err != nil {
 		return fmt.Errorf("store: encode event %s: %w", e.ID, err)
 	}
 	w.hSet(c.docsHash(), c.docField(e.ID), b)
-	w.zAdd(c.index(), score(e.Created), e.ID)
-	w.zAdd(c.index("type", e.EventTypeName), score(e.Created), e.ID)
+	w.zAdd(eventsOfType(c, e.EventTypeName), score(e.Created), c.indexMember(e.ID))
+	w.sAdd(eventTypesSet(c), e.EventTypeName)
 	return nil
 }
 
@@ -103,6 +112,13 @@ func (w *writes) queue(ctx context.Context, pipe redis.Pipeliner) {
 	}
 	for _, k := range sortedKeys(w.hset) {
 		pipe.HSet(ctx, k, w.hset[k]...)
+	}
+	for _, k := range sortedKeys(w.sadd) {
+		members := make([]any, 0, len(w.sadd[k]))
+		for _, m := range sortedKeys(w.sadd[k]) {
+			members = append(members, m)
+		}
+		pipe.SAdd(ctx, k, members...)
 	}
 }
 
