@@ -104,7 +104,7 @@ func (b *bench) million(ctx context.Context) ([]figure, error) {
 		{Name: "4. alerts opened and first notices delivered (dispatcher, no HTTP)", Value: fmt.Sprintf("%d in %s (%.0f /s)", n, took.Round(time.Second), float64(n)/took.Seconds())},
 		{Name: "4. Redis used_memory, every alert open", Value: fmt.Sprintf("%.2f GB for %d alerts (%.0f B each over the empty rig)", float64(used)/1e9, total, float64(used-before)/float64(total)),
 			Target: fmt.Sprintf("≤ %.1f GB", float64(millionMemoryLimit)/1e9), Result: judge(used <= millionMemoryLimit)},
-		{Name: "4. CPU with nothing due (this process + redis-server)", Value: fmt.Sprintf("%.1f%% of a core (%.1f%% + %.1f%%) over %s", 100*cpu, 100*idle.self, 100*idle.server, idle.window),
+		{Name: "4. CPU with nothing due (this process + redis-server)", Value: fmt.Sprintf("%.1f%% of a core (%.1f%% + %.1f%%) over %s; %s", 100*cpu, 100*idle.self, 100*idle.server, idle.window, idle),
 			Target: fmt.Sprintf("< %.0f%%", 100*idleCPULimit), Result: judge(cpu < idleCPULimit)},
 		{Name: "4. deliveries while nothing due", Value: fmt.Sprint(idle.deliveries), Target: "0", Result: judge(idle.deliveries == 0)},
 		{Name: fmt.Sprintf("4. %d repeats falling due within %s: lateness p99", sliceN, last.Sub(first).Round(time.Millisecond)), Value: ms(p99),

@@ -40,7 +40,7 @@ func (b *bench) waiting(ctx context.Context) ([]figure, error) {
 			Target: fmt.Sprintf("≤ %d B", memoryPerAlertLimit), Result: judge(perAlert <= memoryPerAlertLimit)},
 		{Name: "3. Herald process CPU, nothing due", Value: fmt.Sprintf("%.1f%% of a core over %s", 100*idle.self, idle.window),
 			Target: fmt.Sprintf("≤ %.0f%%", 100*idleCPULimit), Result: judge(idle.self <= idleCPULimit)},
-		{Name: "3. redis-server CPU, nothing due", Value: fmt.Sprintf("%.1f%% of a core", 100*idle.server)},
+		{Name: "3. redis-server CPU, nothing due", Value: fmt.Sprintf("%.1f%% of a core (%s)", 100*idle.server, idle)},
 		{Name: "3. deliveries while nothing due", Value: fmt.Sprint(idle.deliveries), Target: "0", Result: judge(idle.deliveries == 0)},
 	}, nil
 }
@@ -83,6 +83,17 @@ type idleUse struct {
 	window       time.Duration
 	self, server float64 // CPU of this process and of redis-server, as shares of one core
 	deliveries   int     // deliveries that arrived meanwhile
+	commands     float64 // Redis commands a second meanwhile: Herald's own idle work
+	rewrites     int64   // append-only file rewrites meanwhile: Redis's housekeeping, a fork each
+}
+
+// String says what the window cost Redis besides CPU.
+func (u idleUse) String() string {
+	s := fmt.Sprintf("%.0f Redis commands/s", u.commands)
+	if u.rewrites > 0 {
+		s += fmt.Sprintf("; %d append-only file rewrites in the window", u.rewrites)
+	}
+	return s
 }
 
 // idle measures the CPU this process and redis-server use over window, and the deliveries
@@ -97,6 +108,11 @@ func (b *bench) idle(ctx context.Context, r *rig, window time.Duration) (idleUse
 	if err != nil {
 		return idleUse{}, err
 	}
+	commands0, err := b.redis.commands(ctx)
+	if err != nil {
+		return idleUse{}, err
+	}
+	_, rewrites0 := b.redis.persistence(ctx)
 	start := time.Now()
 	if err := sleepUntil(ctx, start.Add(window)); err != nil {
 		return idleUse{}, err
@@ -110,12 +126,19 @@ func (b *bench) idle(ctx context.Context, r *rig, window time.Duration) (idleUse
 		return idleUse{}, err
 	}
 	elapsed := time.Since(start)
+	commands1, err := b.redis.commands(ctx)
+	if err != nil {
+		return idleUse{}, err
+	}
+	_, rewrites1 := b.redis.persistence(ctx)
 	distinct1, duplicates1 := r.recv.counts()
 	return idleUse{
 		window:     window,
 		self:       float64(self1-self0) / float64(elapsed),
 		server:     float64(server1-server0) / float64(elapsed),
 		deliveries: distinct1 + duplicates1 - distinct0 - duplicates0,
+		commands:   float64(commands1-commands0) / elapsed.Seconds(), // with the bench's own few INFO calls
+		rewrites:   rewrites1 - rewrites0,
 	}, nil
 }
 
