@@ -73,4 +73,11 @@ func (rs *redisServer) logKeyBreakdown(ctx context.Context, title string) {
 		return
 	}
 	log.Printf("%s: Redis memory by key pattern (MEMORY USAGE):\n%s", title, text)
+	if mem, err := rs.info(ctx, "memory"); err == nil {
+		// What used_memory holds besides the keys: connections' buffers, scripts, the
+		// append-only file's buffer, the keyspace's own tables.
+		log.Printf("%s: used_memory %s = dataset %s + overhead %s (clients %s, scripts %s, AOF buffer %s)", title,
+			mem["used_memory"], mem["used_memory_dataset"], mem["used_memory_overhead"],
+			mem["mem_clients_normal"], mem["used_memory_scripts"], mem["mem_aof_buffer"])
+	}
 }
