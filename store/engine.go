@@ -581,23 +581,18 @@ func (w *writes) change(sc Scope, c Change) error {
 	if err := w.setJSON(sc.alerts().doc(a.ID), a); err != nil {
 		return err
 	}
-	cs, created := sc.alerts(), score(a.Created)
-	if c.PrevStatus != "" && c.PrevStatus != a.Status {
-		w.zRem(cs.index("status", c.PrevStatus), a.ID)
-	}
-	w.zAdd(cs.index("status", a.Status), created, a.ID)
+	moveAlertIndexes(sc.alerts(), a, c.PrevStatus,
+		func(key string, z redis.Z) { w.zadd[key] = append(w.zadd[key], z) }, w.zRem)
 	if herald.Active(a.Status) {
 		b, err := encodeSchedule(c.Tracked.Schedule, c.Tracked.Target)
 		if err != nil {
 			return err
 		}
-		w.zAdd(cs.index("config", a.AlertConfigID), created, a.ID)
 		w.hSet(sc.schedules(), docField(a.ID), b)
 		if c.PrevStatus == "" {
 			w.hSet(sc.opens(a.AlertConfigID), targetField(c.Tracked.Target), docField(a.ID))
 		}
 	} else {
-		w.zRem(cs.index("config", a.AlertConfigID), a.ID)
 		w.hDel(sc.schedules(), docField(a.ID))
 		w.hDel(sc.schedules(), a.ID)
 		w.hDel(sc.opens(a.AlertConfigID), targetField(c.Tracked.Target))

@@ -20,15 +20,16 @@ import (
 const repairPage = 500
 
 // restoreDue puts active alerts back in a due set, due at ARGV[1] (unix ms): KEYS[1] is the
-// due set, KEYS[2] and KEYS[3] the scope's TRACKING and OPEN indexes, ARGV[2...] the alert
-// ids. An alert that has a due entry keeps it (ZADD NX: a due time is never moved), and one
-// that is no longer in either index (it ended meanwhile) is left out. Returns how many it
-// added.
+// due set, KEYS[2] and KEYS[3] the scope's TRACKING and OPEN indexes, ARGV[2...] each alert's
+// id then its index member (indexMember; an alert listed before is listed by its id). An
+// alert that has a due entry keeps it (ZADD NX: a due time is never moved), and one that is
+// no longer in either index (it ended meanwhile) is left out. Returns how many it added.
 var restoreDue = redis.NewScript(`
 local n = 0
-for i = 2, #ARGV do
-  local id = ARGV[i]
-  if redis.call('ZSCORE', KEYS[2], id) or redis.call('ZSCORE', KEYS[3], id) then
+for i = 2, #ARGV, 2 do
+  local id, m = ARGV[i], ARGV[i+1]
+  if redis.call('ZSCORE', KEYS[2], m) or redis.call('ZSCORE', KEYS[3], m)
+    or redis.call('ZSCORE', KEYS[2], id) or redis.call('ZSCORE', KEYS[3], id) then
     n = n + redis.call('ZADD', KEYS[1], 'NX', ARGV[1], id)
   end
 end
@@ -75,6 +76,7 @@ func (s *Store) RepairDue(ctx context.Context, groupID string, now time.Time) (i
 			if err != nil {
 				return added, err
 			}
+			ids = sc.alerts().idsOfMembers(ids)
 			missing, err := s.withoutDue(ctx, sc.due(), ids)
 			if err != nil {
 				return added, err
@@ -110,6 +112,7 @@ func (s *Store) RepairGlobalDue(ctx context.Context, now time.Time) (map[string]
 			if err != nil {
 				return added, err
 			}
+			ids = globalAlerts().idsOfMembers(ids)
 			byProject, err := s.needingDue(ctx, true, "", ids)
 			if err != nil {
 				return added, err
@@ -255,10 +258,10 @@ func (s *Store) restoreDue(ctx context.Context, sc Scope, ids []string, now time
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	args := make([]any, 0, len(ids)+1)
+	args := make([]any, 0, 2*len(ids)+1)
 	args = append(args, strconv.FormatInt(now.UnixMilli(), 10))
 	for _, id := range ids {
-		args = append(args, id)
+		args = append(args, id, sc.alerts().indexMember(id))
 	}
 	keys := []string{sc.due(), sc.alerts().index("status", herald.StatusTracking), sc.alerts().index("status", herald.StatusOpen)}
 	return restoreDue.Run(ctx, s.rdb, keys, args...).Int()

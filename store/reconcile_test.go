@@ -286,6 +286,10 @@ func TestEngineStateOfTheLayoutBefore(t *testing.T) {
 	next := now.Add(time.Hour)
 	rdb.HSet(ctx, prefix+"sched", a.ID, fmt.Sprintf(`{"d":%d,"n":[%d],"s":[1],"t":%q}`, now.UnixMilli(), next.UnixMilli(), target))
 
+	// Its due entry lost: the repair finds it by its whole id in the OPEN index.
+	if added, err := st.RepairDue(ctx, gid, now); err != nil || added != 1 {
+		t.Fatalf("repair added %d, %v; want the alert listed before", added, err)
+	}
 	ids, err := st.OpenAlertIDs(ctx, sc, [][2]string{{a.AlertConfigID, target}, {a.AlertConfigID, store.TargetID("h2")}})
 	if err != nil || ids[0] != a.ID || ids[1] != "" {
 		t.Fatalf("open alerts %q, %v", ids, err)
@@ -308,6 +312,9 @@ func TestEngineStateOfTheLayoutBefore(t *testing.T) {
 		if n, _ := rdb.HLen(ctx, k).Result(); n != 0 {
 			t.Errorf("%s still has %d fields after the alert closed", k, n)
 		}
+	}
+	if n, _ := rdb.ZCard(ctx, prefix+"alerts:status:OPEN").Result(); n != 0 {
+		t.Errorf("the OPEN index still lists the closed alert")
 	}
 	if ids, _ := st.OpenAlertIDs(ctx, sc, [][2]string{{a.AlertConfigID, target}}); ids[0] != "" {
 		t.Errorf("the closed alert is still open for its target: %q", ids[0])
