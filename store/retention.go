@@ -54,7 +54,7 @@ func (s *Store) PurgeAlerts(ctx context.Context, global bool, groupID string, cu
 				}
 				pipe.HDel(ctx, sc.schedules(), docField(id), id)
 				pipe.HDel(ctx, sc.expiring(), id)
-				pipe.ZRem(ctx, sc.due(), id)
+				pipe.ZRem(ctx, sc.due(), sc.dueMembers(id)...)
 			})
 		deleted += n
 		if err != nil {
