@@ -564,7 +564,7 @@ func (s *Store) loadTracked(ctx context.Context, rdb redis.Cmdable, sc Scope, id
 			continue // ended, or never was
 		}
 		t := Tracked{Scope: sc}
-		if err := decodeDoc([]byte(doc), &t.Alert); err != nil {
+		if err := decodeDocAt(keys[i], doc, &t.Alert); err != nil {
 			return nil, fmt.Errorf("store: decode alert %s: %w", id, err)
 		}
 		var err error
@@ -726,7 +726,7 @@ func (s *Store) markNotified(ctx context.Context, sc Scope, at map[string]time.T
 					continue
 				}
 				var a herald.Alert
-				if err := decodeDoc([]byte(str), &a); err != nil {
+				if err := decodeDocAt(keys[i], str, &a); err != nil {
 					return err
 				}
 				if t := herald.At(at[ids[i]]); t.After(a.LastNotified.Time) {

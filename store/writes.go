@@ -51,7 +51,7 @@ func (w *writes) notices(key string, until time.Time, notices [][]byte) {
 }
 
 func (w *writes) setJSON(key string, v any) error {
-	b, err := encodeDoc(v)
+	b, err := encodeDocAt(key, v)
 	if err != nil {
 		return fmt.Errorf("store: encode %s: %w", key, err)
 	}
