@@ -76,10 +76,11 @@ func encodeDocAt(key string, v any) ([]byte, error) {
 		return encodeDoc(v)
 	}
 	p := packAlert(a)
-	if a.ID != "" && strings.HasSuffix(key, ":"+a.ID) {
+	if a.ID != "" && strings.HasSuffix(key, a.ID) && strings.HasSuffix(key[:len(key)-len(a.ID)], ":") {
 		p.ID = ""
 	}
-	if a.GroupID != "" && strings.HasPrefix(key, "herald:"+groupTag(a.GroupID)+":") {
+	if rest, ok := strings.CutPrefix(key, "herald:{g:"); ok && a.GroupID != "" && strings.HasPrefix(rest, a.GroupID) &&
+		strings.HasPrefix(rest[len(a.GroupID):], "}:") {
 		p.GroupID = ""
 	}
 	return appendAlertDoc(make([]byte, 0, 192), &p)

@@ -69,10 +69,24 @@ func (c collection) setDoc(ctx context.Context, pipe redis.Pipeliner, id string,
 // docField is the hash field of a document's id: the 12 bytes of an id of herald's form, any
 // other id as it is after a mark (never 12 bytes long, so the two never meet).
 func docField(id string) string {
-	if b, err := hex.DecodeString(id); err == nil && len(b) == 12 && hex.EncodeToString(b) == id {
-		return string(b)
+	var b [12]byte // on the stack: every alert the engine writes has three members made here
+	if len(id) == 24 && isLowerHex(id) {
+		if _, err := hex.Decode(b[:], []byte(id)); err == nil {
+			return string(b[:])
+		}
 	}
 	return markRaw(id)
+}
+
+// isLowerHex reports whether s is lower-case hex digits only (the form hex.EncodeToString
+// writes, which docField's bytes stand for).
+func isLowerHex(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // idOfField is the id a docField (or an id written whole, as fields and values were before)
