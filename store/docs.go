@@ -75,14 +75,14 @@ func encodeDocAt(key string, v any) ([]byte, error) {
 	default:
 		return encodeDoc(v)
 	}
-	p := packAlert(a)
 	if a.ID != "" && strings.HasSuffix(key, a.ID) && strings.HasSuffix(key[:len(key)-len(a.ID)], ":") {
-		p.ID = ""
+		a.ID = "" // (a is a copy) left out, and not packed only to be dropped
 	}
 	if rest, ok := strings.CutPrefix(key, "herald:{g:"); ok && a.GroupID != "" && strings.HasPrefix(rest, a.GroupID) &&
 		strings.HasPrefix(rest[len(a.GroupID):], "}:") {
-		p.GroupID = ""
+		a.GroupID = ""
 	}
+	p := packAlert(a)
 	return appendAlertDoc(make([]byte, 0, 192), &p)
 }
 
