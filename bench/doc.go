@@ -54,7 +54,9 @@
 //     Notifications per second from the first report to the last notice; targets: Herald at
 //     least 2.5 times Alertmanager in the same run, no duplicates, the last first notice at
 //     most 20 s after the last report, Herald's processes' peak RSS (VmHWM of api and worker)
-//     at most 250 MB together, Redis's used_memory growth at most 1.5 KB per open alert.
+//     at most 250 MB together, Redis's used_memory growth at most 1.5 KB per open alert (the
+//     figure says how much of the growth is connections' buffers, mem_clients_normal: they
+//     follow the connections in use, some 16-20 KB each until idle 2 s, not the alerts).
 //     With the CPU each Herald process and redis-server spent per notification, beside.
 //     Without an Alertmanager binary (-alertmanager, PATH, $(go env GOPATH)/bin) its figures
 //     say not measured, and why; the run goes on (-alertmanager /nonexistent skips it, for

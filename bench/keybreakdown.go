@@ -7,6 +7,7 @@ import (
 	"log"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -80,4 +81,40 @@ func (rs *redisServer) logKeyBreakdown(ctx context.Context, title string) {
 			mem["used_memory"], mem["used_memory_dataset"], mem["used_memory_overhead"],
 			mem["mem_clients_normal"], mem["used_memory_scripts"], mem["mem_aof_buffer"])
 	}
+	if list, err := rs.Client.ClientList(ctx).Result(); err == nil {
+		log.Printf("%s: clients' memory (CLIENT LIST: connections by name, tot-mem, query buffer qbuf+qbuf-free, output omem):\n%s", title, clientMemory(list))
+	}
+}
+
+// clientMemory sums CLIENT LIST's per-connection memory by connection name.
+func clientMemory(list string) string {
+	type sum struct{ conns, tot, qbuf, qfree, omem int64 }
+	by := map[string]*sum{}
+	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+		f := map[string]string{}
+		for _, kv := range strings.Fields(line) {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				f[k] = v
+			}
+		}
+		name := f["name"] + " " + f["cmd"]
+		if by[name] == nil {
+			by[name] = &sum{}
+		}
+		n := func(k string) int64 { v, _ := strconv.ParseInt(f[k], 10, 64); return v }
+		s := by[name]
+		s.conns++
+		s.tot, s.qbuf, s.qfree, s.omem = s.tot+n("tot-mem"), s.qbuf+n("qbuf"), s.qfree+n("qbuf-free"), s.omem+n("omem")
+	}
+	names := make([]string, 0, len(by))
+	for k := range by {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool { return by[names[i]].tot > by[names[j]].tot })
+	var b strings.Builder
+	for _, k := range names {
+		s := by[k]
+		fmt.Fprintf(&b, "%10d B %4d conns  qbuf %d + free %d, omem %d  %s\n", s.tot, s.conns, s.qbuf, s.qfree, s.omem, k)
+	}
+	return b.String()
 }

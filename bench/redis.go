@@ -118,6 +118,18 @@ func (rs *redisServer) persistence(ctx context.Context) (delayedFsyncs, rewrites
 	return delayedFsyncs, rewrites
 }
 
+// clientsMemory is INFO memory's mem_clients_normal: what used_memory holds for connections
+// (query and output buffers), which grows with connections in use rather than with data: a
+// connection that read a command keeps a query buffer of some 16-20 KB until it has been idle
+// for 2 s (Redis 7.0's clientsCron).
+func (rs *redisServer) clientsMemory(ctx context.Context) (int64, error) {
+	fields, err := rs.info(ctx, "memory")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(fields["mem_clients_normal"], 10, 64)
+}
+
 // usedMemory is INFO memory's used_memory: the bytes Redis allocated for its data and itself.
 func (rs *redisServer) usedMemory(ctx context.Context) (int64, error) {
 	fields, err := rs.info(ctx, "memory")

@@ -41,17 +41,18 @@ const (
 
 // stormRun is one storm through one system.
 type stormRun struct {
-	rate       float64       // distinct notifications per second, first report → last notice
-	took       time.Duration // first report → last notice
-	reporting  time.Duration // first report → last report accepted
-	first      time.Duration // first report → first notice
-	afterLast  time.Duration // last report accepted → last notice
-	duplicates int
-	peakRSS    int64            // the system's processes together (Herald: api + worker)
-	redisGrew  int64            // Herald: used_memory after the storm less before
-	redisRSS   int64            // Herald: used_memory_rss after the storm
-	cpu        [3]time.Duration // Herald: CPU time of the api, the worker and redis-server over the storm
-	commands   int64            // Herald: commands Redis processed over the storm
+	rate        float64       // distinct notifications per second, first report → last notice
+	took        time.Duration // first report → last notice
+	reporting   time.Duration // first report → last report accepted
+	first       time.Duration // first report → first notice
+	afterLast   time.Duration // last report accepted → last notice
+	duplicates  int
+	peakRSS     int64            // the system's processes together (Herald: api + worker)
+	redisGrew   int64            // Herald: used_memory after the storm less before
+	clientsGrew int64            // Herald: of redisGrew, the growth of connections' buffers (mem_clients_normal)
+	redisRSS    int64            // Herald: used_memory_rss after the storm
+	cpu         [3]time.Duration // Herald: CPU time of the api, the worker and redis-server over the storm
+	commands    int64            // Herald: commands Redis processed over the storm
 }
 
 // storm is scenario 5: each size of -storms through Alertmanager, then through Herald.
@@ -120,7 +121,8 @@ func stormFigures(n int, h, am stormRun, amName string, amErr error) []figure {
 			Target: "≤ " + stormAfterLastLimit.String(), Result: judge(h.afterLast <= stormAfterLastLimit)},
 		figure{Name: p + "Herald peak RSS, api + worker", Value: mib(h.peakRSS),
 			Target: "≤ " + mib(stormHeraldRSSLimit), Result: judge(h.peakRSS <= stormHeraldRSSLimit)},
-		figure{Name: p + "Redis memory per open alert", Value: fmt.Sprintf("%.0f B (used_memory +%s; RSS %s)", perAlert, mib(h.redisGrew), mib(h.redisRSS)),
+		figure{Name: p + "Redis memory per open alert", Value: fmt.Sprintf("%.0f B (used_memory +%s, of it connections' buffers %+d KiB; RSS %s)",
+			perAlert, mib(h.redisGrew), h.clientsGrew>>10, mib(h.redisRSS)),
 			Target: fmt.Sprintf("≤ %d B", stormRedisPerAlert), Result: judge(perAlert <= stormRedisPerAlert)},
 	)
 }
@@ -177,6 +179,10 @@ func (b *bench) heraldStorm(ctx context.Context, bin, dir string, n int) (stormR
 	if err != nil {
 		return stormRun{}, err
 	}
+	clientsBefore, err := b.redis.clientsMemory(ctx)
+	if err != nil {
+		return stormRun{}, err
+	}
 	cpuBefore, err := h.cpuTimes(b.redis.pid())
 	if err != nil {
 		return stormRun{}, err
@@ -216,6 +222,11 @@ func (b *bench) heraldStorm(ctx context.Context, bin, dir string, n int) (stormR
 		return run, err
 	}
 	run.redisGrew = after - before
+	clientsAfter, err := b.redis.clientsMemory(ctx)
+	if err != nil {
+		return run, err
+	}
+	run.clientsGrew = clientsAfter - clientsBefore
 	b.redis.logKeyBreakdown(ctx, fmt.Sprintf("storm of %d", n))
 	mem, err := b.redis.info(ctx, "memory")
 	if err != nil {

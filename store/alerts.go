@@ -26,17 +26,32 @@ func alertCollection(global bool, groupID string) collection {
 // Every alert is in exactly one status index, so the list of all alerts is those four merged
 // (listMerged): an index of its own would cost each alert another entry, some 130 bytes.
 // Alerts written before were in such an index too ("alerts"); it is no longer read or added
-// to, and retention still removes what it purges from it.
+// to, and retention still removes what it purges from it. Members are the ids' 12 bytes
+// (indexMember); those written before, whole ids, stay until their alert leaves the index.
 func indexAlert(ctx context.Context, pipe redis.Pipeliner, cs collection, a herald.Alert, prevStatus string) {
-	z := redis.Z{Score: score(a.Created), Member: a.ID}
-	if prevStatus != "" && prevStatus != a.Status {
-		pipe.ZRem(ctx, cs.index("status", prevStatus), a.ID)
+	moveAlertIndexes(cs, a, prevStatus,
+		func(key string, z redis.Z) { pipe.ZAdd(ctx, key, z) },
+		func(key string, members ...any) { pipe.ZRem(ctx, key, members...) })
+}
+
+// moveAlertIndexes gives zAdd and zRem the index changes of alert a, whose status was
+// prevStatus ("" for a new alert). An alert whose status did not change keeps its entries as
+// they are (in whichever form they were written): its score, the creation time, never
+// changes, and the entries were written with the status, in the same transaction.
+func moveAlertIndexes(cs collection, a herald.Alert, prevStatus string, zAdd func(key string, z redis.Z), zRem func(key string, members ...any)) {
+	if prevStatus == a.Status {
+		return
 	}
-	pipe.ZAdd(ctx, cs.index("status", a.Status), z)
-	if herald.Active(a.Status) {
-		pipe.ZAdd(ctx, cs.index("config", a.AlertConfigID), z)
-	} else {
-		pipe.ZRem(ctx, cs.index("config", a.AlertConfigID), a.ID)
+	z := redis.Z{Score: score(a.Created), Member: cs.indexMember(a.ID)}
+	if prevStatus != "" {
+		zRem(cs.index("status", prevStatus), cs.indexMembers(a.ID)...)
+	}
+	zAdd(cs.index("status", a.Status), z)
+	switch was := prevStatus != "" && herald.Active(prevStatus); {
+	case herald.Active(a.Status) && !was:
+		zAdd(cs.index("config", a.AlertConfigID), z)
+	case !herald.Active(a.Status) && was:
+		zRem(cs.index("config", a.AlertConfigID), cs.indexMembers(a.ID)...)
 	}
 }
 

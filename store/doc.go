@@ -5,7 +5,10 @@
 // events as fields of one hash per scope: docs.go, keys.go, events.go; a project's hosts as
 // fields of one hash: hosts.go); lists page from sorted-set indexes (ZRANGEBYSCORE with LIMIT,
 // scored by a time), never by loading a collection, and a list of several indexes (all alerts,
-// all events) merges them page by page (listMerged). Keys carry a
+// all events) merges them page by page (listMerged). The indexes of alerts and events, and
+// the engine's due sets, list items by their ids' 12 bytes (keys.go), and an alert's or event's
+// document leaves out what its key or hash field says (its id, its project): every open alert
+// has several of each, and bytes per open alert are what a storm costs. Keys carry a
 // Redis Cluster hash tag: everything of one project shares {g:<id>}, so a project's writes
 // (a configuration, its indexes and its audit event) commit in one MULTI on one slot; global
 // state shares {global}, API keys {keys}, users {users}, an organization's events {o:<id>},

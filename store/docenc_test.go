@@ -52,11 +52,12 @@ func TestEventDocumentEncodesAsEncodingJSON(t *testing.T) {
 	escaped.Hostname, escaped.ClusterName, escaped.Port, escaped.IsGlobalAdmin = "<h>", "a\"b", 0, nil
 	for name, e := range map[string]herald.Event{"every field": every, "a raw record of strings": engine,
 		"escaped strings": escaped, "empty raw record": {ID: "0123456789abcdef01234567", Raw: map[string]any{}}, "empty": {}} {
-		want, err := json.Marshal(packEvent(e))
+		p := packEvent(e)
+		want, err := json.Marshal(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := encodeEvent(collection{}, e)
+		got, err := appendEventDoc(nil, &p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -68,12 +68,19 @@ func (s Scope) schedules() string {
 	return key(groupTag(s.GroupID), "sched")
 }
 
+// due is the scope's sorted set of when each active alert with a next step is due (unix ms).
+// Its members are the alerts' ids' 12 bytes (dueMember), as in the alert indexes; entries
+// written before, whole ids, are still claimed, moved and removed.
 func (s Scope) due() string {
 	if s.Global {
 		return key(globalTag, "due", s.GroupID)
 	}
 	return key(groupTag(s.GroupID), "due")
 }
+
+// dueMember is the member of alert id in the due set; dueMembers are both forms it may have.
+func (s Scope) dueMember(id string) string { return s.alerts().indexMember(id) }
+func (s Scope) dueMembers(id string) []any { return s.alerts().indexMembers(id) }
 
 func (s Scope) outbox() string {
 	if s.Global {
@@ -273,7 +280,7 @@ func (s *Store) ClaimDue(ctx context.Context, sc Scope, now time.Time, lease tim
 		if err != nil {
 			return nil, fmt.Errorf("store: due score %q: %w", vals[i+1], err)
 		}
-		out = append(out, Due{AlertID: vals[i], At: time.UnixMilli(int64(ms))})
+		out = append(out, Due{AlertID: idOfField(vals[i]), At: time.UnixMilli(int64(ms))})
 	}
 	return out, nil
 }
@@ -283,9 +290,9 @@ func (s *Store) ForgetDue(ctx context.Context, sc Scope, ids ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	members := make([]any, len(ids))
-	for i, id := range ids {
-		members[i] = id
+	members := make([]any, 0, 2*len(ids))
+	for _, id := range ids {
+		members = append(members, sc.dueMembers(id)...)
 	}
 	return s.rdb.ZRem(ctx, sc.due(), members...).Err()
 }
@@ -382,7 +389,7 @@ func (s *Store) NextDue(ctx context.Context, sc Scope) (time.Time, bool, error) 
 // WakeNoLaterThan moves an alert's due time earlier to at (never later), as when an
 // acknowledgement that must expire at at is given.
 func (s *Store) WakeNoLaterThan(ctx context.Context, sc Scope, alertID string, at time.Time) error {
-	return wakeNoLaterThan.Run(ctx, s.rdb, []string{sc.due(), sc.expiring()}, at.UnixMilli(), alertID).Err()
+	return wakeNoLaterThan.Run(ctx, s.rdb, []string{sc.due(), sc.expiring()}, at.UnixMilli(), alertID, sc.dueMember(alertID)).Err()
 }
 
 // Tracked is an active alert with the engine's state of it.
@@ -557,7 +564,7 @@ func (s *Store) loadTracked(ctx context.Context, rdb redis.Cmdable, sc Scope, id
 			continue // ended, or never was
 		}
 		t := Tracked{Scope: sc}
-		if err := decodeDoc([]byte(doc), &t.Alert); err != nil {
+		if err := decodeDocAt(keys[i], doc, &t.Alert); err != nil {
 			return nil, fmt.Errorf("store: decode alert %s: %w", id, err)
 		}
 		var err error
@@ -581,32 +588,31 @@ func (w *writes) change(sc Scope, c Change) error {
 	if err := w.setJSON(sc.alerts().doc(a.ID), a); err != nil {
 		return err
 	}
-	cs, created := sc.alerts(), score(a.Created)
-	if c.PrevStatus != "" && c.PrevStatus != a.Status {
-		w.zRem(cs.index("status", c.PrevStatus), a.ID)
-	}
-	w.zAdd(cs.index("status", a.Status), created, a.ID)
+	moveAlertIndexes(sc.alerts(), a, c.PrevStatus,
+		func(key string, z redis.Z) { w.zadd[key] = append(w.zadd[key], z) }, w.zRem)
 	if herald.Active(a.Status) {
 		b, err := encodeSchedule(c.Tracked.Schedule, c.Tracked.Target)
 		if err != nil {
 			return err
 		}
-		w.zAdd(cs.index("config", a.AlertConfigID), created, a.ID)
 		w.hSet(sc.schedules(), docField(a.ID), b)
 		if c.PrevStatus == "" {
 			w.hSet(sc.opens(a.AlertConfigID), targetField(c.Tracked.Target), docField(a.ID))
 		}
 	} else {
-		w.zRem(cs.index("config", a.AlertConfigID), a.ID)
 		w.hDel(sc.schedules(), docField(a.ID))
 		w.hDel(sc.schedules(), a.ID)
 		w.hDel(sc.opens(a.AlertConfigID), targetField(c.Tracked.Target))
 		w.hDel(sc.opens(a.AlertConfigID), c.Tracked.Target)
 	}
-	if c.Wake.IsZero() || !herald.Active(a.Status) {
-		w.zRem(sc.due(), a.ID)
-	} else {
-		w.zAdd(sc.due(), float64(c.Wake.UnixMilli()), a.ID)
+	switch {
+	case c.Wake.IsZero() || !herald.Active(a.Status):
+		w.zRem(sc.due(), sc.dueMembers(a.ID)...)
+	default:
+		if c.PrevStatus != "" {
+			w.zRem(sc.due(), a.ID) // an entry written before, by the whole id (removals go first)
+		}
+		w.zAdd(sc.due(), float64(c.Wake.UnixMilli()), sc.dueMember(a.ID))
 	}
 	w.expiring(sc, c)
 	w.notices(sc.outbox(), c.OutboxUntil, c.Notices)
@@ -720,7 +726,7 @@ func (s *Store) markNotified(ctx context.Context, sc Scope, at map[string]time.T
 					continue
 				}
 				var a herald.Alert
-				if err := decodeDoc([]byte(str), &a); err != nil {
+				if err := decodeDocAt(keys[i], str, &a); err != nil {
 					return err
 				}
 				if t := herald.At(at[ids[i]]); t.After(a.LastNotified.Time) {

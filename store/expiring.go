@@ -70,13 +70,14 @@ type Renewal struct {
 	Digest   string
 }
 
-// renew applies renewals: KEYS[1] the expiring hash, KEYS[2] the due set; ARGV[3i-2..3i] the
-// active alert of renewal i (empty: none), its new expiry (ms) and digest. For each it answers
+// renew applies renewals: KEYS[1] the expiring hash, KEYS[2] the due set; ARGV[4i-3..4i] the
+// active alert of renewal i (empty: none), its new expiry (ms), digest, and the alert's member
+// in the due set (dueMember; an entry written before is under the id). For each it answers
 // 1 when applied, 0 when the alert needs the engine (none is active, it has no expiry, or the
 // re-report changes more than the expiry).
 var renew = redis.NewScript(`
 local out = {}
-for j = 0, #ARGV - 3, 3 do
+for j = 0, #ARGV - 4, 4 do
   local ok = 0
   local id = ARGV[j + 1]
   local v = id ~= '' and redis.call('HGET', KEYS[1], id)
@@ -90,9 +91,14 @@ for j = 0, #ARGV - 3, 3 do
         local was, now = exp, new
         if wake ~= '0' and tonumber(wake) < tonumber(was) then was = wake end
         if wake ~= '0' and tonumber(wake) < tonumber(now) then now = wake end
-        local due = redis.call('ZSCORE', KEYS[2], id)
+        local m = ARGV[j + 4]
+        local due = redis.call('ZSCORE', KEYS[2], m)
+        if not due then
+          m = id
+          due = redis.call('ZSCORE', KEYS[2], m)
+        end
         if due and tonumber(due) == tonumber(was) and now ~= was then
-          redis.call('ZADD', KEYS[2], now, id)
+          redis.call('ZADD', KEYS[2], now, m)
         end
       end
     end
@@ -120,9 +126,13 @@ func (s *Store) RenewExpiring(ctx context.Context, sc Scope, rs []Renewal) ([]bo
 	if err != nil {
 		return nil, err
 	}
-	args := make([]any, 0, 3*len(rs))
+	args := make([]any, 0, 4*len(rs))
 	for i, r := range rs {
-		args = append(args, ids[i], r.Expires.UnixMilli(), r.Digest)
+		m := ""
+		if ids[i] != "" {
+			m = sc.dueMember(ids[i])
+		}
+		args = append(args, ids[i], r.Expires.UnixMilli(), r.Digest, m)
 	}
 	res, err := renew.Run(ctx, s.rdb, []string{sc.expiring(), sc.due()}, args...).Int64Slice()
 	if err != nil {
@@ -134,10 +144,12 @@ func (s *Store) RenewExpiring(ctx context.Context, sc Scope, rs []Renewal) ([]bo
 	return out, nil
 }
 
-// wakeNoLaterThan moves alert ARGV[2]'s due time in KEYS[1] earlier to ARGV[1] (never later),
-// and the wake-if-renewed time of its expiring entry in KEYS[2] (if it has one) with it, so
-// that a renewal never moves the due time past it.
+// wakeNoLaterThan moves alert ARGV[2]'s due time in KEYS[1] (its entry ARGV[3], dueMember, or
+// one written before under the id) earlier to ARGV[1] (never later), and the wake-if-renewed
+// time of its expiring entry in KEYS[2] (if it has one) with it, so that a renewal never moves
+// the due time past it.
 var wakeNoLaterThan = redis.NewScript(`
+redis.call('ZADD', KEYS[1], 'XX', 'LT', ARGV[1], ARGV[3])
 redis.call('ZADD', KEYS[1], 'XX', 'LT', ARGV[1], ARGV[2])
 local v = redis.call('HGET', KEYS[2], ARGV[2])
 if v then

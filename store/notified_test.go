@@ -64,14 +64,15 @@ func TestMarkNotified(t *testing.T) {
 
 // The script that sets lastNotified in place leaves each document exactly as the store
 // writes an alert with that lastNotified (compared byte for byte with the same alert written
-// whole, under the global scope's key), whatever other times, labels (one named "n") or
+// whole, in another project: the document names neither its id nor its project, its key
+// does), whatever other times, labels (one named "n") or
 // escaped strings it holds; an earlier time changes no byte; a document in the API's form
 // (written before the compact one) gets its lastNotified too, and is read as before.
 func TestMarkNotifiedEditsTheDocumentInPlace(t *testing.T) {
 	ctx := context.Background()
 	rdb := storetest.Redis(t)
 	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
+	gid, other := herald.NewID(time.Now()), herald.NewID(time.Now())
 	t0 := time.Unix(1_800_000_000, 0)
 	at := t0.Add(90 * time.Second)
 	base := herald.Alert{GroupID: gid, AlertConfigID: herald.NewID(t0), EventTypeName: "HOST_DOWN", Status: herald.StatusOpen,
@@ -103,14 +104,16 @@ func TestMarkNotifiedEditsTheDocumentInPlace(t *testing.T) {
 			if herald.At(at).After(a.LastNotified.Time) {
 				want.LastNotified = herald.At(at)
 			}
-			if err := st.SaveAlert(ctx, want, true, ""); err != nil {
+			whole := want
+			whole.GroupID = other
+			if err := st.SaveAlert(ctx, whole, false, ""); err != nil {
 				t.Fatal(err)
 			}
 			if err := st.MarkNotified(ctx, store.Scope{GroupID: gid}, map[string]time.Time{a.ID: at}); err != nil {
 				t.Fatal(err)
 			}
 			got := rdb.Get(ctx, alertKey(gid, a.ID)).Val()
-			if exp := rdb.Get(ctx, globalAlertKey(a.ID)).Val(); got != exp {
+			if exp := rdb.Get(ctx, alertKey(other, a.ID)).Val(); got != exp {
 				t.Errorf("document after MarkNotified:\n%s\nwant (the alert written whole):\n%s", got, exp)
 			}
 			if read, err := st.Alert(ctx, gid, a.ID); err != nil || !read.LastNotified.Equal(want.LastNotified.Time) {
@@ -207,7 +210,6 @@ func (h *argBytes) count(cmd redis.Cmder) {
 	}
 }
 
-// alertKey and globalAlertKey are where the store keeps a project's and a global alert's
-// document (store/keys.go), for tests that look at the stored bytes.
+// alertKey is where the store keeps a project's alert's document (store/keys.go), for tests
+// that look at the stored bytes.
 func alertKey(groupID, id string) string { return "herald:{g:" + groupID + "}:alert:" + id }
-func globalAlertKey(id string) string    { return "herald:{global}:galert:" + id }

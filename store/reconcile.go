@@ -20,16 +20,19 @@ import (
 const repairPage = 500
 
 // restoreDue puts active alerts back in a due set, due at ARGV[1] (unix ms): KEYS[1] is the
-// due set, KEYS[2] and KEYS[3] the scope's TRACKING and OPEN indexes, ARGV[2...] the alert
-// ids. An alert that has a due entry keeps it (ZADD NX: a due time is never moved), and one
-// that is no longer in either index (it ended meanwhile) is left out. Returns how many it
-// added.
+// due set, KEYS[2] and KEYS[3] the scope's TRACKING and OPEN indexes, ARGV[2...] each alert's
+// id then its member in the indexes and the due set (indexMember, dueMember; an alert listed
+// before is listed by its id). An alert that has a due entry, in either form, keeps it (a due
+// time is never moved), and one that is no longer in either index (it ended meanwhile) is
+// left out. Returns how many it added.
 var restoreDue = redis.NewScript(`
 local n = 0
-for i = 2, #ARGV do
-  local id = ARGV[i]
-  if redis.call('ZSCORE', KEYS[2], id) or redis.call('ZSCORE', KEYS[3], id) then
-    n = n + redis.call('ZADD', KEYS[1], 'NX', ARGV[1], id)
+for i = 2, #ARGV, 2 do
+  local id, m = ARGV[i], ARGV[i+1]
+  if (redis.call('ZSCORE', KEYS[2], m) or redis.call('ZSCORE', KEYS[3], m)
+    or redis.call('ZSCORE', KEYS[2], id) or redis.call('ZSCORE', KEYS[3], id))
+    and not redis.call('ZSCORE', KEYS[1], id) then
+    n = n + redis.call('ZADD', KEYS[1], 'NX', ARGV[1], m)
   end
 end
 return n
@@ -75,7 +78,8 @@ func (s *Store) RepairDue(ctx context.Context, groupID string, now time.Time) (i
 			if err != nil {
 				return added, err
 			}
-			missing, err := s.withoutDue(ctx, sc.due(), ids)
+			ids = sc.alerts().idsOfMembers(ids)
+			missing, err := s.withoutDue(ctx, sc, ids)
 			if err != nil {
 				return added, err
 			}
@@ -110,6 +114,7 @@ func (s *Store) RepairGlobalDue(ctx context.Context, now time.Time) (map[string]
 			if err != nil {
 				return added, err
 			}
+			ids = globalAlerts().idsOfMembers(ids)
 			byProject, err := s.needingDue(ctx, true, "", ids)
 			if err != nil {
 				return added, err
@@ -179,15 +184,15 @@ func (m *settledMemo) set(groupID string, n int64, now time.Time) {
 	m.by[groupID] = settledCount{n: n, at: now}
 }
 
-// withoutDue keeps the ids that have no entry in the due set.
-func (s *Store) withoutDue(ctx context.Context, due string, ids []string) ([]string, error) {
+// withoutDue keeps the ids that have no entry, in either form, in the due set of sc.
+func (s *Store) withoutDue(ctx context.Context, sc Scope, ids []string) ([]string, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	cmds := make([]*redis.FloatCmd, len(ids))
+	cmds := make([][2]*redis.FloatCmd, len(ids))
 	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i] = pipe.ZScore(ctx, due, id)
+			cmds[i] = [2]*redis.FloatCmd{pipe.ZScore(ctx, sc.due(), sc.dueMember(id)), pipe.ZScore(ctx, sc.due(), id)}
 		}
 		return nil
 	})
@@ -196,7 +201,7 @@ func (s *Store) withoutDue(ctx context.Context, due string, ids []string) ([]str
 	}
 	var out []string
 	for i, c := range cmds {
-		if errors.Is(c.Err(), redis.Nil) {
+		if errors.Is(c[0].Err(), redis.Nil) && errors.Is(c[1].Err(), redis.Nil) {
 			out = append(out, ids[i])
 		}
 	}
@@ -255,10 +260,10 @@ func (s *Store) restoreDue(ctx context.Context, sc Scope, ids []string, now time
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	args := make([]any, 0, len(ids)+1)
+	args := make([]any, 0, 2*len(ids)+1)
 	args = append(args, strconv.FormatInt(now.UnixMilli(), 10))
 	for _, id := range ids {
-		args = append(args, id)
+		args = append(args, id, sc.alerts().indexMember(id))
 	}
 	keys := []string{sc.due(), sc.alerts().index("status", herald.StatusTracking), sc.alerts().index("status", herald.StatusOpen)}
 	return restoreDue.Run(ctx, s.rdb, keys, args...).Int()

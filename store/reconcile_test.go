@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,14 +52,22 @@ func track(t *testing.T, st *store.Store, sc store.Scope, status string, next []
 // dueAt is an alert's due time in ms, or -1 without an entry.
 func dueAt(t *testing.T, rdb *redis.Client, sc store.Scope, id string) float64 {
 	t.Helper()
-	v, err := rdb.ZScore(context.Background(), dueKey(sc), id).Result()
-	if errors.Is(err, redis.Nil) {
-		return -1
+	b, _ := hex.DecodeString(id)
+	at := float64(-1)
+	for _, m := range []string{string(b), id} { // as written now, and before
+		v, err := rdb.ZScore(context.Background(), dueKey(sc), m).Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at != -1 {
+			t.Errorf("alert %s has two due entries", id)
+		}
+		at = v
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return at
 }
 
 // The repair adds back exactly the active alerts with a next step and no due entry, due now,
@@ -286,6 +295,10 @@ func TestEngineStateOfTheLayoutBefore(t *testing.T) {
 	next := now.Add(time.Hour)
 	rdb.HSet(ctx, prefix+"sched", a.ID, fmt.Sprintf(`{"d":%d,"n":[%d],"s":[1],"t":%q}`, now.UnixMilli(), next.UnixMilli(), target))
 
+	// Its due entry lost: the repair finds it by its whole id in the OPEN index.
+	if added, err := st.RepairDue(ctx, gid, now); err != nil || added != 1 {
+		t.Fatalf("repair added %d, %v; want the alert listed before", added, err)
+	}
 	ids, err := st.OpenAlertIDs(ctx, sc, [][2]string{{a.AlertConfigID, target}, {a.AlertConfigID, store.TargetID("h2")}})
 	if err != nil || ids[0] != a.ID || ids[1] != "" {
 		t.Fatalf("open alerts %q, %v", ids, err)
@@ -309,7 +322,83 @@ func TestEngineStateOfTheLayoutBefore(t *testing.T) {
 			t.Errorf("%s still has %d fields after the alert closed", k, n)
 		}
 	}
+	if n, _ := rdb.ZCard(ctx, prefix+"alerts:status:OPEN").Result(); n != 0 {
+		t.Errorf("the OPEN index still lists the closed alert")
+	}
 	if ids, _ := st.OpenAlertIDs(ctx, sc, [][2]string{{a.AlertConfigID, target}}); ids[0] != "" {
 		t.Errorf("the closed alert is still open for its target: %q", ids[0])
+	}
+}
+
+// Due entries written before due entries were the ids' 12 bytes (under the whole id) are still
+// found by the repair, renewed, moved earlier, claimed, and replaced (never doubled) when the
+// engine next commits the alert.
+func TestDueEntriesOfTheLayoutBefore(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	gid, cfg := herald.NewID(time.Now()), herald.NewID(time.Now())
+	sc := store.Scope{GroupID: gid}
+	now := time.Now().Truncate(time.Millisecond)
+	prefix := "herald:{g:" + gid + "}:"
+	old := func(host string) herald.Alert {
+		a := herald.Alert{ID: herald.NewID(now), GroupID: gid, AlertConfigID: cfg, EventTypeName: "HOST_DOWN",
+			Status: herald.StatusOpen, Created: herald.At(now), Updated: herald.At(now), HostID: host}
+		doc, _ := json.Marshal(a)
+		rdb.Set(ctx, prefix+"alert:"+a.ID, doc, 0)
+		rdb.ZAdd(ctx, prefix+"alerts:status:OPEN", redis.Z{Score: float64(now.Unix()), Member: a.ID})
+		rdb.HSet(ctx, prefix+"open:"+cfg, store.TargetID(host), a.ID)
+		rdb.HSet(ctx, prefix+"sched", a.ID, fmt.Sprintf(`{"d":%d,"n":[%d],"s":[1],"t":%q}`, now.UnixMilli(), now.Add(time.Hour).UnixMilli(), store.TargetID(host)))
+		return a
+	}
+	a, b := old("h1"), old("h2")
+	expires := now.Add(4 * time.Minute)
+	rdb.HSet(ctx, prefix+"expiring", a.ID, fmt.Sprintf("%d 0 %s", expires.UnixMilli(), a.RefreshDigest()))
+	rdb.ZAdd(ctx, dueKey(sc), redis.Z{Score: float64(expires.UnixMilli()), Member: a.ID})
+
+	// b has lost its entry: the repair adds it; a keeps its own.
+	if added, err := st.RepairDue(ctx, gid, now); err != nil || added != 1 {
+		t.Fatalf("repair added %d, %v; want 1", added, err)
+	}
+	if got := dueAt(t, rdb, sc, b.ID); got != float64(now.UnixMilli()) {
+		t.Errorf("b due %v, want the repair's %v", got, now.UnixMilli())
+	}
+	// A renewal moves a's entry with its expiry, an acknowledgement moves it earlier.
+	renewed := now.Add(5 * time.Minute)
+	if done, err := st.RenewExpiring(ctx, sc, []store.Renewal{{ConfigID: cfg, Target: store.TargetID("h1"), Expires: renewed, Digest: a.RefreshDigest()}}); err != nil || !done[0] {
+		t.Fatalf("renewal applied %v, %v", done, err)
+	}
+	if got := dueAt(t, rdb, sc, a.ID); got != float64(renewed.UnixMilli()) {
+		t.Errorf("renewed: a due %v, want %v", got, renewed.UnixMilli())
+	}
+	earlier := now.Add(time.Minute)
+	if err := st.WakeNoLaterThan(ctx, sc, a.ID, earlier); err != nil {
+		t.Fatal(err)
+	}
+	if got := dueAt(t, rdb, sc, a.ID); got != float64(earlier.UnixMilli()) {
+		t.Errorf("woken earlier: a due %v, want %v", got, earlier.UnixMilli())
+	}
+	claimed, err := st.ClaimDue(ctx, sc, now.Add(time.Hour), time.Minute, 10)
+	if err != nil || len(claimed) != 2 || claimed[0].AlertID != b.ID || claimed[1].AlertID != a.ID {
+		t.Fatalf("claimed %+v, %v; want b then a", claimed, err)
+	}
+	// The engine's next commit of a replaces its entry.
+	wake := now.Add(2 * time.Hour)
+	if _, err := st.Transact(ctx, sc, []string{a.ID}, func(loaded []store.Tracked) ([]store.Change, error) {
+		return []store.Change{{Tracked: loaded[0], PrevStatus: herald.StatusOpen, Wake: wake}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := dueAt(t, rdb, sc, a.ID); got != float64(wake.UnixMilli()) {
+		t.Errorf("committed: a due %v, want %v", got, wake.UnixMilli())
+	}
+	if n, _ := rdb.ZCard(ctx, dueKey(sc)).Result(); n != 2 {
+		t.Errorf("the due set holds %d entries, want 2", n)
+	}
+	if err := st.ForgetDue(ctx, sc, a.ID, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := rdb.ZCard(ctx, dueKey(sc)).Result(); n != 0 {
+		t.Errorf("the due set holds %d entries after both were forgotten", n)
 	}
 }

@@ -39,21 +39,22 @@ func (s *Store) PurgeAlerts(ctx context.Context, global bool, groupID string, cu
 		n, m, err := purge(ctx, s, cs, index, cutoff, limit-deleted,
 			func(a herald.Alert) bool { return !herald.Active(a.Status) && alertEnded(a).Before(cutoff) },
 			func(pipe redis.Pipeliner, id string, a *herald.Alert) {
-				pipe.ZRem(ctx, index, id)
+				members := cs.indexMembers(id)
+				pipe.ZRem(ctx, index, members...)
 				pipe.ZRem(ctx, cs.index(), id)
 				if a == nil {
 					return
 				}
 				pipe.Del(ctx, cs.doc(id))
-				pipe.ZRem(ctx, cs.index("status", a.Status), id)
-				pipe.ZRem(ctx, cs.index("config", a.AlertConfigID), id)
+				pipe.ZRem(ctx, cs.index("status", a.Status), members...)
+				pipe.ZRem(ctx, cs.index("config", a.AlertConfigID), members...)
 				sc := Scope{GroupID: groupID}
 				if global {
 					sc = Scope{GroupID: a.GroupID, Global: true}
 				}
 				pipe.HDel(ctx, sc.schedules(), docField(id), id)
 				pipe.HDel(ctx, sc.expiring(), id)
-				pipe.ZRem(ctx, sc.due(), id)
+				pipe.ZRem(ctx, sc.due(), sc.dueMembers(id)...)
 			})
 		deleted += n
 		if err != nil {

@@ -162,7 +162,8 @@ func decodeAnswer(cmd *redis.StringCmd, dst any, notFound func() error) error {
 	if err != nil {
 		return err
 	}
-	if err := decodeDoc(b, dst); err != nil {
+	key, _ := cmd.Args()[1].(string)
+	if err := decodeDocAt(key, b, dst); err != nil {
 		return fmt.Errorf("store: decode %v: %w", cmd.Args()[1], err)
 	}
 	return nil
@@ -178,7 +179,8 @@ func decodeValue(vals []any, i int, cmd *redis.SliceCmd, dst any, notFound func(
 	if !ok {
 		return fmt.Errorf("store: %v is a %T, not a document", cmd.Args()[1+i], vals[i])
 	}
-	if err := decodeDoc(doc, dst); err != nil {
+	key, _ := cmd.Args()[1+i].(string)
+	if err := decodeDocAt(key, doc, dst); err != nil {
 		return fmt.Errorf("store: decode %v: %w", cmd.Args()[1+i], err)
 	}
 	return nil
@@ -186,7 +188,7 @@ func decodeValue(vals []any, i int, cmd *redis.SliceCmd, dst any, notFound func(
 
 // set queues writing v as the document at key.
 func set(ctx context.Context, pipe redis.Pipeliner, key string, v any) error {
-	b, err := encodeDoc(v)
+	b, err := encodeDocAt(key, v)
 	if err != nil {
 		return fmt.Errorf("store: encode %s: %w", key, err)
 	}

@@ -51,7 +51,7 @@ func (w *writes) notices(key string, until time.Time, notices [][]byte) {
 }
 
 func (w *writes) setJSON(key string, v any) error {
-	b, err := encodeDoc(v)
+	b, err := encodeDocAt(key, v)
 	if err != nil {
 		return fmt.Errorf("store: encode %s: %w", key, err)
 	}
@@ -63,7 +63,7 @@ func (w *writes) zAdd(key string, score float64, member string) {
 	w.zadd[key] = append(w.zadd[key], redis.Z{Score: score, Member: member})
 }
 
-func (w *writes) zRem(key, member string) { w.zrem[key] = append(w.zrem[key], member) }
+func (w *writes) zRem(key string, members ...any) { w.zrem[key] = append(w.zrem[key], members...) }
 
 func (w *writes) hSet(key, field string, value any) { w.hset[key] = append(w.hset[key], field, value) }
 
