@@ -15,7 +15,8 @@ const (
 	// apiGCPercent: every request allocates (net/http's request and response, the Digest
 	// check's, the read's), some 8 KB of garbage a request. Under bench's scenario 7 the API
 	// collected about ten times a second at 100 (a heap of 8 MB, 3-4 MB live), and the
-	// collector's share of its CPU profile was some 6.6 %; at 200, some 4 %; at 300, some 2 %.
+	// collector's share of its CPU profile (marking, assists, sweeping) was 6.3-6.6 %; at
+	// 200, 4.3-4.6 %; at 300, 2.3-3.8 % (one or two runs each), some 1-2 µs a request.
 	// An API's heap also holds the observation batches being posted, and a higher target
 	// holds more of them: a storm of 100,000 alerts peaked at api + worker 152, 175 and
 	// 193-202 MiB RSS at 100, 200 and 300 (against 250), the ingest scenario's API at 54, 68
