@@ -70,7 +70,10 @@
 //     keeping its nonce (nc+1 a request), for -read-for, against a plain net/http handler
 //     encoding the same alert, in the same run. Both servers are processes of their own: Herald
 //     is `herald api` built from ./cmd/herald (logging at info), the plain handler this program
-//     started again in its plain-server mode; the load generator, here, is never measured.
+//     started again in its plain-server mode; the load generator, here, is never measured in
+//     the figures judged, but it shares the cores: a last line says how the machine's CPU went
+//     in each load window (to the servers, to the load generator, to other processes), since
+//     other work on the machine moves the rates and p99 far more than CPU a request.
 //     Targets: at least 0.5 times the plain handler's requests/s, p99 at most 10 ms, and at
 //     most 100 µs of CPU a request, the API process's (/proc) and Redis's (INFO cpu) together.
 //     With -profile, each Herald process writes its own profile (HERALD_CPU_PROFILE).

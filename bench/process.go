@@ -166,3 +166,32 @@ func httpGet(ctx context.Context, url string) (*http.Response, error) {
 	}
 	return http.DefaultClient.Do(req)
 }
+
+// machineBusy is the CPU time the machine's cores spent busy so far, every process's.
+func machineBusy() (time.Duration, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	return busyOfStat(string(b))
+}
+
+// busyOfStat is the busy CPU time of /proc/stat's first line, in clock ticks of 100 a second:
+// user, nice, system, irq and softirq; not idle, iowait, or steal (which a hypervisor gave
+// to other machines).
+func busyOfStat(stat string) (time.Duration, error) {
+	line, _, _ := strings.Cut(stat, "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0, fmt.Errorf("/proc/stat: %q", line)
+	}
+	var ticks int64
+	for _, i := range []int{1, 2, 3, 6, 7} { // user nice system [idle iowait] irq softirq
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/stat: %q", line)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}

@@ -1,11 +1,10 @@
 package digest
 
 import (
+	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 )
 
@@ -20,6 +19,7 @@ type Transport struct {
 	mu    sync.Mutex
 	nonce string
 	realm string // the challenge's
+	ha1   string // HA1 of realm, Username and Password: made once a challenge, not a request
 	nc    uint64
 }
 
@@ -46,6 +46,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.mu.Lock()
 	t.nonce, t.nc = nonce, 0
 	t.realm, _ = params.get("realm")
+	t.ha1 = HA1In(t.realm, t.Username, t.Password)
 	t.mu.Unlock()
 	retry := req.Clone(req.Context())
 	if req.GetBody != nil {
@@ -65,17 +66,53 @@ func (t *Transport) authorize(req *http.Request) *http.Request {
 		return req
 	}
 	t.nc++
-	nonce, realm, nc := t.nonce, t.realm, fmt.Sprintf("%08x", t.nc)
+	nonce, realm, ha1, count := t.nonce, t.realm, t.ha1, t.nc
 	t.mu.Unlock()
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	cnonce := hex.EncodeToString(b)
+	var ncb [8]byte
+	nc := string(appendCount(ncb[:0], count))
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	var cb [16]byte
+	cnonce := string(hex.AppendEncode(cb[:0], b[:]))
 	uri := req.URL.RequestURI()
-	response := responseDigest(HA1In(realm, t.Username, t.Password), nonce, nc, cnonce, "auth", req.Method, uri)
+	var rb [2 * md5.Size]byte
+	response := appendResponseDigest(rb[:0], ha1, nonce, nc, cnonce, "auth", req.Method, uri)
+	// The header as fmt would write it, built without fmt (scenario 7's 64 clients make one a
+	// request on the machine the server under test runs on).
+	h := make([]byte, 0, 160+len(t.Username)+len(realm)+len(nonce)+len(uri))
+	h = append(h, `Digest username="`...)
+	h = appendQuoted(h, t.Username)
+	h = append(h, `", realm="`...)
+	h = appendQuoted(h, realm)
+	h = append(append(append(h, `", nonce="`...), nonce...), `", uri="`...)
+	h = appendQuoted(h, uri)
+	h = append(append(append(h, `", algorithm=MD5, qop=auth, nc=`...), nc...), `, cnonce="`...)
+	h = append(append(append(append(h, cnonce...), `", response="`...), response...), '"')
 	out := req.Clone(req.Context())
-	out.Header.Set("Authorization", fmt.Sprintf(`Digest username="%s", realm="%s", nonce="%s", uri="%s", algorithm=MD5, qop=auth, nc=%s, cnonce="%s", response="%s"`,
-		quote(t.Username), quote(realm), nonce, quote(uri), nc, cnonce, response))
+	out.Header["Authorization"] = []string{string(h)}
 	return out
 }
 
-func quote(s string) string { return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) }
+// appendCount appends nc as the header writes it: eight lower-case hex digits (more for a
+// count past 2^32, as %08x would).
+func appendCount(b []byte, nc uint64) []byte {
+	const digits = "0123456789abcdef"
+	var buf [16]byte
+	i := len(buf)
+	for n := nc; n > 0 || i > len(buf)-8; n >>= 4 {
+		i--
+		buf[i] = digits[n&0xf]
+	}
+	return append(b, buf[i:]...)
+}
+
+// appendQuoted appends s with its backslashes and double quotes escaped, for a quoted-string.
+func appendQuoted(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' || s[i] == '"' {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return b
+}

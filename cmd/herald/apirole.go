@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"os"
 
 	"go.uber.org/zap"
 )
@@ -14,6 +15,7 @@ func runAPI(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	roleGC(os.Getenv, apiGCPercent)
 	rt, err := startRuntime(ctx, "api", c.common, errOut)
 	if err != nil {
 		return err

@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +28,7 @@ func runWorker(ctx context.Context, args []string, out, errOut io.Writer) error 
 	if err := s.parse(args); err != nil {
 		return err
 	}
-	workerGC(os.Getenv)
+	roleGC(os.Getenv, workerGCPercent)
 	rt, err := startRuntime(ctx, "worker", c, errOut)
 	if err != nil {
 		return err
@@ -53,19 +52,6 @@ func runWorker(ctx context.Context, args []string, out, errOut io.Writer) error 
 	log.Info("shutting down: finishing tasks under way")
 	w.Shutdown()
 	return nil
-}
-
-// workerGCPercent is a worker's GOGC when the environment sets none. A storm allocates for
-// every delivery (its HTTP exchange, the alert's body, the records of the attempt), and at
-// Go's default of 100 the collector took some 8 % of a worker's CPU; at 300, some 3 %, for a
-// heap that peaks higher (a storm of 20,000 alerts: api and worker 94 → 127 MiB RSS together).
-const workerGCPercent = 300
-
-// workerGC sets a worker's GC target, unless GOGC (read through getenv) sets one.
-func workerGC(getenv func(string) string) {
-	if getenv("GOGC") == "" {
-		debug.SetGCPercent(workerGCPercent)
-	}
 }
 
 // queuePriorities reads HERALD_QUEUE_PRIORITIES, queue=priority pairs separated by commas, into
