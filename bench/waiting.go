@@ -29,7 +29,7 @@ func (b *bench) waiting(ctx context.Context) ([]figure, error) {
 		return nil, err
 	}
 	log.Printf("waiting: measuring CPU over %s with nothing due", b.sizes.IdleWindow)
-	idle, err := b.idle(ctx, r, b.sizes.IdleWindow)
+	idle, err := b.idle(ctx, r, "waiting", b.sizes.IdleWindow)
 	if err != nil {
 		return nil, err
 	}
@@ -97,8 +97,16 @@ func (u idleUse) String() string {
 }
 
 // idle measures the CPU this process and redis-server use over window, and the deliveries
-// that came meanwhile.
-func (b *bench) idle(ctx context.Context, r *rig, window time.Duration) (idleUse, error) {
+// that came meanwhile, and logs where the CPU went (idlediag.go). The window starts once
+// redis-server is done with what loading left it to do (settle).
+func (b *bench) idle(ctx context.Context, r *rig, scenario string, window time.Duration) (idleUse, error) {
+	if waited := b.redis.settle(ctx, settleTime); waited != "" {
+		log.Printf("%s: waited for redis-server's housekeeping before the idle window: %s", scenario, waited)
+	}
+	diag, err := b.startDiagnosis(ctx, scenario)
+	if err != nil {
+		return idleUse{}, err
+	}
 	distinct0, duplicates0 := r.recv.counts()
 	self0, err := processCPU()
 	if err != nil {
@@ -132,6 +140,7 @@ func (b *bench) idle(ctx context.Context, r *rig, window time.Duration) (idleUse
 	}
 	_, rewrites1 := b.redis.persistence(ctx)
 	distinct1, duplicates1 := r.recv.counts()
+	diag.finish(ctx, b.redis, elapsed)
 	return idleUse{
 		window:     window,
 		self:       float64(self1-self0) / float64(elapsed),
