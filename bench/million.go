@@ -155,9 +155,9 @@ type dueTimes map[string]time.Time
 // sliceDue reads the due time of the repeat of each alert of project slice whose first notice
 // the receiver has, after the held alerts' first (from) ones.
 func sliceDue(ctx context.Context, st *store.Store, slice string, recv *receiver, from int) (dueTimes, error) {
-	arrivals, _ := recv.results()
+	arrivals, _ := recv.resultsFrom(from)
 	due := dueTimes{}
-	for _, a := range arrivals[from:] {
+	for _, a := range arrivals {
 		id, ok := alertOf(a.Key)
 		if !ok {
 			return nil, fmt.Errorf("a delivery with Idempotency-Key %q", a.Key)
@@ -193,9 +193,9 @@ func (d dueTimes) spread() (first, last time.Time) {
 // lateness is how late each repeat of the slice arrived after its due time, sorted: the
 // deliveries after the first from.
 func (d dueTimes) lateness(recv *receiver, from int) ([]time.Duration, error) {
-	arrivals, _ := recv.results()
+	arrivals, _ := recv.resultsFrom(from)
 	var out []time.Duration
-	for _, a := range arrivals[from:] {
+	for _, a := range arrivals {
 		id, _ := alertOf(a.Key)
 		if at, ok := d[id]; ok {
 			out = append(out, a.At.Sub(at))
