@@ -20,11 +20,11 @@ import (
 // the figures (it is not a figure: it says why one is what it is). For Redis, the commands
 // and scripts Herald sent (calls and microseconds each, from INFO commandstats) against what
 // Redis spent of its own (active expiry's cycles, keys with a TTL, an append-only file rewrite
-// or background save); for this process, the Go runtime's own split of its CPU (garbage
-// collection against the rest) and the live heap it collects. With -profile, the window has
-// a CPU profile of its own, <scenario>.idle.pprof (the scenario's profile is mostly its
-// loading, which says nothing about its idle CPU), and the heap the collector walks at its
-// start, <scenario>.idle.heap.pprof.
+// or background save); for this process, the collector's cycles and their CPU, and the live
+// heap each cycle marks. With -profile, the window has a CPU profile of its own,
+// <scenario>.idle.pprof (the scenario's profile is mostly its loading, which says nothing
+// about its idle CPU), and the heap the collector walks at its start,
+// <scenario>.idle.heap.pprof; the rest of the scenario goes to <scenario>.after-idle.pprof.
 
 // commandStat is one line of INFO commandstats.
 type commandStat struct {
@@ -133,24 +133,17 @@ type idleDiagnosis struct {
 	scenario string
 	redis    redisMark
 	goRT     goMark
-	profile  *os.File // the window's CPU profile, with -profile
+	b        *bench
 }
 
 // startDiagnosis marks the start of scenario's idle window and, with -profile, switches the CPU
-// profile to the window's own file (the scenario's, started by runScenario, ends here).
+// profile to the window's own file and writes the heap profile.
 func (b *bench) startDiagnosis(ctx context.Context, scenario string) (*idleDiagnosis, error) {
-	d := &idleDiagnosis{scenario: scenario}
+	d := &idleDiagnosis{scenario: scenario, b: b}
 	if b.profileDir != "" {
-		pprof.StopCPUProfile()
-		f, err := os.Create(filepath.Join(b.profileDir, scenario+".idle.pprof"))
-		if err != nil {
+		if err := b.profileTo(scenario + ".idle"); err != nil {
 			return nil, err
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			_ = f.Close()
-			return nil, err
-		}
-		d.profile = f
 		// What the collector walks at each cycle: the heap as of the last one.
 		h, err := os.Create(filepath.Join(b.profileDir, scenario+".idle.heap.pprof"))
 		if err != nil {
@@ -167,13 +160,15 @@ func (b *bench) startDiagnosis(ctx context.Context, scenario string) (*idleDiagn
 	return d, err
 }
 
-// finish logs what the window cost, by command and by the runtime's classes, and stops the
-// window's profile.
-func (d *idleDiagnosis) finish(ctx context.Context, rs *redisServer, elapsed time.Duration) {
+// finish logs what the window cost, by command and by the collector, and with -profile
+// profiles the rest of the scenario to <scenario>.after-idle.pprof.
+func (d *idleDiagnosis) finish(ctx context.Context, elapsed time.Duration) {
+	rs := d.b.redis
 	g := readGoMark()
-	if d.profile != nil {
-		pprof.StopCPUProfile()
-		_ = d.profile.Close()
+	if d.b.profileDir != "" {
+		if err := d.b.profileTo(d.scenario + ".after-idle"); err != nil {
+			log.Printf("%s: profile after the idle window: %v", d.scenario, err)
+		}
 	}
 	r, err := rs.mark(ctx)
 	if err != nil {

@@ -140,7 +140,7 @@ func (b *bench) idle(ctx context.Context, r *rig, scenario string, window time.D
 	}
 	_, rewrites1 := b.redis.persistence(ctx)
 	distinct1, duplicates1 := r.recv.counts()
-	diag.finish(ctx, b.redis, elapsed)
+	diag.finish(ctx, elapsed)
 	return idleUse{
 		window:     window,
 		self:       float64(self1-self0) / float64(elapsed),
