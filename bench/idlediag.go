@@ -41,19 +41,26 @@ func (rs *redisServer) commandStats(ctx context.Context) (map[string]commandStat
 	}
 	out := map[string]commandStat{}
 	for k, v := range fields {
-		var s commandStat
-		for f := range strings.SplitSeq(v, ",") {
-			name, val, _ := strings.Cut(f, "=")
-			switch name {
-			case "calls":
-				s.calls, _ = strconv.ParseInt(val, 10, 64)
-			case "usec":
-				s.usec, _ = strconv.ParseInt(val, 10, 64)
-			}
+		f := subfields(v)
+		calls, ok := f["calls"]
+		if !ok {
+			return nil, fmt.Errorf("INFO commandstats: %q", v)
 		}
-		out[strings.TrimPrefix(k, "cmdstat_")] = s
+		out[strings.TrimPrefix(k, "cmdstat_")] = commandStat{calls: calls, usec: f["usec"]}
 	}
 	return out, nil
+}
+
+// subfields are the integer fields of an INFO value of the form a=1,b=2 (others left out).
+func subfields(v string) map[string]int64 {
+	out := map[string]int64{}
+	for f := range strings.SplitSeq(v, ",") {
+		name, val, _ := strings.Cut(f, "=")
+		if n, err := strconv.ParseInt(val, 10, 64); err == nil {
+			out[name] = n
+		}
+	}
+	return out
 }
 
 // redisMark is what Redis did on its own so far, and what it holds that its own cron walks.
@@ -63,7 +70,7 @@ type redisMark struct {
 	expireCycleMs  int64 // CPU of the active expiry cycles
 	keys, expiring int64 // keys of db 0, and those with a TTL
 	rewrites       int64 // append-only file rewrites
-	bgsaves        int64 // background saves (changes since the last save pending: rdb_changes_since_last_save)
+	bgsaves        int64 // snapshots saved (rdb_saves; the bench's Redis has no save points)
 }
 
 func (rs *redisServer) mark(ctx context.Context) (redisMark, error) {
@@ -82,15 +89,8 @@ func (rs *redisServer) mark(ctx context.Context) (redisMark, error) {
 	if err != nil {
 		return m, err
 	}
-	for f := range strings.SplitSeq(ks["db0"], ",") {
-		name, val, _ := strings.Cut(f, "=")
-		switch name {
-		case "keys":
-			m.keys, _ = strconv.ParseInt(val, 10, 64)
-		case "expires":
-			m.expiring, _ = strconv.ParseInt(val, 10, 64)
-		}
-	}
+	db := subfields(ks["db0"])
+	m.keys, m.expiring = db["keys"], db["expires"]
 	p, err := rs.info(ctx, "persistence")
 	if err != nil {
 		return m, err
