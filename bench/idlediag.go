@@ -217,6 +217,7 @@ func (rs *redisServer) settle(ctx context.Context, within time.Duration) string 
 	start := time.Now()
 	var waited []string
 	last, quietSince := int64(-1), time.Now()
+	done := false
 	for time.Since(start) < within {
 		p, err := rs.info(ctx, "persistence")
 		if err != nil {
@@ -233,7 +234,7 @@ func (rs *redisServer) settle(ctx context.Context, within time.Duration) string 
 		if bg != last {
 			last, quietSince = bg, time.Now()
 		}
-		if !busy && time.Since(quietSince) >= time.Second {
+		if done = !busy && time.Since(quietSince) >= time.Second; done {
 			break
 		}
 		if time.Since(quietSince) < time.Second && time.Since(start) > time.Second && !slices.Contains(waited, "background threads") {
@@ -246,7 +247,11 @@ func (rs *redisServer) settle(ctx context.Context, within time.Duration) string 
 	if len(waited) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s for %s", strings.Join(waited, " and "), time.Since(start).Round(100*time.Millisecond))
+	s := fmt.Sprintf("%s for %s", strings.Join(waited, " and "), time.Since(start).Round(100*time.Millisecond))
+	if !done {
+		s += ", not done: the window starts anyway"
+	}
+	return s
 }
 
 // backgroundCPU is the CPU time (in clock ticks) so far of redis-server pid's threads that

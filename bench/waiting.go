@@ -28,6 +28,9 @@ func (b *bench) waiting(ctx context.Context) ([]figure, error) {
 	if err != nil {
 		return nil, err
 	}
+	if waited := b.redis.settle(ctx, settleTime); waited != "" {
+		log.Printf("waiting: waited for redis-server's housekeeping before the idle window: %s", waited)
+	}
 	log.Printf("waiting: measuring CPU over %s with nothing due", b.sizes.IdleWindow)
 	idle, err := b.idle(ctx, r, "waiting", b.sizes.IdleWindow)
 	if err != nil {
@@ -97,12 +100,9 @@ func (u idleUse) String() string {
 }
 
 // idle measures the CPU this process and redis-server use over window, and the deliveries
-// that came meanwhile, and logs where the CPU went (idlediag.go). The window starts once
-// redis-server is done with what loading left it to do (settle).
+// that came meanwhile, and logs where the CPU went (idlediag.go). The caller first lets
+// redis-server finish what the load left it to do (settle).
 func (b *bench) idle(ctx context.Context, r *rig, scenario string, window time.Duration) (idleUse, error) {
-	if waited := b.redis.settle(ctx, settleTime); waited != "" {
-		log.Printf("%s: waited for redis-server's housekeeping before the idle window: %s", scenario, waited)
-	}
 	diag, err := b.startDiagnosis(ctx, scenario)
 	if err != nil {
 		return idleUse{}, err
