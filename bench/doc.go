@@ -82,6 +82,14 @@
 //     evaluates them. Targets: at least 50,000 observations accepted (202) a second; the API
 //     process's peak resident memory at most 256 MB.
 //
+// The idle windows of 3 and 4 start once redis-server is done with what the load left it (an
+// append-only file rewrite, and the deletion of the old file after it, whose freeing of a
+// gigabyte of cached pages was 61% of redis-server's CPU in one of scenario 4's windows), and
+// log where their CPU went (idlediag.go): Redis's commands and scripts by calls and
+// microseconds each (INFO commandstats), its own active expiry and rewrites, and this process's
+// collections and live heap; with -profile, the window has a CPU profile of its own
+// (<scenario>.idle.pprof) and a heap profile (<scenario>.idle.heap.pprof).
+//
 // It prints progress on stderr, then the report on stdout: one line per figure with its target
 // and PASS or MISS, and the same as a markdown table for the README. It exits 0 when every
 // target is met, 3 when one is missed, 1 when it could not measure, 2 for bad flags.

@@ -51,8 +51,9 @@ type bench struct {
 	redis      *redisServer
 	sizes      sizes
 	profileDir string
-	asynqRate  float64 // raw asynq no-op tasks per second
-	quick      bool    // -quick: scenarios without a size of their own in sizes scale down
+	profiling  *os.File // the CPU profile being written (profileTo)
+	asynqRate  float64  // raw asynq no-op tasks per second
+	quick      bool     // -quick: scenarios without a size of their own in sizes scale down
 }
 
 // scenario is one of Herald's measurements; name also names its CPU profile.
@@ -142,7 +143,7 @@ func parseFlags() (sizes, string, time.Duration) {
 	flag.DurationVar(&sz.ReadFor, "read-for", sz.ReadFor, "scenario 4: how long each server is loaded with reads")
 	flag.DurationVar(&sz.IngestFor, "ingest-for", sz.IngestFor, "scenario 5: how long observations are posted")
 	flag.IntVar(&sz.Concurrency, "concurrency", sz.Concurrency, "tasks a worker runs at once (Herald's and raw asynq's)")
-	profileDir := flag.String("profile", "", "write a CPU profile of each scenario to `dir`/<scenario>.pprof, and of each Herald process it starts to `dir`/<process>.<n>.pprof")
+	profileDir := flag.String("profile", "", "write a CPU profile of each scenario to `dir`/<scenario>.pprof (its idle window, if any, to <scenario>.idle.pprof, with the heap then in <scenario>.idle.heap.pprof), and of each Herald process it starts to `dir`/<process>.<n>.pprof")
 	timeout := flag.Duration("timeout", 20*time.Minute, "bound of the whole run")
 	flag.Parse()
 	if *quick {
@@ -236,21 +237,42 @@ func (b *bench) runScenario(ctx context.Context, s scenario) ([]figure, error) {
 	}
 	disk := b.redis.diskStalls(ctx)
 	defer func() { disk.report(ctx, s.name) }()
-	if b.profileDir != "" {
-		if err := os.MkdirAll(b.profileDir, 0o755); err != nil {
-			return nil, err
-		}
-		f, err := os.Create(filepath.Join(b.profileDir, s.name+".pprof"))
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return nil, err
-		}
-		defer pprof.StopCPUProfile()
+	if err := b.profileTo(s.name); err != nil {
+		return nil, err
 	}
+	defer func() { _ = b.profileTo("") }()
 	return s.run(ctx)
+}
+
+// profileTo ends the CPU profile under way, if any, and with -profile starts one written to
+// <dir>/<name>.pprof (none: name ""). A scenario's idle window has its own
+// (<scenario>.idle.pprof), and what comes after it in the scenario goes to
+// <scenario>.after-idle.pprof.
+func (b *bench) profileTo(name string) error {
+	if b.profiling != nil {
+		pprof.StopCPUProfile()
+		err := b.profiling.Close()
+		b.profiling = nil
+		if err != nil {
+			return err
+		}
+	}
+	if b.profileDir == "" || name == "" {
+		return nil
+	}
+	if err := os.MkdirAll(b.profileDir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(b.profileDir, name+".pprof"))
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	b.profiling = f
+	return nil
 }
 
 // startRig starts Herald for a scenario, with this run's worker concurrency.

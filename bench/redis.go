@@ -162,18 +162,13 @@ func (rs *redisServer) version(ctx context.Context) (string, error) {
 // commands is how many commands Redis has processed so far (INFO commandstats: the calls of
 // every command, those a script makes included).
 func (rs *redisServer) commands(ctx context.Context) (int64, error) {
-	fields, err := rs.info(ctx, "commandstats")
+	stats, err := rs.commandStats(ctx)
 	if err != nil {
 		return 0, err
 	}
 	var n int64
-	for _, v := range fields {
-		calls, _, _ := strings.Cut(strings.TrimPrefix(v, "calls="), ",")
-		c, err := strconv.ParseInt(calls, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("INFO commandstats: %q", v)
-		}
-		n += c
+	for _, s := range stats {
+		n += s.calls
 	}
 	return n, nil
 }

@@ -28,8 +28,11 @@ func (b *bench) waiting(ctx context.Context) ([]figure, error) {
 	if err != nil {
 		return nil, err
 	}
+	if waited := b.redis.settle(ctx, settleTime); waited != "" {
+		log.Printf("waiting: waited for redis-server's housekeeping before the idle window: %s", waited)
+	}
 	log.Printf("waiting: measuring CPU over %s with nothing due", b.sizes.IdleWindow)
-	idle, err := b.idle(ctx, r, b.sizes.IdleWindow)
+	idle, err := b.idle(ctx, r, "waiting", b.sizes.IdleWindow)
 	if err != nil {
 		return nil, err
 	}
@@ -97,8 +100,13 @@ func (u idleUse) String() string {
 }
 
 // idle measures the CPU this process and redis-server use over window, and the deliveries
-// that came meanwhile.
-func (b *bench) idle(ctx context.Context, r *rig, window time.Duration) (idleUse, error) {
+// that came meanwhile, and logs where the CPU went (idlediag.go). The caller first lets
+// redis-server finish what the load left it to do (settle).
+func (b *bench) idle(ctx context.Context, r *rig, scenario string, window time.Duration) (idleUse, error) {
+	diag, err := b.startDiagnosis(ctx, scenario)
+	if err != nil {
+		return idleUse{}, err
+	}
 	distinct0, duplicates0 := r.recv.counts()
 	self0, err := processCPU()
 	if err != nil {
@@ -132,6 +140,7 @@ func (b *bench) idle(ctx context.Context, r *rig, window time.Duration) (idleUse
 	}
 	_, rewrites1 := b.redis.persistence(ctx)
 	distinct1, duplicates1 := r.recv.counts()
+	diag.finish(ctx, elapsed)
 	return idleUse{
 		window:     window,
 		self:       float64(self1-self0) / float64(elapsed),
