@@ -38,19 +38,30 @@ func Name(b []byte, name string) []byte {
 	return append(append(append(b, `,"`...), name...), `":`...)
 }
 
-// String appends s quoted as w.Marshal quotes it: printable ASCII that needs no escape is
-// copied; a string with anything else is left to w.Marshal.
+// String appends s quoted as w.Marshal quotes it: printable ASCII is copied, with a quote, a
+// backslash, a newline, a carriage return and a tab escaped as encoding/json escapes them (an
+// alert's summary is lines of text); a string with anything else is left to w.Marshal.
 func (w Writer) String(b []byte, s string) []byte {
+	start := len(b)
+	b = append(b, '"')
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == 0x7f ||
-			w.EscapeHTML && (c == '<' || c == '>' || c == '&') {
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c < 0x20 || c >= utf8.RuneSelf || c == 0x7f || w.EscapeHTML && (c == '<' || c == '>' || c == '&'):
 			j, _ := w.Marshal(s) // a string always encodes
-			return append(b, j...)
+			return append(b[:start], j...)
+		default:
+			b = append(b, c)
 		}
 	}
-	b = append(b, '"')
-	b = append(b, s...)
 	return append(b, '"')
 }
 
