@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -236,23 +234,7 @@ func BenchmarkMarkNotified(b *testing.B) {
 		sched := herald.Schedule{Detected: now, Next: []time.Time{now.Add(time.Hour)}, Sent: []int{1}}
 		cs[i] = store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: store.TargetID(host), Scope: sc}, Wake: now.Add(time.Hour)}
 	}
-	redisUsec := func() float64 {
-		info, err := rdb.Info(ctx, "commandstats").Result()
-		if err != nil {
-			b.Fatal(err)
-		}
-		var total float64
-		for _, line := range strings.Split(info, "\n") {
-			if !strings.HasPrefix(line, "cmdstat_evalsha:") && !strings.HasPrefix(line, "cmdstat_eval:") {
-				continue
-			}
-			if _, rest, ok := strings.Cut(line, "usec="); ok {
-				v, _ := strconv.ParseFloat(strings.SplitN(rest, ",", 2)[0], 64)
-				total += v
-			}
-		}
-		return total
-	}
+	redisUsec := func() float64 { return scriptsUsec(b, rdb) }
 	var usec float64
 	b.ResetTimer()
 	for range b.N {
