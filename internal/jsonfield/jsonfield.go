@@ -1,10 +1,12 @@
 // Package jsonfield appends JSON object members by hand, byte for byte as encoding/json writes
 // them. It is for the few documents written often enough that reflection shows in profiles (an
-// alert stored on every engine step, an alert answered on every read); their encoders list
-// their fields and leave anything that is not a plain string to a Writer's Marshal.
+// alert stored on every engine step, an alert answered on every read or posted with every
+// webhook delivery); their encoders list their fields and leave composite values, and strings
+// with anything but printable ASCII, quotes, backslashes, newlines, returns and tabs, to a
+// Writer's Marshal.
 //
 // It owns only the byte form of members; which fields a document has, and their names, belong
-// to the encoder that uses it (store's stored form, api's answers).
+// to the encoder that uses it (store's stored form, alertjson's alert as the API shows it).
 package jsonfield
 
 import (
