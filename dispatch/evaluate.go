@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"time"
 
@@ -61,7 +60,7 @@ func decodeBatches(batches [][]byte) []decodedBatch {
 	out := make([]decodedBatch, len(batches))
 	var wg sync.WaitGroup
 	for i, b := range batches {
-		wg.Go(func() { out[i].err = json.Unmarshal(b, &out[i].obs) })
+		wg.Go(func() { out[i].obs, out[i].err = decodeObservations(b) })
 	}
 	wg.Wait()
 	return out

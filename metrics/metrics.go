@@ -25,10 +25,45 @@ type Metrics struct {
 	deliveryDuration *prometheus.HistogramVec
 	lateness         *prometheus.HistogramVec
 
-	// series are the requests' series by route, method and status, found once: every API
-	// request is counted, and finding a series by its label values hashes and looks them up.
-	seriesMu sync.RWMutex
-	series   map[requestSeriesKey]requestSeries
+	// series are the requests' series by route, method and status, and deliveryKinds the
+	// deliveries' by kind and outcome, each found once: every API request and every delivery
+	// of a storm is counted, and finding a series by its label values hashes and looks them
+	// up (and lower-cased the outcome, a copy, for each delivery).
+	series        seriesOf[requestSeriesKey, requestSeries]
+	deliveryKinds seriesOf[deliverySeriesKey, deliverySeries]
+}
+
+// seriesOf are series found once by their labels' key. Every key is a bounded label set.
+type seriesOf[K comparable, S any] struct {
+	mu sync.RWMutex
+	by map[K]S
+}
+
+// get is k's series, found by find the first time.
+func (c *seriesOf[K, S]) get(k K, find func(K) S) S {
+	c.mu.RLock()
+	s, ok := c.by[k]
+	c.mu.RUnlock()
+	if ok {
+		return s
+	}
+	s = find(k)
+	c.mu.Lock()
+	if c.by == nil {
+		c.by = make(map[K]S)
+	}
+	c.by[k] = s
+	c.mu.Unlock()
+	return s
+}
+
+// deliverySeriesKey is a delivery attempt's labels as Delivery is given them.
+type deliverySeriesKey struct{ kind, outcome string }
+
+// deliverySeries are a delivery attempt's series: its count and its duration.
+type deliverySeries struct {
+	deliveries prometheus.Counter
+	duration   prometheus.Observer
 }
 
 // requestSeriesKey is a request's labels as ObserveRequest is given them (the route a mux
@@ -117,28 +152,15 @@ func (m *Metrics) ObserveRequest(method, route string, status int, d time.Durati
 	if status == 0 { // nothing written: net/http answered 200
 		status = http.StatusOK
 	}
-	s := m.requestSeries(requestSeriesKey{routeLabel(route), methodLabel(method), status})
+	s := m.series.get(requestSeriesKey{routeLabel(route), methodLabel(method), status}, m.requestSeries)
 	s.requests.Inc()
 	s.duration.Observe(d.Seconds())
 }
 
-// requestSeries are the series of a request's labels (k's route and method as labelled).
+// requestSeries finds the series of a request's labels (k's route and method as labelled).
 func (m *Metrics) requestSeries(k requestSeriesKey) requestSeries {
-	m.seriesMu.RLock()
-	s, ok := m.series[k]
-	m.seriesMu.RUnlock()
-	if ok {
-		return s
-	}
-	s = requestSeries{m.requests.WithLabelValues(k.route, k.method, strconv.Itoa(k.status)),
+	return requestSeries{m.requests.WithLabelValues(k.route, k.method, strconv.Itoa(k.status)),
 		m.requestDuration.WithLabelValues(k.route, k.method)}
-	m.seriesMu.Lock()
-	if m.series == nil {
-		m.series = make(map[requestSeriesKey]requestSeries)
-	}
-	m.series[k] = s
-	m.seriesMu.Unlock()
-	return s
 }
 
 // fixedPaths are the paths the API serves outside its mux, reported as they are.
@@ -170,8 +192,14 @@ func methodLabel(method string) string {
 // Delivery counts one delivery attempt of kind (a notification typeName) and its duration;
 // outcome is a store.Attempt outcome (DELIVERED, ...), reported in lower case.
 func (m *Metrics) Delivery(kind, outcome string, d time.Duration) {
-	m.deliveries.WithLabelValues(kind, strings.ToLower(outcome)).Inc()
-	m.deliveryDuration.WithLabelValues(kind).Observe(d.Seconds())
+	s := m.deliveryKinds.get(deliverySeriesKey{kind, outcome}, m.deliverySeries)
+	s.deliveries.Inc()
+	s.duration.Observe(d.Seconds())
+}
+
+// deliverySeries finds the series of a delivery attempt's labels.
+func (m *Metrics) deliverySeries(k deliverySeriesKey) deliverySeries {
+	return deliverySeries{m.deliveries.WithLabelValues(k.kind, strings.ToLower(k.outcome)), m.deliveryDuration.WithLabelValues(k.kind)}
 }
 
 // Lateness records how long after its due time an alert's step started.

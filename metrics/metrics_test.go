@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -153,6 +154,7 @@ func TestProcessMetrics(t *testing.T) {
 	m.ObserveRequest("BREW", "/no/such/"+groupID, 404, time.Millisecond)                         // a method of the client's own
 	m.ObserveRequest("GET", "/healthz", 0, time.Millisecond)                                     // nothing written: 200
 	m.Delivery("WEBHOOK", store.OutcomeDelivered, 30*time.Millisecond)
+	m.Delivery("WEBHOOK", store.OutcomeDelivered, 30*time.Millisecond) // its series found before
 	m.Delivery("WEBHOOK", store.OutcomeRetrying, 20*time.Millisecond)
 	m.Delivery("PAGING", store.OutcomeRejected, 10*time.Millisecond)
 	m.Lateness(2 * time.Second)
@@ -166,10 +168,10 @@ func TestProcessMetrics(t *testing.T) {
 	e.want(t, "herald_api_requests_total", map[string]string{"route": "unmatched", "method": "other", "code": "404"}, 1)
 	e.want(t, "herald_api_requests_total", map[string]string{"route": "/healthz", "method": "GET", "code": "200"}, 1)
 	e.want(t, "herald_api_request_duration_seconds", map[string]string{"route": alertsRoute, "method": "GET"}, 2, 0.1)
-	e.want(t, "herald_deliveries_total", map[string]string{"kind": "WEBHOOK", "outcome": "delivered"}, 1)
+	e.want(t, "herald_deliveries_total", map[string]string{"kind": "WEBHOOK", "outcome": "delivered"}, 2)
 	e.want(t, "herald_deliveries_total", map[string]string{"kind": "WEBHOOK", "outcome": "retrying"}, 1)
 	e.want(t, "herald_deliveries_total", map[string]string{"kind": "PAGING", "outcome": "rejected"}, 1)
-	e.want(t, "herald_delivery_duration_seconds", map[string]string{"kind": "WEBHOOK"}, 2, 0.05)
+	e.want(t, "herald_delivery_duration_seconds", map[string]string{"kind": "WEBHOOK"}, 3, 0.08)
 	e.want(t, "herald_schedule_lateness_seconds", map[string]string{"task": "alert"}, 2, 2.5)
 	e.want(t, "herald_schedule_lateness_seconds", map[string]string{"task": "reconcile"}, 1, 0)
 	for _, name := range []string{"go_goroutines", "process_start_time_seconds"} {
@@ -179,6 +181,27 @@ func TestProcessMetrics(t *testing.T) {
 	}
 	if strings.Contains(e.text, groupID) {
 		t.Errorf("an id from a request path became a label value:\n%s", e.grep("herald_api"))
+	}
+}
+
+// Deliveries counted at once from many goroutines (a sender's) are each counted, in their
+// series, however often a series is found.
+func TestDeliveriesCountedConcurrently(t *testing.T) {
+	m := metrics.New()
+	const senders, each = 8, 200
+	var wg sync.WaitGroup
+	for i := range senders {
+		wg.Go(func() {
+			for range each {
+				m.Delivery([]string{"WEBHOOK", "EMAIL"}[i%2], store.OutcomeDelivered, time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+	e := scrape(t, m.Handler())
+	for _, kind := range []string{"WEBHOOK", "EMAIL"} {
+		e.want(t, "herald_deliveries_total", map[string]string{"kind": kind, "outcome": "delivered"}, senders/2*each)
+		e.want(t, "herald_delivery_duration_seconds", map[string]string{"kind": kind}, senders/2*each, senders/2*each*0.001)
 	}
 }
 

@@ -166,10 +166,14 @@ func (s *Store) PendingObservations(ctx context.Context, groupID string, n int) 
 // ARGV[2] and the lease KEYS[2] is still held by ARGV[1]: a session that lost its lease (or
 // a batch another session removed first) removes nothing. The batch's bytes leave the
 // backlog's count KEYS[3]. Returns 1 when it removed it.
+//
+// The head is compared by LPOS (MAXLEN 1: the head only) and removed by LTRIM, inside Redis:
+// fetching it (LINDEX) and popping it (LPOP) each handed the script a copy of the batch
+// (~50 KB for 500 observations) to compare, some 210 µs of Redis a batch against ~75.
 var dropObservation = redis.NewScript(`
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return -1 end
-if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[2] then return 0 end
-redis.call('LPOP', KEYS[1])
+if redis.call('LPOS', KEYS[1], ARGV[2], 'MAXLEN', 1) ~= 0 then return 0 end
+redis.call('LTRIM', KEYS[1], 1, -1)
 local left = redis.call('DECRBY', KEYS[3], #ARGV[2])
 if left <= 0 or redis.call('LLEN', KEYS[1]) == 0 then redis.call('DEL', KEYS[3]) end
 return 1

@@ -1,10 +1,12 @@
 // Package jsonfield appends JSON object members by hand, byte for byte as encoding/json writes
 // them. It is for the few documents written often enough that reflection shows in profiles (an
-// alert stored on every engine step, an alert answered on every read); their encoders list
-// their fields and leave anything that is not a plain string to a Writer's Marshal.
+// alert stored on every engine step, an alert answered on every read or posted with every
+// webhook delivery); their encoders list their fields and leave composite values, and strings
+// with anything but printable ASCII, quotes, backslashes, newlines, returns and tabs, to a
+// Writer's Marshal.
 //
 // It owns only the byte form of members; which fields a document has, and their names, belong
-// to the encoder that uses it (store's stored form, api's answers).
+// to the encoder that uses it (store's stored form, alertjson's alert as the API shows it).
 package jsonfield
 
 import (
@@ -38,19 +40,30 @@ func Name(b []byte, name string) []byte {
 	return append(append(append(b, `,"`...), name...), `":`...)
 }
 
-// String appends s quoted as w.Marshal quotes it: printable ASCII that needs no escape is
-// copied; a string with anything else is left to w.Marshal.
+// String appends s quoted as w.Marshal quotes it: printable ASCII is copied, with a quote, a
+// backslash, a newline, a carriage return and a tab escaped as encoding/json escapes them (an
+// alert's summary is lines of text); a string with anything else is left to w.Marshal.
 func (w Writer) String(b []byte, s string) []byte {
+	start := len(b)
+	b = append(b, '"')
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == 0x7f ||
-			w.EscapeHTML && (c == '<' || c == '>' || c == '&') {
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c < 0x20 || c >= utf8.RuneSelf || c == 0x7f || w.EscapeHTML && (c == '<' || c == '>' || c == '&'):
 			j, _ := w.Marshal(s) // a string always encodes
-			return append(b, j...)
+			return append(b[:start], j...)
+		default:
+			b = append(b, c)
 		}
 	}
-	b = append(b, '"')
-	b = append(b, s...)
 	return append(b, '"')
 }
 

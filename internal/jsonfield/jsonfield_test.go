@@ -27,7 +27,7 @@ func TestMarshalNoHTML(t *testing.T) {
 func TestStringQuotesAsMarshal(t *testing.T) {
 	for _, w := range []Writer{{Marshal: json.Marshal, EscapeHTML: true}, {Marshal: MarshalNoHTML}} {
 		for _, s := range []string{"", "plain", "a b-c_d.e/f:g", `q"uote`, `back\slash`, "<b>&amp;</b>",
-			"tab\there", "nl\n", "\x00", "\x7f", "é", "\u2028", "\xff", "emoji 🚨"} {
+			"tab\there", "nl\n", "cr\r\n", "Alert OPEN: X\nHost: \"h\"\t\\n\n", "a\nb<c>", "line\n\u00e9", "\x00", "\b\f", "\x7f", "é", "\u2028", "\xff", "emoji 🚨"} {
 			want, err := w.Marshal(s)
 			if err != nil {
 				t.Fatal(err)
@@ -37,6 +37,24 @@ func TestStringQuotesAsMarshal(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzString: whatever the string, String writes what its Writer's Marshal writes.
+func FuzzString(f *testing.F) {
+	for _, s := range []string{"plain", "a\"b\\c\n\r\t", "<&>", "\x00\x1f\x7f", "é\xff\u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, w := range []Writer{{Marshal: json.Marshal, EscapeHTML: true}, {Marshal: MarshalNoHTML}} {
+			want, err := w.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := w.String(nil, s); !bytes.Equal(got, want) {
+				t.Errorf("EscapeHTML %v, %q: got %s, want %s", w.EscapeHTML, s, got, want)
+			}
+		}
+	})
 }
 
 func TestFields(t *testing.T) {

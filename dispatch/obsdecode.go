@@ -1,0 +1,299 @@
+package dispatch
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald"
+)
+
+// decodeObservations decodes a waiting batch exactly as json.Unmarshal does into a slice of
+// herald.Observation. A batch is what an agent posted (the API validated it and queued its
+// bytes), most often compact JSON with the attributes' own names, and encoding/json's
+// reflection was some 5 % of a storm worker's CPU: compactObservations reads that form by
+// hand, and anything it is not sure of (whitespace, escapes, null, a name in another case or
+// unknown, a number that does not parse) goes to json.Unmarshal whole.
+func decodeObservations(b []byte) ([]herald.Observation, error) {
+	if obs, ok := compactObservations(b); ok {
+		return obs, nil
+	}
+	var obs []herald.Observation
+	err := json.Unmarshal(b, &obs)
+	return obs, err
+}
+
+// compactObservations reads a compact JSON array of observation objects; ok is false when b
+// is anything else, or holds something it leaves to encoding/json. Composite attributes
+// (currentValue, at, disks, labels, annotations, endsAt) are each decoded by json.Unmarshal
+// into their field, as encoding/json decodes a field.
+func compactObservations(b []byte) (obs []herald.Observation, ok bool) {
+	r := obsReader{b: b}
+	if !r.byte('[') {
+		return nil, false
+	}
+	obs = make([]herald.Observation, 0, 1+len(b)/128)
+	if r.byte(']') {
+		return obs, r.i == len(b)
+	}
+	for {
+		obs = append(obs, herald.Observation{})
+		if !r.object(&obs[len(obs)-1]) {
+			return nil, false
+		}
+		if r.byte(']') {
+			return obs, r.i == len(b)
+		}
+		if !r.byte(',') {
+			return nil, false
+		}
+	}
+}
+
+// obsReader reads compact JSON from b at i.
+type obsReader struct {
+	b []byte
+	i int
+}
+
+// byte takes c if it is next.
+func (r *obsReader) byte(c byte) bool {
+	if r.i < len(r.b) && r.b[r.i] == c {
+		r.i++
+		return true
+	}
+	return false
+}
+
+// object reads one observation's members into o.
+func (r *obsReader) object(o *herald.Observation) bool {
+	if !r.byte('{') {
+		return false
+	}
+	if r.byte('}') {
+		return true
+	}
+	for {
+		name, ok := r.plainBytes()
+		if !ok || !r.byte(':') || !r.member(o, name) {
+			return false
+		}
+		if r.byte('}') {
+			return true
+		}
+		if !r.byte(',') {
+			return false
+		}
+	}
+}
+
+// member reads the value of the member called name into o.
+func (r *obsReader) member(o *herald.Observation, name []byte) bool {
+	var s *string
+	switch string(name) { // compared in place, not copied
+
+	case "eventTypeName":
+		s = &o.EventTypeName
+	case "metricName":
+		s = &o.MetricName
+	case "units":
+		s = &o.Units
+	case "hostId":
+		s = &o.HostID
+	case "hostnameAndPort":
+		s = &o.HostnameAndPort
+	case "typeName":
+		s = &o.TypeName
+	case "replicaSetName":
+		s = &o.ReplicaSetName
+	case "clusterId":
+		s = &o.ClusterID
+	case "clusterName":
+		s = &o.ClusterName
+	case "shardName":
+		s = &o.ShardName
+	case "sourceTypeName":
+		s = &o.SourceTypeName
+	case "generatorURL":
+		s = &o.GeneratorURL
+	case "active":
+		var v bool
+		switch {
+		case r.literal("true"):
+			v = true
+		case r.literal("false"):
+		default:
+			return false
+		}
+		o.Active = &v
+		return true
+	case "value":
+		start := r.i
+		if !r.number() {
+			return false
+		}
+		v, err := strconv.ParseFloat(string(r.b[start:r.i]), 64)
+		if err != nil {
+			return false
+		}
+		o.Value = &v
+		return true
+	case "currentValue":
+		return r.composite(&o.CurrentValue)
+	case "at":
+		return r.composite(&o.At)
+	case "disks":
+		return r.composite(&o.Disks)
+	case "labels":
+		return r.composite(&o.Labels)
+	case "annotations":
+		return r.composite(&o.Annotations)
+	case "endsAt":
+		return r.composite(&o.EndsAt)
+	default: // another case of a name, or not one: encoding/json's matching decides
+		return false
+	}
+	v, ok := r.plainBytes()
+	if ok {
+		*s = string(v)
+	}
+	return ok
+}
+
+// plainBytes reads a string that needs no unescaping (printable, valid UTF-8, no backslash):
+// its bytes, in b.
+func (r *obsReader) plainBytes() ([]byte, bool) {
+	if !r.byte('"') {
+		return nil, false
+	}
+	start, ascii := r.i, true
+	for ; r.i < len(r.b); r.i++ {
+		switch c := r.b[r.i]; {
+		case c == '"':
+			s := r.b[start:r.i]
+			r.i++
+			if !ascii && !utf8.Valid(s) { // encoding/json replaces what is not UTF-8
+				return nil, false
+			}
+			return s, true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return nil, false
+}
+
+// literal takes word if it is next.
+func (r *obsReader) literal(word string) bool {
+	if len(r.b)-r.i >= len(word) && string(r.b[r.i:r.i+len(word)]) == word {
+		r.i += len(word)
+		return true
+	}
+	return false
+}
+
+// number reads a number as JSON's grammar has it: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (r *obsReader) number() bool {
+	r.byte('-')
+	switch {
+	case r.byte('0'):
+	case r.i < len(r.b) && r.b[r.i] >= '1' && r.b[r.i] <= '9':
+		r.digits()
+	default:
+		return false
+	}
+	if r.byte('.') && !r.digits() {
+		return false
+	}
+	if r.byte('e') || r.byte('E') {
+		if !r.byte('+') {
+			r.byte('-')
+		}
+		if !r.digits() {
+			return false
+		}
+	}
+	return true
+}
+
+// digits takes the digits next, and says whether there was one.
+func (r *obsReader) digits() bool {
+	start := r.i
+	for r.i < len(r.b) && r.b[r.i] >= '0' && r.b[r.i] <= '9' {
+		r.i++
+	}
+	return r.i > start
+}
+
+// composite decodes the value next (an object, an array or a string: not null, which
+// encoding/json treats apart) into field with json.Unmarshal.
+func (r *obsReader) composite(field any) bool {
+	start := r.i
+	if !r.skip(0) {
+		return false
+	}
+	return json.Unmarshal(r.b[start:r.i], field) == nil
+}
+
+// skip passes over the compact value next: an object, an array, a string, a number, true or
+// false (null is not taken). depth bounds nesting, as encoding/json's does.
+func (r *obsReader) skip(depth int) bool {
+	if r.i >= len(r.b) || depth > 100 {
+		return false
+	}
+	switch r.b[r.i] {
+	case '{', '[':
+		end := byte('}')
+		if r.b[r.i] == '[' {
+			end = ']'
+		}
+		object := end == '}'
+		r.i++
+		if r.byte(end) {
+			return true
+		}
+		for {
+			if object {
+				if !r.skipString() || !r.byte(':') {
+					return false
+				}
+			}
+			if !r.skip(depth + 1) {
+				return false
+			}
+			if r.byte(end) {
+				return true
+			}
+			if !r.byte(',') {
+				return false
+			}
+		}
+	case '"':
+		return r.skipString()
+	case 't':
+		return r.literal("true")
+	case 'f':
+		return r.literal("false")
+	default:
+		return r.number()
+	}
+}
+
+// skipString passes over a string, escapes and all (json.Unmarshal checks them).
+func (r *obsReader) skipString() bool {
+	if !r.byte('"') {
+		return false
+	}
+	for ; r.i < len(r.b); r.i++ {
+		switch r.b[r.i] {
+		case '"':
+			r.i++
+			return true
+		case '\\':
+			r.i++
+		}
+	}
+	return false
+}
