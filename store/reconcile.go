@@ -83,7 +83,7 @@ func (s *Store) RepairDue(ctx context.Context, groupID string, now time.Time) (i
 			if err != nil {
 				return added, err
 			}
-			byProject, err := s.needingDue(ctx, false, groupID, missing)
+			byProject, _, err := s.needingDue(ctx, false, groupID, missing)
 			if err != nil {
 				return added, err
 			}
@@ -105,8 +105,25 @@ func (s *Store) RepairDue(ctx context.Context, groupID string, now time.Time) (i
 // RepairGlobalDue is RepairDue for the global alerts of every project, in one pass over the
 // global status indexes (they list the global alerts of all projects together). It returns
 // how many it added back, by project.
+//
+// As RepairDue, most runs read counts and nothing else: the global active alerts' two, and,
+// only when there are any, one a project for its global due set (all in one slot, a pipeline
+// a page of projects). A project no longer listed is not counted, which can only make a run
+// read the alerts when it need not, never skip one it should.
 func (s *Store) RepairGlobalDue(ctx context.Context, now time.Time) (map[string]int, error) {
 	added := map[string]int{}
+	active, err := s.activeCount(ctx, globalAlerts())
+	if err != nil || active == 0 {
+		return added, err
+	}
+	entries, err := s.globalDueEntries(ctx)
+	if err != nil {
+		return added, err
+	}
+	if !dueMayBeMissing(entries, active, s.settled.get(globalSettled, now)) {
+		return added, nil
+	}
+	var settled int64 // active alerts with nothing more to do and no entry, as RepairDue counts them
 	for _, status := range []string{herald.StatusTracking, herald.StatusOpen} {
 		index := globalAlerts().index("status", status)
 		for off := int64(0); ; off += repairPage {
@@ -115,9 +132,16 @@ func (s *Store) RepairGlobalDue(ctx context.Context, now time.Time) (map[string]
 				return added, err
 			}
 			ids = globalAlerts().idsOfMembers(ids)
-			byProject, err := s.needingDue(ctx, true, "", ids)
+			byProject, rest, err := s.needingDue(ctx, true, "", ids)
 			if err != nil {
 				return added, err
+			}
+			for gid, ids := range rest {
+				without, err := s.withoutDue(ctx, Scope{GroupID: gid, Global: true}, ids)
+				if err != nil {
+					return added, err
+				}
+				settled += int64(len(without))
 			}
 			for gid, ids := range byProject {
 				n, err := s.restoreDue(ctx, Scope{GroupID: gid, Global: true}, ids, now)
@@ -133,7 +157,52 @@ func (s *Store) RepairGlobalDue(ctx context.Context, now time.Time) (map[string]
 			}
 		}
 	}
+	s.settled.set(globalSettled, settled, now)
 	return added, nil
+}
+
+// globalSettled is the settledMemo entry of the global alerts (no project has an empty id).
+const globalSettled = ""
+
+// activeCount is how many alerts of cs are active (TRACKING or OPEN).
+func (s *Store) activeCount(ctx context.Context, cs collection) (int64, error) {
+	var tracking, open *redis.IntCmd
+	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		tracking = pipe.ZCard(ctx, cs.index("status", herald.StatusTracking))
+		open = pipe.ZCard(ctx, cs.index("status", herald.StatusOpen))
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return tracking.Val() + open.Val(), nil
+}
+
+// globalDueEntries is how many entries the global due sets of the listed projects hold
+// together.
+func (s *Store) globalDueEntries(ctx context.Context) (int64, error) {
+	var total int64
+	for off := int64(0); ; off += repairPage {
+		gids, err := s.rdb.ZRange(ctx, projectIndex(), off, off+repairPage-1).Result()
+		if err != nil {
+			return 0, err
+		}
+		cards := make([]*redis.IntCmd, len(gids))
+		if _, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+			for i, gid := range gids {
+				cards[i] = pipe.ZCard(ctx, Scope{GroupID: gid, Global: true}.due())
+			}
+			return nil
+		}); err != nil {
+			return 0, err
+		}
+		for _, c := range cards {
+			total += c.Val()
+		}
+		if len(gids) < repairPage {
+			return total, nil
+		}
+	}
 }
 
 // dueMayBeMissing reports whether a scope with due entries and active alerts, settled of which
@@ -209,32 +278,34 @@ func (s *Store) withoutDue(ctx context.Context, sc Scope, ids []string) ([]strin
 }
 
 // needingDue reads the alerts ids (global, or of project groupID) with their schedules and
-// keeps those that are active and have a next step, by project.
-func (s *Store) needingDue(ctx context.Context, global bool, groupID string, ids []string) (map[string][]string, error) {
-	out := map[string][]string{}
+// keeps those that are active and have a next step, by project; rest are the active ones with
+// nothing more to do (rightly without a due entry), by project.
+func (s *Store) needingDue(ctx context.Context, global bool, groupID string, ids []string) (need, rest map[string][]string, err error) {
+	need, rest = map[string][]string{}, map[string][]string{}
 	if len(ids) == 0 {
-		return out, nil
+		return need, rest, nil
 	}
 	sc := Scope{GroupID: groupID, Global: global}
 	// Ended meanwhile, or without a schedule the engine could act on: left out.
 	tracked, err := s.loadTracked(ctx, s.rdb, sc, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, t := range tracked {
 		a, id := t.Alert, t.Alert.ID
-		if !hasNextStep(a, t.Schedule) {
-			continue
-		}
 		gid := groupID
 		if global {
 			gid = a.GroupID
 		}
-		if gid != "" {
-			out[gid] = append(out[gid], id)
+		switch {
+		case gid == "" || !herald.Active(a.Status):
+		case hasNextStep(a, t.Schedule):
+			need[gid] = append(need[gid], id)
+		default:
+			rest[gid] = append(rest[gid], id)
 		}
 	}
-	return out, nil
+	return need, rest, nil
 }
 
 // hasNextStep reports whether the engine has something to do about an active alert some day:

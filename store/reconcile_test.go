@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -400,5 +402,98 @@ func TestDueEntriesOfTheLayoutBefore(t *testing.T) {
 	}
 	if n, _ := rdb.ZCard(ctx, dueKey(sc)).Result(); n != 0 {
 		t.Errorf("the due set holds %d entries after both were forgotten", n)
+	}
+}
+
+// commandLog records the commands a client sends (name and first key), alone or pipelined.
+type commandLog struct {
+	mu   sync.Mutex
+	cmds []string
+}
+
+func (l *commandLog) add(c redis.Cmder) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := c.Name()
+	if args := c.Args(); len(args) > 1 {
+		s += " " + fmt.Sprint(args[1])
+	}
+	l.cmds = append(l.cmds, s)
+}
+
+func (l *commandLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	got := l.cmds
+	l.cmds = nil
+	return got
+}
+
+// The global repair reads counts, not every global alert, while they say nothing can be
+// missing (as RepairDue does for a project): global alerts of a global configuration can be
+// many, and the repair runs every few seconds. Alerts with nothing more to send do not make
+// every run read them all, and an entry lost later is still put back by the next run.
+func TestRepairGlobalDueReadsCountsWhileNothingIsMissing(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	log := &commandLog{}
+	rdb.AddHook(eachCommand(log.add))
+	onlyCounts := func(what string) {
+		t.Helper()
+		for _, c := range log.take() {
+			if strings.HasPrefix(c, "hello ") || strings.HasPrefix(c, "client ") {
+				continue // a new connection's handshake
+			}
+			if !strings.HasPrefix(c, "zcard ") && c != "zrange herald:{global}:groups" {
+				t.Errorf("%s: the repair sent %q; want only counts (ZCARD) and the list of projects", what, c)
+			}
+		}
+	}
+	now := time.Now().Truncate(time.Millisecond)
+	if m, err := st.RepairGlobalDue(ctx, now); err != nil || len(m) != 0 {
+		t.Fatalf("no global alerts: added %v (%v)", m, err)
+	}
+	onlyCounts("no global alerts")
+
+	gids := []string{herald.NewID(now), herald.NewID(now)}
+	for _, gid := range gids { // listed as CreateProject lists a project
+		if err := rdb.ZAdd(ctx, "herald:{global}:groups", redis.Z{Score: float64(now.Unix()), Member: gid}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	later := now.Add(time.Hour)
+	var pending []herald.Alert
+	for _, gid := range gids {
+		sc := store.Scope{GroupID: gid, Global: true}
+		pending = append(pending, track(t, st, sc, herald.StatusOpen, []time.Time{later}, later))
+		track(t, st, sc, herald.StatusOpen, []time.Time{{}}, time.Time{}) // nothing more to send
+	}
+	log.take()
+	// The first run reads them (two active alerts have no entry), and finds none missing.
+	if m, err := st.RepairGlobalDue(ctx, now); err != nil || len(m) != 0 {
+		t.Fatalf("nothing lost: added %v (%v)", m, err)
+	}
+	log.take()
+	for run := 1; run <= 2; run++ {
+		if m, err := st.RepairGlobalDue(ctx, now.Add(time.Duration(run)*time.Second)); err != nil || len(m) != 0 {
+			t.Fatalf("run %d, nothing lost: added %v (%v)", run, m, err)
+		}
+		onlyCounts(fmt.Sprintf("run %d, nothing lost", run))
+	}
+
+	lost := store.Scope{GroupID: gids[1], Global: true}
+	if err := st.ForgetDue(ctx, lost, pending[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	repairedAt := now.Add(3 * time.Second)
+	if m, err := st.RepairGlobalDue(ctx, repairedAt); err != nil || len(m) != 1 || m[gids[1]] != 1 {
+		t.Fatalf("after a lost entry RepairGlobalDue added %v (%v), want one in %s", m, err, gids[1])
+	}
+	if got, want := dueAt(t, rdb, lost, pending[1].ID), float64(repairedAt.UnixMilli()); got != want {
+		t.Errorf("lost entry: due %v, want %v", got, want)
+	}
+	if got, want := dueAt(t, rdb, store.Scope{GroupID: gids[0], Global: true}, pending[0].ID), float64(later.UnixMilli()); got != want {
+		t.Errorf("kept entry: due %v, want %v", got, want)
 	}
 }
