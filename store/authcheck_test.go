@@ -2,8 +2,11 @@ package store_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
@@ -31,11 +34,26 @@ func TestAuthCheckOutcome(t *testing.T) {
 }
 
 // CheckAuth against a real Redis: one table row per outcome, each on a key or user kept as
-// Credential read it, after something happened in the store.
+// Credential read it, after something happened in the store; on one server (the counters and
+// the credential in one MGET) and as on a Cluster (two, one a slot).
 func TestCheckAuth(t *testing.T) {
+	for _, cluster := range []bool{false, true} {
+		t.Run(map[bool]string{false: "one server", true: "as on a cluster"}[cluster], func(t *testing.T) {
+			rdb := storetest.Redis(t)
+			st := store.New(rdb)
+			if cluster {
+				st.AsCluster()
+			}
+			mgets := &mgetCounter{}
+			rdb.AddHook(mgets)
+			testCheckAuth(t, rdb, st, mgets, map[bool]int64{false: 1, true: 2}[cluster])
+		})
+	}
+}
+
+// testCheckAuth is TestCheckAuth's table on st, each check running wantMGETs MGETs.
+func testCheckAuth(t *testing.T, rdb *redis.Client, st *store.Store, mgets *mgetCounter, wantMGETs int64) {
 	ctx := context.Background()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
 	limits := store.AuthLimits{Window: time.Minute, PerPair: 2, PerAddress: 10, PerName: 10}
 	const address = "192.0.2.1"
 	newKey := func(t *testing.T, name string) herald.APIKey {
@@ -110,9 +128,13 @@ func TestCheckAuth(t *testing.T) {
 				c.then(t, name, kept)
 			}
 			attempt := store.AuthAttempt{Name: name, Address: address, Limits: limits, Kept: kept, Nonce: name, Count: c.count, CountTTL: time.Minute}
+			before := mgets.n.Load()
 			check, err := st.CheckAuth(ctx, attempt)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if n := mgets.n.Load() - before; n != wantMGETs {
+				t.Errorf("the check ran %d MGETs, want %d", n, wantMGETs)
 			}
 			if got := check.Outcome(); got != c.want {
 				t.Errorf("%+v: outcome %v, want %v", check, got, c.want)
@@ -130,5 +152,29 @@ func advance(t *testing.T, st *store.Store, nonce string, nc uint64) {
 	t.Helper()
 	if ok, err := st.NonceCounter().Advance(context.Background(), nonce, nc, time.Minute); err != nil || !ok {
 		t.Fatalf("advance %s to %d: %v %v", nonce, nc, ok, err)
+	}
+}
+
+// mgetCounter counts the MGETs a client sends, alone or in pipelines.
+type mgetCounter struct{ n atomic.Int64 }
+
+func (c *mgetCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *mgetCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+func (c *mgetCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			c.count(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+func (c *mgetCounter) count(cmd redis.Cmder) {
+	if cmd.Name() == "mget" {
+		c.n.Add(1)
 	}
 }
