@@ -2,7 +2,12 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -177,4 +182,84 @@ func (c *mgetCounter) count(cmd redis.Cmder) {
 	if cmd.Name() == "mget" {
 		c.n.Add(1)
 	}
+}
+
+// BenchmarkCheckAuth is a kept key's check (a request of bench's scenario 7 without its read),
+// 64 callers at once as the API's requests are, on one server and as on a cluster: the time,
+// this process's CPU and redis-server's (INFO cpu: parsing and answering included) per check.
+//
+//	go test ./store/ -run '^$' -bench CheckAuth -count 5
+func BenchmarkCheckAuth(b *testing.B) {
+	for _, cluster := range []bool{false, true} {
+		b.Run(map[bool]string{false: "one-server", true: "as-on-a-cluster"}[cluster], func(b *testing.B) {
+			ctx := context.Background()
+			rdb := storetest.Redis(b)
+			st := store.New(rdb)
+			if cluster {
+				st.AsCluster()
+			}
+			k := herald.APIKey{ID: herald.NewID(time.Now()), PublicKey: "bench", OrgID: herald.NewID(time.Now()), HA1: "ha1",
+				Roles: []herald.Role{{OrgID: "o", RoleName: herald.OrgReadOnly}}}
+			if err := st.CreateAPIKey(ctx, k, nil); err != nil {
+				b.Fatal(err)
+			}
+			kept, err := st.Credential(ctx, k.PublicKey)
+			if err != nil {
+				b.Fatal(err)
+			}
+			limits := store.AuthLimits{Window: time.Minute, PerPair: 100, PerAddress: 100, PerName: 100}
+			var nonces atomic.Int64
+			var failed atomic.Int64
+			cpu0, redis0 := processCPU(b), redisCPU(b, rdb)
+			b.SetParallelism(64 / runtime.GOMAXPROCS(0))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				a := store.AuthAttempt{Name: k.PublicKey, Address: "127.0.0.1", Limits: limits, Kept: kept,
+					Nonce: fmt.Sprintf("n%d", nonces.Add(1)), CountTTL: time.Minute}
+				for pb.Next() {
+					a.Count++
+					check, err := st.CheckAuth(ctx, a)
+					if err != nil || check.Outcome() != store.AuthOK {
+						failed.Add(1)
+					}
+				}
+			})
+			b.StopTimer()
+			cpu, redis := processCPU(b)-cpu0, redisCPU(b, rdb)-redis0
+			b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64(redis.Nanoseconds())/1e3/float64(b.N), "redis-µs/op")
+			if n := failed.Load(); n > 0 {
+				b.Fatalf("%d of %d checks failed", n, b.N)
+			}
+		})
+	}
+}
+
+// processCPU is this process's CPU time so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// redisCPU is redis-server's CPU time so far (INFO cpu; 0 from the embedded store, which has none).
+func redisCPU(b *testing.B, rdb *redis.Client) time.Duration {
+	info, err := rdb.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\r\n") {
+		name, v, _ := strings.Cut(line, ":")
+		if name == "used_cpu_user" || name == "used_cpu_sys" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			total += f
+		}
+	}
+	return time.Duration(total * float64(time.Second))
 }
