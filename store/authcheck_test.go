@@ -263,3 +263,77 @@ func redisCPU(b *testing.B, rdb *redis.Client) time.Duration {
 	}
 	return time.Duration(total * float64(time.Second))
 }
+
+// A read given to CheckAuth reads what Fetch reads, whether it joins the check's MGET (one
+// server) or goes as its own (as on a cluster): the project and its alert, an alert or a
+// project missing, ids that are not ids.
+func TestCheckAuthRead(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	mgets := &mgetCounter{}
+	rdb.AddHook(mgets)
+	org := herald.Org{ID: herald.NewID(now), Name: "acme", Created: herald.At(now)}
+	proj, _ := herald.NewProject("prod", org.ID, nil, now)
+	a := herald.Alert{ID: herald.NewID(now), GroupID: proj.ID, AlertConfigID: herald.NewID(now), EventTypeName: "HOST_DOWN",
+		Status: herald.StatusOpen, Created: herald.At(now), Updated: herald.At(now), HostID: "h1", HostnameAndPort: "db1:27017"}
+	k := herald.APIKey{ID: herald.NewID(now), PublicKey: "reader", OrgID: org.ID, HA1: "ha1",
+		Roles: []herald.Role{{GroupID: proj.ID, RoleName: herald.GroupReadOnly}}}
+	for _, err := range []error{st.CreateOrg(ctx, org, herald.Event{}), st.CreateProject(ctx, proj, nil, herald.Event{}),
+		st.SaveAlert(ctx, a, false, ""), st.CreateAPIKey(ctx, k, nil)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept, err := st.Credential(ctx, k.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := store.AuthLimits{Window: time.Minute, PerPair: 10, PerAddress: 10, PerName: 10}
+	nc := uint64(0)
+	for _, c := range []struct{ name, groupID, alertID string }{
+		{"both", proj.ID, a.ID},
+		{"no such alert", proj.ID, herald.NewID(now)},
+		{"alert id not an id", proj.ID, "x"},
+		{"no such project", herald.NewID(now), a.ID},
+		{"project id not an id", "x", a.ID},
+	} {
+		want := store.ReadProjectAlert(c.groupID, c.alertID)
+		if err := st.Fetch(ctx, want); err != nil {
+			t.Fatal(err)
+		}
+		wp, wfound, wa, werr := want.Result()
+		for _, cluster := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/cluster=%v", c.name, cluster), func(t *testing.T) {
+				s := store.New(rdb)
+				wantMGETs := int64(1)
+				if cluster {
+					s.AsCluster()
+					wantMGETs = 3
+					if !herald.ValidID(c.groupID) {
+						wantMGETs = 2 // the read reads nothing
+					}
+				}
+				nc++
+				r := store.ReadProjectAlert(c.groupID, c.alertID)
+				before := mgets.n.Load()
+				check, err := s.CheckAuth(ctx, store.AuthAttempt{Name: k.PublicKey, Address: "192.0.2.1", Limits: limits, Kept: kept,
+					Nonce: "read-nonce", Count: nc, CountTTL: time.Minute}, r)
+				if err != nil || check.Outcome() != store.AuthOK {
+					t.Fatalf("CheckAuth: %+v %v", check, err)
+				}
+				if n := mgets.n.Load() - before; n != wantMGETs {
+					t.Errorf("%d MGETs, want %d", n, wantMGETs)
+				}
+				p, found, got, err := r.Result()
+				if fmt.Sprint(p, found, got, err) != fmt.Sprint(wp, wfound, wa, werr) {
+					t.Errorf("read with the check: %v %v %+v %v\nread alone: %v %v %+v %v", p, found, got, err, wp, wfound, wa, werr)
+				}
+				if c.name == "both" && (got.ID != a.ID || p.ID != proj.ID) {
+					t.Errorf("read %s/%s, want %s/%s", p.ID, got.ID, proj.ID, a.ID)
+				}
+			})
+		}
+	}
+}
