@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -210,7 +208,7 @@ func BenchmarkCheckAuth(b *testing.B) {
 			limits := store.AuthLimits{Window: time.Minute, PerPair: 100, PerAddress: 100, PerName: 100}
 			var nonces atomic.Int64
 			var failed atomic.Int64
-			cpu0, redis0 := processCPU(b), redisCPU(b, rdb)
+			cpu0, redis0 := processCPU(b), storetest.RedisCPU(b, rdb)
 			b.SetParallelism(64 / runtime.GOMAXPROCS(0))
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
@@ -225,7 +223,7 @@ func BenchmarkCheckAuth(b *testing.B) {
 				}
 			})
 			b.StopTimer()
-			cpu, redis := processCPU(b)-cpu0, redisCPU(b, rdb)-redis0
+			cpu, redis := processCPU(b)-cpu0, storetest.RedisCPU(b, rdb)-redis0
 			b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
 			b.ReportMetric(float64(redis.Nanoseconds())/1e3/float64(b.N), "redis-µs/op")
 			if n := failed.Load(); n > 0 {
@@ -242,26 +240,6 @@ func processCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// redisCPU is redis-server's CPU time so far (INFO cpu; 0 from the embedded store, which has none).
-func redisCPU(b *testing.B, rdb *redis.Client) time.Duration {
-	info, err := rdb.Info(context.Background(), "cpu").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var total float64
-	for _, line := range strings.Split(info, "\r\n") {
-		name, v, _ := strings.Cut(line, ":")
-		if name == "used_cpu_user" || name == "used_cpu_sys" {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			total += f
-		}
-	}
-	return time.Duration(total * float64(time.Second))
 }
 
 // A read given to CheckAuth reads what Fetch reads, whether it joins the check's MGET (one
