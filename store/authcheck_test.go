@@ -48,7 +48,7 @@ func TestCheckAuth(t *testing.T) {
 				st.AsCluster()
 			}
 			mgets := &mgetCounter{}
-			rdb.AddHook(mgets)
+			rdb.AddHook(mgets.hook())
 			testCheckAuth(t, rdb, st, mgets, map[bool]int64{false: 1, true: 2}[cluster])
 		})
 	}
@@ -158,27 +158,30 @@ func advance(t *testing.T, st *store.Store, nonce string, nc uint64) {
 	}
 }
 
-// mgetCounter counts the MGETs a client sends, alone or in pipelines.
+// mgetCounter counts the MGETs a client sends, alone or in pipelines (rdb.AddHook(mgets.hook())).
 type mgetCounter struct{ n atomic.Int64 }
 
-func (c *mgetCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *mgetCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.count(cmd)
-		return next(ctx, cmd)
+func (c *mgetCounter) hook() eachCommand {
+	return func(cmd redis.Cmder) {
+		if cmd.Name() == "mget" {
+			c.n.Add(1)
+		}
 	}
 }
-func (c *mgetCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+
+// eachCommand is a hook that is called with each command a client sends, alone or in pipelines.
+type eachCommand func(cmd redis.Cmder)
+
+func (f eachCommand) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (f eachCommand) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { f(cmd); return next(ctx, cmd) }
+}
+func (f eachCommand) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		for _, cmd := range cmds {
-			c.count(cmd)
+			f(cmd)
 		}
 		return next(ctx, cmds)
-	}
-}
-func (c *mgetCounter) count(cmd redis.Cmder) {
-	if cmd.Name() == "mget" {
-		c.n.Add(1)
 	}
 }
 
@@ -251,7 +254,7 @@ func TestCheckAuthRead(t *testing.T) {
 	rdb := storetest.Redis(t)
 	st := store.New(rdb)
 	mgets := &mgetCounter{}
-	rdb.AddHook(mgets)
+	rdb.AddHook(mgets.hook())
 	org := herald.Org{ID: herald.NewID(now), Name: "acme", Created: herald.At(now)}
 	proj, _ := herald.NewProject("prod", org.ID, nil, now)
 	a := herald.Alert{ID: herald.NewID(now), GroupID: proj.ID, AlertConfigID: herald.NewID(now), EventTypeName: "HOST_DOWN",

@@ -166,7 +166,7 @@ func TestMarkNotifiedSendsNoDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	sent := &argBytes{}
-	rdb.AddHook(sent)
+	rdb.AddHook(eachCommand(sent.count))
 	if err := st.MarkNotified(ctx, store.Scope{GroupID: gid}, at); err != nil {
 		t.Fatal(err)
 	}
@@ -180,18 +180,6 @@ func TestMarkNotifiedSendsNoDocument(t *testing.T) {
 // less scripts' bodies and hashes.
 type argBytes struct{ n int64 }
 
-func (h *argBytes) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *argBytes) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error { h.count(cmd); return next(ctx, cmd) }
-}
-func (h *argBytes) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, c := range cmds {
-			h.count(c)
-		}
-		return next(ctx, cmds)
-	}
-}
 func (h *argBytes) count(cmd redis.Cmder) {
 	args := cmd.Args()
 	skip := 1
