@@ -32,8 +32,9 @@ type call struct {
 	ctx       context.Context
 	who       herald.Principal
 	now       time.Time
-	bodyLimit int64      // the endpoint's
-	pending   *keptCheck // the authentication check left for the endpoint's read (readcheck.go)
+	bodyLimit int64       // the endpoint's
+	pending   *keptCheck  // the authentication check left for the endpoint's read (readcheck.go)
+	params    *pathValues // the path's values as ServeHTTP found them (nil: the request's own)
 }
 
 // reply is what an endpoint answers: one resource (with its self link) or a list.
@@ -59,11 +60,11 @@ type envelope struct {
 	Status  int             `json:"status"`
 }
 
-func (s *Server) endpoint(rt route) http.Handler {
+func (s *Server) endpoint(rt route) *endpointHandler {
 	h, bodyLimit := rt.handle, cmp.Or(bodyLimits[rt.pattern], defaultBodyLimit)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return &endpointHandler{func(w http.ResponseWriter, r *http.Request) {
 		c := &call{s: s, r: r, ctx: r.Context(), now: s.cfg.Clock.Now(), bodyLimit: bodyLimit}
-		c.who, c.pending = authenticated(w)
+		c.who, c.pending, c.params = authenticated(w)
 		rep, err := c.serve(h)
 		switch s.settle(c) { // nothing is answered before the request's check passed
 		case checkFailed:
@@ -104,7 +105,7 @@ func (s *Server) endpoint(rt route) http.Handler {
 			return
 		}
 		s.writeEncoded(w, r, rep.status, body, "application/json") // encoded already: not again
-	})
+	}}
 }
 
 // serve runs h after checking the shared query parameters.
@@ -153,7 +154,13 @@ func (c *call) url(path string) string {
 }
 
 // param is a path parameter.
-func (c *call) param(name string) string { return c.r.PathValue(name) }
+func (c *call) param(name string) string {
+	if c.params != nil {
+		v, _ := c.params.get(name)
+		return v
+	}
+	return c.r.PathValue(name)
+}
 
 // require refuses the request unless the caller's roles allow access a in scope.
 func (c *call) require(a herald.Access, scope herald.Scope) error {

@@ -81,7 +81,7 @@ type Server struct {
 	cfg      Config
 	verifier digest.Verifier
 	kept     keptCredentials
-	withRead map[string]bool // the mounted patterns of checkedWithRead
+	routed   map[string]*mounted // by mounted pattern
 	mux      *http.ServeMux
 	started  time.Time // for the front door's uptime
 
@@ -105,15 +105,14 @@ func New(ctx context.Context, st *store.Store, engine Engine, log *zap.Logger, c
 	if err != nil {
 		return nil, fmt.Errorf("api: nonce secret: %w", err)
 	}
-	s := &Server{store: st, engine: engine, log: log, cfg: cfg, withRead: map[string]bool{}, mux: http.NewServeMux(), started: cfg.Clock.Now(),
+	s := &Server{store: st, engine: engine, log: log, cfg: cfg, routed: map[string]*mounted{}, mux: http.NewServeMux(), started: cfg.Clock.Now(),
 		fixedHeaders: fixedHeaders(cfg)}
 	s.verifier = digest.Verifier{Secret: secret, Lifetime: cfg.NonceLifetime, Counter: st.NonceCounter(), Now: cfg.Clock.Now}
 	for _, rt := range s.routes() {
 		method, path, _ := strings.Cut(rt.pattern, " ")
-		s.mux.Handle(method+" "+mountPath(path), s.endpoint(rt))
-		if checkedWithRead[rt.pattern] {
-			s.withRead[method+" "+mountPath(path)] = true
-		}
+		pattern, h := method+" "+mountPath(path), s.endpoint(rt)
+		s.mux.Handle(pattern, h)
+		s.routed[pattern] = mount(pattern, h, checkedWithRead[rt.pattern])
 	}
 	s.mux.HandleFunc("/", s.unrouted)
 	return s, nil
@@ -301,8 +300,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(rec, r, herald.Errorf(herald.KindNotFound, herald.CodeResourceNotFound, []any{r.URL.Path}, "There is no resource at %s.", r.URL.Path))
 		return
 	}
-	if _, pattern := s.mux.Handler(r); pattern != "" && pattern != "/" {
+	h, pattern := s.mux.Handler(r) // matched once (route.go)
+	if pattern != "" && pattern != "/" {
 		route = pattern // before authenticating, so that refused requests count by route too
+	}
+	m := s.routed[pattern]
+	if m != nil && h != http.Handler(m.h) {
+		m = nil // a redirect to the cleaned path or a trailing slash: the mux answers it
 	}
 	if s.browserGuard(rec, r, true) {
 		return
@@ -311,7 +315,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case isPrometheusPath(r.URL.Path) && isBasic(r):
 		rec.who, ok = s.authenticateBasic(rec, r)
-	case s.withRead[route]:
+	case m != nil && m.withRead:
 		rec.who, rec.pending, ok = s.authenticateLater(rec, r)
 	default:
 		rec.who, ok = s.authenticate(rec, r, false)
@@ -319,7 +323,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.mux.ServeHTTP(rec, r) // to an endpoint, with rec telling it whom authentication found
+	// To an endpoint, with rec telling it whom authentication found (and the path's values
+	// when ServeHTTP calls it itself).
+	if m != nil {
+		if rec.params, ok = m.values(r.URL.EscapedPath()); ok {
+			m.h.ServeHTTP(rec, r)
+			return
+		}
+		rec.params = pathValues{}
+	}
+	s.mux.ServeHTTP(rec, r)
 }
 
 // requestLogLine is the fields of a request's log line. Every request logs one, and the
@@ -372,15 +385,19 @@ type statusRecorder struct {
 
 	who     herald.Principal // whom authentication found
 	pending *keptCheck       // its check left for the endpoint's read (readcheck.go), if any
+	params  pathValues       // the path's values, when ServeHTTP calls the endpoint itself (names set)
 }
 
 // authenticated is whom the request to an endpoint (w its ServeHTTP's) was authenticated as,
-// and its pending check.
-func authenticated(w http.ResponseWriter) (herald.Principal, *keptCheck) {
+// its pending check, and its path's values when ServeHTTP found them (nil: the mux did).
+func authenticated(w http.ResponseWriter) (herald.Principal, *keptCheck, *pathValues) {
 	if rec, ok := w.(*statusRecorder); ok {
-		return rec.who, rec.pending
+		if rec.params.names != nil {
+			return rec.who, rec.pending, &rec.params
+		}
+		return rec.who, rec.pending, nil
 	}
-	return herald.Principal{}, nil // served by anything but ServeHTTP: nobody
+	return herald.Principal{}, nil, nil // served by anything but ServeHTTP: nobody
 }
 
 func (s *statusRecorder) WriteHeader(code int) {

@@ -2,8 +2,14 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
@@ -31,11 +37,26 @@ func TestAuthCheckOutcome(t *testing.T) {
 }
 
 // CheckAuth against a real Redis: one table row per outcome, each on a key or user kept as
-// Credential read it, after something happened in the store.
+// Credential read it, after something happened in the store; on one server (the counters and
+// the credential in one MGET) and as on a Cluster (two, one a slot).
 func TestCheckAuth(t *testing.T) {
+	for _, cluster := range []bool{false, true} {
+		t.Run(map[bool]string{false: "one server", true: "as on a cluster"}[cluster], func(t *testing.T) {
+			rdb := storetest.Redis(t)
+			st := store.New(rdb)
+			if cluster {
+				st.AsCluster()
+			}
+			mgets := &mgetCounter{}
+			rdb.AddHook(mgets.hook())
+			testCheckAuth(t, rdb, st, mgets, map[bool]int64{false: 1, true: 2}[cluster])
+		})
+	}
+}
+
+// testCheckAuth is TestCheckAuth's table on st, each check running wantMGETs MGETs.
+func testCheckAuth(t *testing.T, rdb *redis.Client, st *store.Store, mgets *mgetCounter, wantMGETs int64) {
 	ctx := context.Background()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
 	limits := store.AuthLimits{Window: time.Minute, PerPair: 2, PerAddress: 10, PerName: 10}
 	const address = "192.0.2.1"
 	newKey := func(t *testing.T, name string) herald.APIKey {
@@ -110,9 +131,13 @@ func TestCheckAuth(t *testing.T) {
 				c.then(t, name, kept)
 			}
 			attempt := store.AuthAttempt{Name: name, Address: address, Limits: limits, Kept: kept, Nonce: name, Count: c.count, CountTTL: time.Minute}
+			before := mgets.n.Load()
 			check, err := st.CheckAuth(ctx, attempt)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if n := mgets.n.Load() - before; n != wantMGETs {
+				t.Errorf("the check ran %d MGETs, want %d", n, wantMGETs)
 			}
 			if got := check.Outcome(); got != c.want {
 				t.Errorf("%+v: outcome %v, want %v", check, got, c.want)
@@ -130,5 +155,166 @@ func advance(t *testing.T, st *store.Store, nonce string, nc uint64) {
 	t.Helper()
 	if ok, err := st.NonceCounter().Advance(context.Background(), nonce, nc, time.Minute); err != nil || !ok {
 		t.Fatalf("advance %s to %d: %v %v", nonce, nc, ok, err)
+	}
+}
+
+// mgetCounter counts the MGETs a client sends, alone or in pipelines (rdb.AddHook(mgets.hook())).
+type mgetCounter struct{ n atomic.Int64 }
+
+func (c *mgetCounter) hook() eachCommand {
+	return func(cmd redis.Cmder) {
+		if cmd.Name() == "mget" {
+			c.n.Add(1)
+		}
+	}
+}
+
+// eachCommand is a hook that is called with each command a client sends, alone or in pipelines.
+type eachCommand func(cmd redis.Cmder)
+
+func (f eachCommand) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (f eachCommand) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { f(cmd); return next(ctx, cmd) }
+}
+func (f eachCommand) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			f(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// BenchmarkCheckAuth is a kept key's check (a request of bench's scenario 7 without its read),
+// 64 callers at once as the API's requests are, on one server and as on a cluster: the time,
+// this process's CPU and redis-server's (INFO cpu: parsing and answering included) per check.
+//
+//	go test ./store/ -run '^$' -bench CheckAuth -count 5
+func BenchmarkCheckAuth(b *testing.B) {
+	for _, cluster := range []bool{false, true} {
+		b.Run(map[bool]string{false: "one-server", true: "as-on-a-cluster"}[cluster], func(b *testing.B) {
+			ctx := context.Background()
+			rdb := storetest.Redis(b)
+			st := store.New(rdb)
+			if cluster {
+				st.AsCluster()
+			}
+			k := herald.APIKey{ID: herald.NewID(time.Now()), PublicKey: "bench", OrgID: herald.NewID(time.Now()), HA1: "ha1",
+				Roles: []herald.Role{{OrgID: "o", RoleName: herald.OrgReadOnly}}}
+			if err := st.CreateAPIKey(ctx, k, nil); err != nil {
+				b.Fatal(err)
+			}
+			kept, err := st.Credential(ctx, k.PublicKey)
+			if err != nil {
+				b.Fatal(err)
+			}
+			limits := store.AuthLimits{Window: time.Minute, PerPair: 100, PerAddress: 100, PerName: 100}
+			var nonces atomic.Int64
+			var failed atomic.Int64
+			cpu0, redis0 := processCPU(b), storetest.RedisCPU(b, rdb)
+			b.SetParallelism(64 / runtime.GOMAXPROCS(0))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				a := store.AuthAttempt{Name: k.PublicKey, Address: "127.0.0.1", Limits: limits, Kept: kept,
+					Nonce: fmt.Sprintf("n%d", nonces.Add(1)), CountTTL: time.Minute}
+				for pb.Next() {
+					a.Count++
+					check, err := st.CheckAuth(ctx, a)
+					if err != nil || check.Outcome() != store.AuthOK {
+						failed.Add(1)
+					}
+				}
+			})
+			b.StopTimer()
+			cpu, redis := processCPU(b)-cpu0, storetest.RedisCPU(b, rdb)-redis0
+			b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64(redis.Nanoseconds())/1e3/float64(b.N), "redis-µs/op")
+			if n := failed.Load(); n > 0 {
+				b.Fatalf("%d of %d checks failed", n, b.N)
+			}
+		})
+	}
+}
+
+// processCPU is this process's CPU time so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// A read given to CheckAuth reads what Fetch reads, whether it joins the check's MGET (one
+// server) or goes as its own (as on a cluster): the project and its alert, an alert or a
+// project missing, ids that are not ids.
+func TestCheckAuthRead(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	mgets := &mgetCounter{}
+	rdb.AddHook(mgets.hook())
+	org := herald.Org{ID: herald.NewID(now), Name: "acme", Created: herald.At(now)}
+	proj, _ := herald.NewProject("prod", org.ID, nil, now)
+	a := herald.Alert{ID: herald.NewID(now), GroupID: proj.ID, AlertConfigID: herald.NewID(now), EventTypeName: "HOST_DOWN",
+		Status: herald.StatusOpen, Created: herald.At(now), Updated: herald.At(now), HostID: "h1", HostnameAndPort: "db1:27017"}
+	k := herald.APIKey{ID: herald.NewID(now), PublicKey: "reader", OrgID: org.ID, HA1: "ha1",
+		Roles: []herald.Role{{GroupID: proj.ID, RoleName: herald.GroupReadOnly}}}
+	for _, err := range []error{st.CreateOrg(ctx, org, herald.Event{}), st.CreateProject(ctx, proj, nil, herald.Event{}),
+		st.SaveAlert(ctx, a, false, ""), st.CreateAPIKey(ctx, k, nil)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept, err := st.Credential(ctx, k.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := store.AuthLimits{Window: time.Minute, PerPair: 10, PerAddress: 10, PerName: 10}
+	nc := uint64(0)
+	for _, c := range []struct{ name, groupID, alertID string }{
+		{"both", proj.ID, a.ID},
+		{"no such alert", proj.ID, herald.NewID(now)},
+		{"alert id not an id", proj.ID, "x"},
+		{"no such project", herald.NewID(now), a.ID},
+		{"project id not an id", "x", a.ID},
+	} {
+		want := store.ReadProjectAlert(c.groupID, c.alertID)
+		if err := st.Fetch(ctx, want); err != nil {
+			t.Fatal(err)
+		}
+		wp, wfound, wa, werr := want.Result()
+		for _, cluster := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/cluster=%v", c.name, cluster), func(t *testing.T) {
+				s := store.New(rdb)
+				wantMGETs := int64(1)
+				if cluster {
+					s.AsCluster()
+					wantMGETs = 3
+					if !herald.ValidID(c.groupID) {
+						wantMGETs = 2 // the read reads nothing
+					}
+				}
+				nc++
+				r := store.ReadProjectAlert(c.groupID, c.alertID)
+				before := mgets.n.Load()
+				check, err := s.CheckAuth(ctx, store.AuthAttempt{Name: k.PublicKey, Address: "192.0.2.1", Limits: limits, Kept: kept,
+					Nonce: "read-nonce", Count: nc, CountTTL: time.Minute}, r)
+				if err != nil || check.Outcome() != store.AuthOK {
+					t.Fatalf("CheckAuth: %+v %v", check, err)
+				}
+				if n := mgets.n.Load() - before; n != wantMGETs {
+					t.Errorf("%d MGETs, want %d", n, wantMGETs)
+				}
+				p, found, got, err := r.Result()
+				if fmt.Sprint(p, found, got, err) != fmt.Sprint(wp, wfound, wa, werr) {
+					t.Errorf("read with the check: %v %v %+v %v\nread alone: %v %v %+v %v", p, found, got, err, wp, wfound, wa, werr)
+				}
+				if c.name == "both" && (got.ID != a.ID || p.ID != proj.ID) {
+					t.Errorf("read %s/%s, want %s/%s", p.ID, got.ID, proj.ID, a.ID)
+				}
+			})
+		}
 	}
 }

@@ -24,3 +24,10 @@ func (s *Store) SharedWaiting() int {
 func (s *Store) DropHosts(ctx context.Context, groupID string, read ...string) (int, error) {
 	return s.dropHosts(ctx, groupID, read)
 }
+
+// AsCluster makes s read as it does on a Redis Cluster: no command spans slots (CheckAuth's
+// MGETs apart), for the tests of both forms on one server.
+func (s *Store) AsCluster() *Store {
+	s.oneNode = false
+	return s
+}

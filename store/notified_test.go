@@ -180,22 +180,6 @@ func TestMarkNotifiedSendsNoDocument(t *testing.T) {
 // less scripts' bodies and hashes.
 type argBytes struct{ n int64 }
 
-// eachCommand is a client hook that calls f with every command sent, alone or pipelined.
-type eachCommand func(redis.Cmder)
-
-func (f eachCommand) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (f eachCommand) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error { f(cmd); return next(ctx, cmd) }
-}
-func (f eachCommand) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, c := range cmds {
-			f(c)
-		}
-		return next(ctx, cmds)
-	}
-}
-
 func (h *argBytes) count(cmd redis.Cmder) {
 	args := cmd.Args()
 	skip := 1

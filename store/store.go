@@ -24,10 +24,14 @@ type Store struct {
 	settled    settledMemo  // what RepairDue's last reads found (reconcile.go)
 	hosts      writtenHosts // the host documents this process wrote lately, not to rewrite them
 	shared     sharedTrips  // round trips shared by concurrent callers (shared.go)
+	oneNode    bool         // every key on one server (not a Cluster): a command may span slots
 }
 
 // New returns a store on rdb (a single node, Sentinel or Cluster client).
-func New(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb, shared: sharedTrips{rdb: rdb}} }
+func New(rdb redis.UniversalClient) *Store {
+	_, oneNode := rdb.(*redis.Client) // a single node's or Sentinel's master: only a ClusterClient spreads slots
+	return &Store{rdb: rdb, shared: sharedTrips{rdb: rdb}, oneNode: oneNode}
+}
 
 // Redis is the client the store uses, for the parts of Herald that share it (asynq).
 func (s *Store) Redis() redis.UniversalClient { return s.rdb }

@@ -41,13 +41,11 @@ func overLimits(counts [3]int64, l AuthLimits) [3]bool {
 	return [3]bool{counts[0] >= int64(l.PerPair), counts[1] >= int64(l.PerAddress), counts[2] >= int64(l.PerName) && counts[0] > 0}
 }
 
-// failCounts reads the counters of authFailKeys from their MGET (a missing one counts 0).
-func failCounts(cmd *redis.SliceCmd) ([3]int64, error) {
+// failCounts reads the counters of authFailKeys from what their MGET answered (a missing one
+// counts 0).
+func failCounts(vals []any) ([3]int64, error) {
 	var counts [3]int64
-	vals, err := cmd.Result()
-	if err != nil {
-		return counts, err
-	}
+	var err error
 	if len(vals) != len(counts) {
 		return counts, fmt.Errorf("store: %d failed-authentication counters read, not %d", len(vals), len(counts))
 	}
@@ -98,7 +96,11 @@ return 1
 // AuthRefused reports how long authentications of name from address are refused (0: not).
 func (s *Store) AuthRefused(ctx context.Context, name, address string, l AuthLimits) (time.Duration, error) {
 	keys := authFailKeys(name, address)
-	counts, err := failCounts(s.rdb.MGet(ctx, keys...))
+	vals, err := s.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return 0, err
+	}
+	counts, err := failCounts(vals)
 	if err != nil {
 		return 0, err
 	}

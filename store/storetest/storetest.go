@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,4 +99,25 @@ func URL(rdb *redis.Client) string {
 		return "unix://" + o.Addr
 	}
 	return fmt.Sprintf("redis://%s/%d", o.Addr, o.DB)
+}
+
+// RedisCPU is the CPU time redis-server spent so far (INFO cpu: parsing and answering
+// included), for benchmarks' figures per operation; 0 from the embedded store, which has none.
+func RedisCPU(tb testing.TB, rdb *redis.Client) time.Duration {
+	info, err := rdb.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\r\n") {
+		name, v, _ := strings.Cut(line, ":")
+		if name == "used_cpu_user" || name == "used_cpu_sys" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			total += f
+		}
+	}
+	return time.Duration(total * float64(time.Second))
 }
