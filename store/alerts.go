@@ -193,11 +193,9 @@ func (s *Store) GlobalConfigProjects(ctx context.Context, configID string) ([]st
 }
 
 // ProjectAlertRead reads project groupID and its alert id in one round trip (both live on the
-// project's slot, and are read by one MGET): its own (Fetch) or another's (CheckAuth, which on
-// one server reads them in its own MGET: a keyedRead).
+// project's slot, and are read by one MGET): its own (Fetch) or another's (CheckAuth).
 type ProjectAlertRead struct {
 	groupID, id string
-	keys        []string        // of mgetKeys, once made
 	docs        *redis.SliceCmd // the project's document, then the alert's (when id is an id)
 }
 
@@ -207,25 +205,15 @@ func ReadProjectAlert(groupID, id string) *ProjectAlertRead {
 }
 
 func (r *ProjectAlertRead) queue(ctx context.Context, pipe redis.Pipeliner) {
-	if keys := r.mgetKeys(); keys != nil {
-		r.docs = pipe.MGet(ctx, keys...)
+	if !herald.ValidID(r.groupID) {
+		return
+	}
+	if herald.ValidID(r.id) {
+		r.docs = pipe.MGet(ctx, projectDoc(r.groupID), alerts(r.groupID).doc(r.id))
+	} else {
+		r.docs = pipe.MGet(ctx, projectDoc(r.groupID))
 	}
 }
-
-// mgetKeys are the project's document and its alert's (when id is an id); none when groupID
-// is not an id (no such project).
-func (r *ProjectAlertRead) mgetKeys() []string {
-	if r.keys == nil && herald.ValidID(r.groupID) {
-		r.keys = make([]string, 1, 2)
-		r.keys[0] = projectDoc(r.groupID)
-		if herald.ValidID(r.id) {
-			r.keys = append(r.keys, alerts(r.groupID).doc(r.id))
-		}
-	}
-	return r.keys
-}
-
-func (r *ProjectAlertRead) took(vals []any, err error) { r.docs = mgetResult(r.keys, vals, err) }
 
 // Result is what was read: found says whether the project exists; err is then the alert's
 // error (NotFound when it has no alert id), else the project's.
