@@ -5,28 +5,20 @@ import (
 	"encoding/json"
 	"math"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/alerttest"
 )
 
 // The hand-written encoder of alerts writes exactly what encoding/json writes of the stored
-// form, for every field filled, for none, and for strings encoding/json escapes.
+// form, for the alerts every alert encoder is held to, and for one with every field filled
+// and ids of herald's form (which the stored form packs).
 func TestAlertDocumentEncodesAsEncodingJSON(t *testing.T) {
+	cases := alerttest.Alerts(t)
 	var every herald.Alert
 	filled(t, &every, 5)
-	escaped := every
-	escaped.HostnameAndPort = "a\"b\\c<d>&e\n\u2028é\xff"
-	escaped.ShardName, escaped.ClusterName, escaped.HumanReadable = "<b>", "a&b", "é"
-	escaped.Labels = herald.Labels{"x<": "y&", "a": "\t"}
-	escaped.Tags = []string{"t1", "<t2>"}
-	escaped.CurrentValue = &herald.CurrentValue{}
-	emptyComposite := every
-	emptyComposite.Labels, emptyComposite.Annotations, emptyComposite.Tags, emptyComposite.CurrentValue = herald.Labels{}, nil, []string{}, nil
-	open := herald.Alert{ID: "0123456789abcdef01234567", GroupID: "0123456789abcdef01234568", Status: "OPEN",
-		EventTypeName: "HOST_DOWN", Created: herald.At(time.Unix(1_800_000_000, 0)), Updated: herald.At(time.Unix(1_800_000_000, 0))}
-	for name, a := range map[string]herald.Alert{"every field": every, "escaped strings": escaped,
-		"empty composites": emptyComposite, "an open alert": open, "empty": {}} {
+	cases["every field, ids of herald's form"] = every
+	for name, a := range cases {
 		d := packAlert(a)
 		want, err := json.Marshal(d)
 		if err != nil {
