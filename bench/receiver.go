@@ -87,8 +87,8 @@ func (r *receiver) receive(w http.ResponseWriter, req *http.Request) {
 	}
 	r.mu.Lock()
 	for _, key := range keys {
-		if r.add(key) {
-			r.arrivals = append(r.arrivals, packedArrival{key: r.pack(key), at: at.UnixNano()})
+		if k, first := r.first(key); first {
+			r.arrivals = append(r.arrivals, packedArrival{key: k, at: at.UnixNano()})
 		} else {
 			r.duplicates++
 		}
@@ -97,35 +97,25 @@ func (r *receiver) receive(w http.ResponseWriter, req *http.Request) {
 	time.Sleep(r.latency)
 }
 
-// add records key as seen, and reports whether it is new.
-func (r *receiver) add(key string) bool {
+// first records key, packed, and reports whether this is its first arrival.
+func (r *receiver) first(key string) (packedKey, bool) {
 	if len(key) > keyRoom {
 		if r.longSeen[key] {
-			return false
+			return packedKey{}, false
 		}
 		r.longSeen[key] = true
-		return true
+		k := packedKey{n: longKey}
+		binary.LittleEndian.PutUint32(k.b[:4], uint32(len(r.long)))
+		r.long = append(r.long, key)
+		return k, true
 	}
 	k := packedKey{n: uint8(len(key))}
 	copy(k.b[:], key)
 	if _, ok := r.seen[k]; ok {
-		return false
+		return k, false
 	}
 	r.seen[k] = struct{}{}
-	return true
-}
-
-// pack is key as a packedKey, a long one added to r.long.
-func (r *receiver) pack(key string) packedKey {
-	if len(key) > keyRoom {
-		k := packedKey{n: longKey}
-		binary.LittleEndian.PutUint32(k.b[:4], uint32(len(r.long)))
-		r.long = append(r.long, key)
-		return k
-	}
-	k := packedKey{n: uint8(len(key))}
-	copy(k.b[:], key)
-	return k
+	return k, true
 }
 
 // unpack is the key k holds.
