@@ -78,8 +78,7 @@ func encodeDocAt(key string, v any) ([]byte, error) {
 	if a.ID != "" && strings.HasSuffix(key, a.ID) && strings.HasSuffix(key[:len(key)-len(a.ID)], ":") {
 		a.ID = "" // (a is a copy) left out, and not packed only to be dropped
 	}
-	if rest, ok := strings.CutPrefix(key, "herald:{g:"); ok && a.GroupID != "" && strings.HasPrefix(rest, a.GroupID) &&
-		strings.HasPrefix(rest[len(a.GroupID):], "}:") {
+	if gid, _, ok := projectOfKey(key); ok && gid == a.GroupID {
 		a.GroupID = ""
 	}
 	p := packAlert(a)
@@ -107,11 +106,7 @@ func identifyAlert(key string, a *herald.Alert) {
 		}
 	}
 	if a.GroupID == "" {
-		if rest, ok := strings.CutPrefix(key, "herald:{g:"); ok {
-			if i := strings.IndexByte(rest, '}'); i >= 0 {
-				a.GroupID = rest[:i]
-			}
-		}
+		a.GroupID, _, _ = projectOfKey(key)
 	}
 }
 
@@ -312,26 +307,12 @@ func packID(id string) string {
 	if id == "" {
 		return ""
 	}
-	var raw [12]byte
-	if len(id) == 2*len(raw) && lowerHex(id) {
-		if _, err := hex.Decode(raw[:], []byte(id)); err == nil {
-			var out [16]byte // base64url of 12 bytes, unpadded
-			base64.RawURLEncoding.Encode(out[:], raw[:])
-			return string(out[:])
-		}
+	if raw, ok := idBytes(id); ok {
+		var out [16]byte // base64url of 12 bytes, unpadded
+		base64.RawURLEncoding.Encode(out[:], raw[:])
+		return string(out[:])
 	}
 	return rawIDMark + id
-}
-
-// lowerHex says whether s is only lower-case hexadecimal digits (herald's form of an id; an id
-// with upper-case digits is another id, kept as it is).
-func lowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 func unpackID(s string) string {

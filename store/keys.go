@@ -17,7 +17,18 @@ const (
 )
 
 func groupTag(groupID string) string { return "{g:" + groupID + "}" }
-func orgTag(orgID string) string     { return "{o:" + orgID + "}" }
+
+// projectOfKey is the project whose slot key is on (herald:{g:<project>}:...), and the rest
+// of the key after the tag's colon; ok is false for a key of any other tag.
+func projectOfKey(key string) (groupID, rest string, ok bool) {
+	after, ok := strings.CutPrefix(key, "herald:{g:")
+	if !ok {
+		return "", "", false
+	}
+	groupID, rest, ok = strings.Cut(after, "}:")
+	return groupID, rest, ok
+}
+func orgTag(orgID string) string { return "{o:" + orgID + "}" }
 
 // key builds "herald:<tag>:<part>:<part>..." (in one allocation: keys are built on every
 // request's path).
@@ -69,24 +80,27 @@ func (c collection) setDoc(ctx context.Context, pipe redis.Pipeliner, id string,
 // docField is the hash field of a document's id: the 12 bytes of an id of herald's form, any
 // other id as it is after a mark (never 12 bytes long, so the two never meet).
 func docField(id string) string {
-	var b [12]byte // on the stack: every alert the engine writes has three members made here
-	if len(id) == 24 && isLowerHex(id) {
-		if _, err := hex.Decode(b[:], []byte(id)); err == nil {
-			return string(b[:])
-		}
+	if b, ok := idBytes(id); ok {
+		return string(b[:])
 	}
 	return markRaw(id)
 }
 
-// isLowerHex reports whether s is lower-case hex digits only (the form hex.EncodeToString
-// writes, which docField's bytes stand for).
-func isLowerHex(s string) bool {
-	for i := range len(s) {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
+// idBytes are the 12 bytes an id of herald's form spells in lower-case hex (as
+// hex.EncodeToString writes them: an id in upper-case digits is another id, kept as it is).
+// They are returned by value, on the caller's stack: every alert the engine writes has
+// several ids made into fields, members and packed forms.
+func idBytes(id string) (b [12]byte, ok bool) {
+	if len(id) != 2*len(b) {
+		return b, false
+	}
+	for i := range len(id) {
+		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return b, false
 		}
 	}
-	return true
+	_, err := hex.Decode(b[:], []byte(id))
+	return b, err == nil
 }
 
 // idOfField is the id a docField (or an id written whole, as fields and values were before)
