@@ -63,6 +63,26 @@ func subfields(v string) map[string]int64 {
 	return out
 }
 
+// commandRun is what Redis did of one command between two readings of INFO commandstats.
+type commandRun struct {
+	name        string
+	calls, usec int64
+}
+
+// commandsSince is what Redis ran between readings before and after, the costliest first, and
+// its total calls and microseconds.
+func commandsSince(before, after map[string]commandStat) (rows []commandRun, calls, usec int64) {
+	for name, s := range after {
+		c, u := s.calls-before[name].calls, s.usec-before[name].usec
+		if c > 0 {
+			rows = append(rows, commandRun{name, c, u})
+			calls, usec = calls+c, usec+u
+		}
+	}
+	slices.SortFunc(rows, func(a, b commandRun) int { return cmp.Compare(b.usec, a.usec) })
+	return rows, calls, usec
+}
+
 // redisMark is what Redis did on its own so far, and what it holds that its own cron walks.
 type redisMark struct {
 	commands       map[string]commandStat
@@ -176,20 +196,7 @@ func (d *idleDiagnosis) finish(ctx context.Context, elapsed time.Duration) {
 		return
 	}
 	sec := elapsed.Seconds()
-	type row struct {
-		name        string
-		calls, usec int64
-	}
-	var rows []row
-	var calls, usec int64
-	for name, s := range r.commands {
-		c, u := s.calls-d.redis.commands[name].calls, s.usec-d.redis.commands[name].usec
-		if c > 0 {
-			rows = append(rows, row{name, c, u})
-			calls, usec = calls+c, usec+u
-		}
-	}
-	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(b.usec, a.usec) })
+	rows, calls, usec := commandsSince(d.redis.commands, r.commands)
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s: idle window of %s: Redis ran %.0f commands/s taking %.2f%% of a core (%.1f µs each);",
 		d.scenario, elapsed.Round(time.Millisecond), float64(calls)/sec, float64(usec)/1e4/sec, float64(usec)/float64(max(calls, 1)))

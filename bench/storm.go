@@ -187,7 +187,7 @@ func (b *bench) heraldStorm(ctx context.Context, bin, dir string, n int) (stormR
 	if err != nil {
 		return stormRun{}, err
 	}
-	cmdsBefore, err := b.redis.commands(ctx)
+	cmdsBefore, err := b.redis.commandStats(ctx)
 	if err != nil {
 		return stormRun{}, err
 	}
@@ -212,11 +212,13 @@ func (b *bench) heraldStorm(ctx context.Context, bin, dir string, n int) (stormR
 	for i := range run.cpu {
 		run.cpu[i] = cpuAfter[i] - cpuBefore[i]
 	}
-	cmdsAfter, err := b.redis.commands(ctx)
+	cmdsAfter, err := b.redis.commandStats(ctx)
 	if err != nil {
 		return run, err
 	}
-	run.commands = cmdsAfter - cmdsBefore
+	rows, calls, _ := commandsSince(cmdsBefore, cmdsAfter)
+	run.commands = calls
+	logCommandsPer(fmt.Sprintf("storm of %d", n), "notification", rows, n)
 	after, err := b.redis.usedMemory(ctx)
 	if err != nil {
 		return run, err
@@ -235,6 +237,18 @@ func (b *bench) heraldStorm(ctx context.Context, bin, dir string, n int) (stormR
 	run.redisRSS, _ = strconv.ParseInt(mem["used_memory_rss"], 10, 64)
 	run.peakRSS, err = h.peakRSS()
 	return run, err
+}
+
+// logCommandsPer logs what Redis spent per item (notification, request) on each command it
+// ran, the costliest first: where its share of a figure's CPU went.
+func logCommandsPer(what, item string, rows []commandRun, n int) {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s: Redis per %s:", what, item)
+	for _, x := range rows[:min(len(rows), 12)] {
+		fmt.Fprintf(&sb, " %s %.2f × %.1f µs = %.1f µs;", x.name, float64(x.calls)/float64(n),
+			float64(x.usec)/float64(x.calls), float64(x.usec)/float64(n))
+	}
+	log.Print(sb.String())
 }
 
 // reportStorm reports n alerts in requests of the run's batch size, stormPosters at once
@@ -276,8 +290,21 @@ func (b *bench) reportStorm(ctx context.Context, n int, recv *receiver, poster f
 	arrivals, duplicates := recv.results()
 	last := arrivals[n-1].At
 	took := last.Sub(start)
+	logTimeline(n, start, reported, arrivals)
 	return stormRun{rate: float64(n) / took.Seconds(), took: took, reporting: reported.Sub(start), first: arrivals[0].At.Sub(start),
 		afterLast: last.Sub(reported), duplicates: duplicates}, nil
+}
+
+// logTimeline logs when each tenth of a storm's notices had arrived, from its first report:
+// a pause (a ramp at the start, a tail at the end) shows as a wide step.
+func logTimeline(n int, start, reported time.Time, arrivals []arrival) {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "storm of %d: reported by %s; notices arrived by:", n, reported.Sub(start).Round(time.Millisecond))
+	for _, q := range []int{1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 99, 100} {
+		i := min(n*q/100, n) - 1
+		fmt.Fprintf(&sb, " %d%% %s", q, arrivals[max(i, 0)].At.Sub(start).Round(time.Millisecond))
+	}
+	log.Print(sb.String())
 }
 
 // hostsDown are HOST_DOWN observations, active (or cleared), for hosts <prefix>-from …
