@@ -62,10 +62,11 @@ func Classify(resp *http.Response, err error) error {
 		return &Failure{Retry: true, Reason: "no response"}
 	}
 	code := resp.StatusCode
+	if code >= 200 && code < 300 { // before the failure is built: a storm's every delivery
+		return nil
+	}
 	f := &Failure{Status: code, Reason: "target answered " + statusText(code)}
 	switch {
-	case code >= 200 && code < 300:
-		return nil
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		f.Rejected = true
 	case code == http.StatusRequestTimeout || code >= 500:
