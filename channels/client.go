@@ -19,6 +19,9 @@ import (
 // check runs on the address actually dialled, after name resolution and before any packet is
 // sent, so a DNS name that points at 127.0.0.1 is refused too; the refusal is a
 // *Failure{Retry: false, Reason: ReasonTargetNotAllowed} that Classify passes through.
+//
+// Exchange sends a request of such a client through its transport (see do): change no field
+// of a client once made.
 func NewHTTPClient(allowPrivate bool, timeout time.Duration) *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	if !allowPrivate {
@@ -36,13 +39,15 @@ func NewHTTPClient(allowPrivate bool, timeout time.Duration) *http.Client {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
-	return &http.Client{
+	client := &http.Client{
 		Transport: transport,
 		Timeout:   timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
 	}
+	direct.Store(client, struct{}{})
+	return client
 }
 
 // ReasonTargetNotAllowed is the failure of a delivery whose target's address the client

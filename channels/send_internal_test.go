@@ -1,0 +1,86 @@
+package channels
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/channels/channelstest"
+)
+
+// A client of NewHTTPClient is sent through directly; any other client, and a request with
+// credentials in its URL, goes through Client.Do.
+func TestDoGoesDirectOnlyForOwnClients(t *testing.T) {
+	if _, ok := direct.Load(NewHTTPClient(true, time.Second)); !ok {
+		t.Error("a client of NewHTTPClient is not sent through directly")
+	}
+	if _, ok := direct.Load(&http.Client{}); ok {
+		t.Error("another client is sent through directly")
+	}
+}
+
+// The client's Timeout covers reading the answer's body on the direct way too, as it does
+// through Client.Do: a target that sends its headers and then stalls does not hold the
+// delivery.
+func TestDirectTimeoutCoversTheBody(t *testing.T) {
+	release := make(chan struct{})
+	rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("partial"))
+		w.(http.Flusher).Flush()
+		<-release
+	})
+	defer close(release) // before the receiver closes (cleanup), which waits for the handler
+	client := NewHTTPClient(true, 200*time.Millisecond)
+	done := make(chan error, 1)
+	go func() {
+		done <- Exchange(client, postRequest(t, rc.URL), func(*http.Response, []byte) error { return nil })
+	}()
+	select {
+	case <-done: // the answer was 200: what the body read ended with is not a failure
+	case <-time.After(10 * time.Second):
+		t.Fatal("the exchange is still reading a stalled body 10 s after its 200 ms timeout")
+	}
+}
+
+// A URL's credentials are sent as Basic auth (Client.Do's way), and the answer is classified
+// as on the direct way.
+func TestURLCredentialsSentAsBasicAuth(t *testing.T) {
+	rc := channelstest.NewReceiver(t, nil)
+	client := NewHTTPClient(true, 5*time.Second)
+	target := strings.Replace(rc.URL, "http://", "http://hook-user:hook-pw@", 1)
+	if err := Send(client, postRequest(t, target)); err != nil {
+		t.Fatal(err)
+	}
+	r := rc.Only(t)
+	req := http.Request{Header: r.Header}
+	if u, p, ok := req.BasicAuth(); !ok || u != "hook-user" || p != "hook-pw" {
+		t.Errorf("Authorization %q, want Basic auth of the URL's user and password", r.Header.Get("Authorization"))
+	}
+}
+
+// A client Herald did not make keeps Client.Do's behaviour: this one follows a redirect.
+func TestOtherClientsKeepClientDo(t *testing.T) {
+	moved := channelstest.NewReceiver(t, nil)
+	rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, moved.URL+"/moved", http.StatusTemporaryRedirect)
+	})
+	if err := Send(&http.Client{Timeout: 5 * time.Second}, postRequest(t, rc.URL)); err != nil {
+		t.Fatalf("Send: %v, want the redirect followed to a 200", err)
+	}
+	if n := len(moved.Requests()); n != 1 {
+		t.Errorf("redirect target got %d requests, want 1", n)
+	}
+}
+
+func postRequest(t *testing.T, target string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, target, strings.NewReader(`{"id":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
