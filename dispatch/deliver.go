@@ -126,42 +126,85 @@ func personalID(noticeID, userID, via string) string {
 }
 
 // attempt tries one delivery a few times at once and says how it went, with a record of each
-// try.
+// try. The first try is made here, the rest (after a failure that may be retried at once)
+// through go-retry: as go-retry.Do would make them all, but without building its closures
+// for each of a storm's deliveries, most of which succeed the first time.
 func (e *Engine) attempt(ctx context.Context, n notice, r recipient) (outcome, []store.Attempt, error) {
 	notifier, ok := e.Notifiers[r.kind]
 	if !ok {
 		err := fmt.Errorf("no sender for %s notifications", r.kind)
 		return givenUp, []store.Attempt{e.record(n, r, e.Clock.Now(), &channels.Failure{Reason: err.Error()})}, err
 	}
+	start := time.Now()
 	var records []store.Attempt
-	err := retry.Do(ctx, quickBackoff(time.Now()), func(ctx context.Context) error {
-		start := e.Clock.Now()
-		err := notifier.Notify(ctx, r.delivery)
-		records = append(records, e.record(n, r, start, err))
-		var f *channels.Failure
-		if errors.As(err, &f) && f.Retry && f.RetryAfter <= quickRetryAfterMax {
-			select { // the target said when: no sooner
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(f.RetryAfter):
-			}
-			return retry.RetryableError(err)
+	err := context.Cause(ctx) // as go-retry.Do checks before each try
+	if err == nil {
+		var rec store.Attempt
+		var again bool
+		rec, again, err = e.tryOnce(ctx, notifier, n, &r)
+		records = append(make([]store.Attempt, 0, 1), rec)
+		if again {
+			records, err = e.quickRetries(ctx, notifier, n, &r, records, start, err)
 		}
-		return err
-	})
-	var f *channels.Failure
+	}
+	f := failureOf(err)
 	switch {
 	case err == nil:
 		return delivered, records, nil
-	case errors.As(err, &f) && f.Rejected:
+	case f != nil && f.Rejected:
 		return rejected, records, err
-	case errors.As(err, &f) && !f.Retry:
+	case f != nil && !f.Retry:
 		return givenUp, records, err
 	case ctx.Err() != nil:
 		return retryLater, records, err
 	default: // transient, or not classified: try again later
 		return retryLater, records, err
 	}
+}
+
+// tryOnce is one try of delivery r and its record; again says that it may be tried again at
+// once: it failed for now, and the target asked for no longer a wait than quickRetryAfterMax,
+// which tryOnce has waited out.
+func (e *Engine) tryOnce(ctx context.Context, notifier channels.Notifier, n notice, r *recipient) (store.Attempt, bool, error) {
+	start := e.Clock.Now()
+	err := notifier.Notify(ctx, r.delivery)
+	rec := e.record(n, *r, start, err)
+	if f := failureOf(err); f != nil && f.Retry && f.RetryAfter <= quickRetryAfterMax {
+		select { // the target said when: no sooner
+		case <-ctx.Done():
+			return rec, false, ctx.Err()
+		case <-time.After(f.RetryAfter):
+		}
+		return rec, true, err
+	}
+	return rec, false, err
+}
+
+// quickRetries are the quick tries of r after a first that failed with err and may be tried
+// again (started at start), appended to records: the wait go-retry.Do would have made after
+// it, then go-retry.Do for the rest.
+func (e *Engine) quickRetries(ctx context.Context, notifier channels.Notifier, n notice, r *recipient, records []store.Attempt,
+	start time.Time, err error) ([]store.Attempt, error) {
+	b := quickBackoff(start)
+	next, stop := b.Next()
+	if stop {
+		return records, err
+	}
+	t := time.NewTimer(next)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+	case <-t.C:
+	}
+	err = retry.Do(ctx, b, func(ctx context.Context) error {
+		rec, again, err := e.tryOnce(ctx, notifier, n, r)
+		records = append(records, rec)
+		if again {
+			return retry.RetryableError(err)
+		}
+		return err
+	})
+	return records, err
 }
 
 // quickBackoff is the waits between a delivery's quick tries, the first of which started at
@@ -183,10 +226,9 @@ func (e *Engine) record(n notice, r recipient, start time.Time, err error) store
 	end := e.Clock.Now()
 	a := store.Attempt{At: herald.At(end), AlertID: n.AlertID, Global: n.Global, DeliveryID: r.delivery.ID,
 		Kind: r.kind, Via: r.via, Outcome: store.OutcomeDelivered, DurationMs: end.Sub(start).Milliseconds()}
-	var f *channels.Failure
-	switch {
+	switch f := failureOf(err); {
 	case err == nil:
-	case errors.As(err, &f):
+	case f != nil:
 		a.StatusCode, a.Reason = f.Status, f.Reason
 		switch {
 		case f.Rejected:
@@ -201,6 +243,19 @@ func (e *Engine) record(n notice, r recipient, start time.Time, err error) store
 	}
 	e.Observer.Delivery(r.kind, a.Outcome, end.Sub(start))
 	return a
+}
+
+// failureOf is the *channels.Failure in err's chain, nil if none. It allocates nothing when
+// err is nil (errors.As's target escapes to the heap): most of a storm's tries succeed.
+func failureOf(err error) *channels.Failure {
+	if err == nil {
+		return nil
+	}
+	var f *channels.Failure
+	if errors.As(err, &f) {
+		return f
+	}
+	return nil
 }
 
 // sent is what became of a group of notices.
@@ -239,7 +294,8 @@ type refusal struct {
 // deliverParallel at once and deliverPerKind of one kind, so that one slow service cannot hold
 // every slot.
 func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) sent {
-	out := sent{group: g, notified: map[string]time.Time{}}
+	// Sized for a delivery a notice, the common case: growing them showed in a storm's profile.
+	out := sent{group: g, notified: make(map[string]time.Time, len(g.notices)), attempts: make([]tried, 0, len(g.notices))}
 	var (
 		mu    sync.Mutex
 		wg    sync.WaitGroup
@@ -253,7 +309,8 @@ func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) se
 		}
 		return kinds[kind]
 	}
-	for _, n := range g.notices {
+	for i := range g.notices {
+		n := &g.notices[i] // the jobs below share it rather than each hold a copy
 		nc := noticeContext{alert: g.alerts[n.AlertID], rule: g.cfg.rule(n.ConfigID), project: s.project, integ: g.cfg.integ,
 			people: func() ([]herald.User, error) { return s.people(ctx) }}
 		about := n.about()
@@ -262,27 +319,28 @@ func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) se
 		}
 		if why := about.Superseded(nc.alert, nc.rule, s.e.Clock.Now()); why != "" {
 			mu.Lock()
-			out.attempts = append(out.attempts, tried{n, s.e.superseded(n, n.DeliveryID, noticeKind(n, nc.rule), "", why)})
+			out.attempts = append(out.attempts, tried{*n, s.e.superseded(*n, n.DeliveryID, noticeKind(*n, nc.rule), "", why)})
 			mu.Unlock()
 			continue
 		}
-		rs, err := s.e.recipients(n, nc)
+		rs, err := s.e.recipients(*n, nc)
 		if err != nil { // reading the project's people failed: the whole notice is tried again
 			mu.Lock()
-			out.retry = append(out.retry, later{n: n, kind: noticeKind(n, nc.rule)}) // on the people kinds' queue
+			out.retry = append(out.retry, later{n: *n, kind: noticeKind(*n, nc.rule)}) // on the people kinds' queue
 			mu.Unlock()
 			continue
 		}
-		for _, r := range rs {
+		for j := range rs {
+			r := &rs[j] // as n: a recipient holds the alert, some hundreds of bytes
 			kind := slot(r.kind)
 			wg.Add(1)
 			kind <- struct{}{}
 			pool.run(func() {
 				defer func() { <-kind; wg.Done() }()
-				res, records, err := s.e.try(ctx, n, r, false)
+				res, records, err := s.e.try(ctx, *n, *r, false)
 				mu.Lock()
 				defer mu.Unlock()
-				one := n
+				one := *n
 				one.UserID, one.Via = r.userID, r.via
 				switch res {
 				case delivered:
@@ -290,7 +348,7 @@ func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) se
 				case retryLater:
 					out.retry = append(out.retry, later{n: one, after: retryAfter(err)})
 				case rejected: // the credential is removed; the notice waits as a dead letter for a new one
-					out.refused = append(out.refused, refusal{n, r})
+					out.refused = append(out.refused, refusal{*n, *r})
 					one.DeadLetter = deadLetterReason(err)
 					out.retry = append(out.retry, later{n: one, kind: r.kind})
 				case givenUp:
@@ -298,7 +356,9 @@ func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) se
 					one.DeadLetter = deadLetterReason(err)
 					out.retry = append(out.retry, later{n: one, kind: r.kind})
 				}
-				out.attempts = append(out.attempts, triedOf(one, records)...)
+				for _, a := range records { // rather than triedOf's slice, copied again here
+					out.attempts = append(out.attempts, tried{one, a})
+				}
 			})
 		}
 	}
