@@ -84,12 +84,17 @@ func Summary(a herald.Alert) string {
 		add("Current value", value)
 	}
 
-	if !a.Created.IsZero() {
-		add("Created", a.Created.String())
+	addTime := func(label string, t herald.Time) { // as add(label, t.String()), without the string
+		if !t.IsZero() {
+			var buf [len(herald.TimeLayout) + 8]byte
+			b.WriteByte('\n')
+			b.WriteString(label)
+			b.WriteString(": ")
+			b.Write(t.UTC().AppendFormat(buf[:0], herald.TimeLayout))
+		}
 	}
-	if !a.Resolved.IsZero() {
-		add("Resolved", a.Resolved.String())
-	}
+	addTime("Created", a.Created)
+	addTime("Resolved", a.Resolved)
 	if !a.AcknowledgedUntil.IsZero() {
 		ack := "until " + a.AcknowledgedUntil.String()
 		if a.AcknowledgingUsername != "" {
