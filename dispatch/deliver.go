@@ -129,7 +129,7 @@ func personalID(noticeID, userID, via string) string {
 // try. The first try is made here, the rest (after a failure that may be retried at once)
 // through go-retry: as go-retry.Do would make them all, but without building its closures
 // for each of a storm's deliveries, most of which succeed the first time.
-func (e *Engine) attempt(ctx context.Context, n notice, r recipient) (outcome, []store.Attempt, error) {
+func (e *Engine) attempt(ctx context.Context, n notice, r *recipient) (outcome, []store.Attempt, error) {
 	notifier, ok := e.Notifiers[r.kind]
 	if !ok {
 		err := fmt.Errorf("no sender for %s notifications", r.kind)
@@ -141,10 +141,10 @@ func (e *Engine) attempt(ctx context.Context, n notice, r recipient) (outcome, [
 	if err == nil {
 		var rec store.Attempt
 		var again bool
-		rec, again, err = e.tryOnce(ctx, notifier, n, &r)
+		rec, again, err = e.tryOnce(ctx, notifier, n, r)
 		records = append(make([]store.Attempt, 0, 1), rec)
 		if again {
-			records, err = e.quickRetries(ctx, notifier, n, &r, records, start, err)
+			records, err = e.quickRetries(ctx, notifier, n, r, records, start, err)
 		}
 	}
 	f := failureOf(err)
@@ -168,7 +168,7 @@ func (e *Engine) attempt(ctx context.Context, n notice, r recipient) (outcome, [
 func (e *Engine) tryOnce(ctx context.Context, notifier channels.Notifier, n notice, r *recipient) (store.Attempt, bool, error) {
 	start := e.Clock.Now()
 	err := notifier.Notify(ctx, r.delivery)
-	rec := e.record(n, *r, start, err)
+	rec := e.record(n, r, start, err)
 	if f := failureOf(err); f != nil && f.Retry && f.RetryAfter <= quickRetryAfterMax {
 		select { // the target said when: no sooner
 		case <-ctx.Done():
@@ -222,7 +222,7 @@ func quickBackoff(start time.Time) retry.Backoff {
 }
 
 // record is the log entry of one try.
-func (e *Engine) record(n notice, r recipient, start time.Time, err error) store.Attempt {
+func (e *Engine) record(n notice, r *recipient, start time.Time, err error) store.Attempt {
 	end := e.Clock.Now()
 	a := store.Attempt{At: herald.At(end), AlertID: n.AlertID, Global: n.Global, DeliveryID: r.delivery.ID,
 		Kind: r.kind, Via: r.via, Outcome: store.OutcomeDelivered, DurationMs: end.Sub(start).Milliseconds()}
@@ -309,10 +309,11 @@ func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) se
 		}
 		return kinds[kind]
 	}
+	people := func() ([]herald.User, error) { return s.people(ctx) }
 	for i := range g.notices {
 		n := &g.notices[i] // the jobs below share it rather than each hold a copy
 		nc := noticeContext{alert: g.alerts[n.AlertID], rule: g.cfg.rule(n.ConfigID), project: s.project, integ: g.cfg.integ,
-			people: func() ([]herald.User, error) { return s.people(ctx) }}
+			people: people}
 		about := n.about()
 		if fps := g.cfg.fingerprints[n.ConfigID]; n.Notification < len(fps) && about.Fingerprint == fps[n.Notification] {
 			about.Fingerprint = "" // the notification is as it was: no need to fingerprint it again
@@ -337,7 +338,7 @@ func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) se
 			kind <- struct{}{}
 			pool.run(func() {
 				defer func() { <-kind; wg.Done() }()
-				res, records, err := s.e.try(ctx, *n, *r, false)
+				res, records, err := s.e.try(ctx, *n, r, false)
 				mu.Lock()
 				defer mu.Unlock()
 				one := *n
@@ -613,7 +614,7 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 	fanned := n.UserID == "" && len(rs) > 0 && rs[0].userID != ""
 	var failed error
 	for _, r := range rs {
-		res, records, err := e.try(ctx, n, r, true)
+		res, records, err := e.try(ctx, n, &r, true)
 		last, _ := asynq.GetRetryCount(ctx)
 		max, _ := asynq.GetMaxRetry(ctx)
 		final := res == givenUp || (res == retryLater && !fanned && last >= max)

@@ -65,8 +65,8 @@ func noticeKind(n notice, rule *herald.AlertRule) string {
 // recorded, so the common case costs no Redis call. (A session's own notices go out in commit
 // order, and it hands its project over only once they are settled: a resolution only ever
 // races with a retry task.)
-func (e *Engine) try(ctx context.Context, n notice, r recipient, retry bool) (outcome, []store.Attempt, error) {
-	sc, target := n.scope(), reachTarget(n, r)
+func (e *Engine) try(ctx context.Context, n notice, r *recipient, retry bool) (outcome, []store.Attempt, error) {
+	sc, target := n.scope(), reachTarget(n, *r)
 	if n.about().Closing {
 		v, err := e.store.BeginClose(ctx, sc, n.AlertID, target, e.Clock.Now())
 		switch {
