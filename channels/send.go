@@ -31,7 +31,9 @@ func Exchange(client *http.Client, req *http.Request, check func(resp *http.Resp
 	defer cancel() // after the body is closed (deferred below): the timeout covers reading it
 	defer resp.Body.Close()
 	if check == nil { // nothing reads the body: drained through io.Discard's pooled buffer
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 2*maxDrain))
+		if resp.Body != http.NoBody { // an empty answer (net/http's NoBody) has nothing to drain
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 2*maxDrain))
+		}
 		return Classify(resp, nil)
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxDrain))
