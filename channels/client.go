@@ -38,10 +38,6 @@ func NewHTTPClient(allowPrivate bool, timeout time.Duration) *http.Client {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
-		// No "Accept-Encoding: gzip" added to every request (a header map of its own each):
-		// the answers read are short (Exchange reads 64 KiB at most) and most are drained
-		// unread, so there is nothing worth compressing.
-		DisableCompression: true,
 	}
 	client := &http.Client{
 		Transport: transport,

@@ -22,7 +22,7 @@ func TestAppendAttemptIsJSONMarshal(t *testing.T) {
 		{},
 		every,
 		{At: herald.At(now), AlertID: alert, DeliveryID: alert + "-0-1", Kind: "WEBHOOK", Outcome: OutcomeDelivered, DurationMs: 3},
-		{AlertID: alert, DeliveryID: alert, Outcome: OutcomeRetrying},                      // the whole id is the alert's
+		{AlertID: alert, DeliveryID: alert, Outcome: OutcomeRetrying}, // the whole id is the alert's
 		{AlertID: "not-an-id", DeliveryID: "elsewhere-1", Global: true, Via: "SMS", StatusCode: 503},
 		{DeliveryID: "d", Reason: `target answered "500" <b>&</b> \ tab	line` + "\n\x01\x7f é 日本 \u2028"},
 		{At: herald.At(time.Unix(-5, 0)), DurationMs: -2, StatusCode: -1, Outcome: OutcomeSuperseded},
