@@ -53,10 +53,11 @@ var direct sync.Map
 // through its transport: such a client follows no redirect (its CheckRedirect answers the
 // last response, as RoundTrip does), and its Timeout, over the whole exchange including the
 // answer's body, is a context deadline that cancel ends once the body is closed. Client.Do
-// adds a copy of the headers (kept for redirects), a copy of the request and a timer of its
-// own on every request: a storm sends thousands a second, and Client.Do cost some 3 µs of a
-// worker's CPU a delivery over RoundTrip. The errors differ only in Client.Do's *url.Error
-// wrapping, which Classify looks through.
+// adds a copy of the headers (kept for redirects) and of the request, and wraps the body, on
+// every request: a storm sends thousands a second, and in a profile of a 100,000-alert storm
+// Client.Do cost 2.8 µs of a worker's CPU a delivery over RoundTrip's, some 1.2 of it the
+// deadline this keeps. The errors differ only in Client.Do's *url.Error wrapping, which
+// Classify looks through.
 func do(client *http.Client, req *http.Request) (*http.Response, context.CancelFunc, error) {
 	if _, ok := direct.Load(client); !ok || client.Jar != nil || client.Transport == nil || req.URL == nil ||
 		req.URL.User != nil || req.Header == nil || req.RequestURI != "" {
