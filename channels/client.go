@@ -39,16 +39,18 @@ func NewHTTPClient(allowPrivate bool, timeout time.Duration) *http.Client {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
-	client := &http.Client{
-		Transport: transport,
+	return &http.Client{
+		Transport: directTransport{transport},
 		Timeout:   timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
 	}
-	direct.Store(client, struct{}{})
-	return client
 }
+
+// directTransport is the transport of a client of NewHTTPClient: its type tells Exchange that
+// the client adds nothing to a request that its transport would not (see do).
+type directTransport struct{ *http.Transport }
 
 // ReasonTargetNotAllowed is the failure of a delivery whose target's address the client
 // refused: it names the setting that allows it, so that a delivery record says what to change.

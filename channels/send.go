@@ -44,10 +44,6 @@ func Exchange(client *http.Client, req *http.Request, check func(resp *http.Resp
 	return check(resp, body)
 }
 
-// direct are the clients NewHTTPClient made (*http.Client → struct{}): Exchange may send
-// their requests straight through their transport.
-var direct sync.Map
-
 // do is client.Do(req), and for a client of NewHTTPClient with nothing Client.Do would add (no
 // cookie jar, no credentials in the URL to send as Basic auth) the same exchange straight
 // through its transport: such a client follows no redirect (its CheckRedirect answers the
@@ -59,8 +55,7 @@ var direct sync.Map
 // deadline this keeps. The errors differ only in Client.Do's *url.Error wrapping, which
 // Classify looks through.
 func do(client *http.Client, req *http.Request) (*http.Response, context.CancelFunc, error) {
-	if _, ok := direct.Load(client); !ok || client.Jar != nil || client.Transport == nil || req.URL == nil ||
-		req.URL.User != nil || req.Header == nil || req.RequestURI != "" {
+	if !sendsDirect(client) || req.URL == nil || req.URL.User != nil || req.Header == nil || req.RequestURI != "" {
 		resp, err := client.Do(req)
 		return resp, func() {}, err
 	}
@@ -76,4 +71,11 @@ func do(client *http.Client, req *http.Request) (*http.Response, context.CancelF
 		return nil, nil, err
 	}
 	return resp, cancel, nil
+}
+
+// sendsDirect says whether client is one of NewHTTPClient's, as made: its transport's type
+// says so, and it has no cookie jar to fill.
+func sendsDirect(client *http.Client) bool {
+	_, ok := client.Transport.(directTransport)
+	return ok && client.Jar == nil
 }
