@@ -126,27 +126,22 @@ func personalID(noticeID, userID, via string) string {
 }
 
 // attempt tries one delivery a few times at once and says how it went, with a record of each
-// try. The first try is made here, the rest (after a failure that may be retried at once)
-// through go-retry: as go-retry.Do would make them all, but without building its closures
-// for each of a storm's deliveries, most of which succeed the first time.
+// try.
 func (e *Engine) attempt(ctx context.Context, n notice, r *recipient) (outcome, []store.Attempt, error) {
 	notifier, ok := e.Notifiers[r.kind]
 	if !ok {
 		err := fmt.Errorf("no sender for %s notifications", r.kind)
 		return givenUp, []store.Attempt{e.record(n, r, e.Clock.Now(), &channels.Failure{Reason: err.Error()})}, err
 	}
-	start := time.Now()
-	var records []store.Attempt
-	err := context.Cause(ctx) // as go-retry.Do checks before each try
-	if err == nil {
-		var rec store.Attempt
-		var again bool
-		rec, again, err = e.tryOnce(ctx, notifier, n, r)
-		records = append(make([]store.Attempt, 0, 1), rec)
+	records := make([]store.Attempt, 0, 1)
+	err := retry.Do(ctx, quickBackoff(time.Now()), func(ctx context.Context) error {
+		rec, again, err := e.tryOnce(ctx, notifier, n, r)
+		records = append(records, rec)
 		if again {
-			records, err = e.quickRetries(ctx, notifier, n, r, records, start, err)
+			return retry.RetryableError(err)
 		}
-	}
+		return err
+	})
 	f := failureOf(err)
 	switch {
 	case err == nil:
@@ -178,33 +173,6 @@ func (e *Engine) tryOnce(ctx context.Context, notifier channels.Notifier, n noti
 		return rec, true, err
 	}
 	return rec, false, err
-}
-
-// quickRetries are the quick tries of r after a first that failed with err and may be tried
-// again (started at start), appended to records: the wait go-retry.Do would have made after
-// it, then go-retry.Do for the rest.
-func (e *Engine) quickRetries(ctx context.Context, notifier channels.Notifier, n notice, r *recipient, records []store.Attempt,
-	start time.Time, err error) ([]store.Attempt, error) {
-	b := quickBackoff(start)
-	next, stop := b.Next()
-	if stop {
-		return records, err
-	}
-	t := time.NewTimer(next)
-	select {
-	case <-ctx.Done():
-		t.Stop()
-	case <-t.C:
-	}
-	err = retry.Do(ctx, b, func(ctx context.Context) error {
-		rec, again, err := e.tryOnce(ctx, notifier, n, r)
-		records = append(records, rec)
-		if again {
-			return retry.RetryableError(err)
-		}
-		return err
-	})
-	return records, err
 }
 
 // quickBackoff is the waits between a delivery's quick tries, the first of which started at
