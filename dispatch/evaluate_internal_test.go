@@ -88,21 +88,36 @@ func TestDueChunks(t *testing.T) {
 	}
 }
 
-// A batch's first step is small while the sender is idle, so that its notices go out while
-// the rest commits; every other step takes all that is left.
+// A batch that came while the sender was idle is committed in steps doubling from idleChunk,
+// the last taking a rest of up to half as much again; any other batch in one step.
 func TestApplyChunk(t *testing.T) {
+	steps := func(n int, startedIdle bool) []int {
+		var out []int
+		for step := 0; n > 0; step++ {
+			k := applyChunk(n, step, startedIdle)
+			if k < 1 || k > n {
+				t.Fatalf("applyChunk(%d, %d, %v) = %d", n, step, startedIdle, k)
+			}
+			out, n = append(out, k), n-k
+		}
+		return out
+	}
 	for _, c := range []struct {
-		n              int
-		firstWhileIdle bool
-		want           int
+		n           int
+		startedIdle bool
+		want        []int
 	}{
-		{500, true, idleChunk},
-		{500, false, 500},
-		{idleChunk - 1, true, idleChunk - 1},
-		{1, false, 1},
+		{500, true, []int{64, 128, 308}},
+		{500, false, []int{500}},
+		{idleChunk - 1, true, []int{idleChunk - 1}},
+		{96, true, []int{96}},                  // 64 and a rest of 32: one step
+		{97, true, []int{64, 33}},              // past half as much again
+		{1000, true, []int{64, 128, 256, 552}}, // herald.MaxObservationsPerRequest-sized
+		{100000, true, []int{64, 128, 256, 512, 1024, 2048, 4096, 8192, 83680}},
+		{1, false, []int{1}},
 	} {
-		if got := applyChunk(c.n, c.firstWhileIdle); got != c.want {
-			t.Errorf("applyChunk(%d, %v) = %d, want %d", c.n, c.firstWhileIdle, got, c.want)
+		if got := steps(c.n, c.startedIdle); !slices.Equal(got, c.want) {
+			t.Errorf("steps of %d (started idle: %v) = %v, want %v", c.n, c.startedIdle, got, c.want)
 		}
 	}
 }
