@@ -31,6 +31,64 @@ type writes struct {
 	// outbox are the notices to add to each outbox, by how long they are held (unix ms): one
 	// entry each (OutboxEntry), added with the other sorted sets' members.
 	outbox map[string]map[int64][][]byte
+	keys   *scopeKeys // of the scope of the last change gathered
+}
+
+// scopeKeys are the keys a scope's changes write, each built once per transaction: a storm's
+// step writes hundreds of alerts to the same dozen keys, and building each key again for each
+// alert was a fifth of gathering its change.
+type scopeKeys struct {
+	sc                             Scope
+	alerts, events                 collection
+	docPrefix                      string // an alert's document is at docPrefix + its id
+	schedules, due, outbox, expiry string
+	eventDocs, eventTypes          string
+	indexes                        map[[2]string]string // alerts' indexes by kind and name (cs.index)
+	eventsOf                       map[string]string    // events' indexes by type (eventsOfType)
+	opens                          map[string]string    // configurations' open alerts (Scope.opens)
+}
+
+// scopeKeys are the keys of sc, as built for the last change gathered when it was of sc.
+func (w *writes) scopeKeys(sc Scope) *scopeKeys {
+	if w.keys != nil && w.keys.sc == sc {
+		return w.keys
+	}
+	k := &scopeKeys{sc: sc, alerts: sc.alerts(), events: sc.events(), schedules: sc.schedules(), due: sc.due(),
+		outbox: sc.outbox(), expiry: sc.expiring(), indexes: map[[2]string]string{}, eventsOf: map[string]string{}, opens: map[string]string{}}
+	k.docPrefix = k.alerts.doc("")
+	k.eventDocs, k.eventTypes = k.events.docsHash(), eventTypesSet(k.events)
+	w.keys = k
+	return k
+}
+
+// index is the alerts' index of kind and name (alerts().index(kind, name)).
+func (k *scopeKeys) index(kind, name string) string {
+	ix, ok := k.indexes[[2]string{kind, name}]
+	if !ok {
+		ix = k.alerts.index(kind, name)
+		k.indexes[[2]string{kind, name}] = ix
+	}
+	return ix
+}
+
+// opensOf is the hash of the active alerts of configuration configID (Scope.opens).
+func (k *scopeKeys) opensOf(configID string) string {
+	h, ok := k.opens[configID]
+	if !ok {
+		h = k.sc.opens(configID)
+		k.opens[configID] = h
+	}
+	return h
+}
+
+// eventsOfType is the index of the scope's events of type typ.
+func (k *scopeKeys) eventsOfType(typ string) string {
+	ix, ok := k.eventsOf[typ]
+	if !ok {
+		ix = eventsOfType(k.events, typ)
+		k.eventsOf[typ] = ix
+	}
+	return ix
 }
 
 func newWrites() *writes {
@@ -77,15 +135,16 @@ func (w *writes) sAdd(key, member string) {
 	w.sadd[key][member] = true
 }
 
-// event adds an audit event to the indexes of its scope c.
-func (w *writes) event(c collection, e herald.Event) error {
-	b, err := encodeEvent(c, e)
+// event adds an audit event to the indexes of the events of scope k.
+func (w *writes) event(k *scopeKeys, e *herald.Event) error {
+	b, err := encodeEvent(k.events, *e)
 	if err != nil {
 		return fmt.Errorf("store: encode event %s: %w", e.ID, err)
 	}
-	w.hSet(c.docsHash(), c.docField(e.ID), b)
-	w.zAdd(eventsOfType(c, e.EventTypeName), score(e.Created), c.indexMember(e.ID))
-	w.sAdd(eventTypesSet(c), e.EventTypeName)
+	field := k.events.docField(e.ID) // its member in the indexes too (binaryMembers)
+	w.hSet(k.eventDocs, field, b)
+	w.zAdd(k.eventsOfType(e.EventTypeName), score(e.Created), field)
+	w.sAdd(k.eventTypes, e.EventTypeName)
 	return nil
 }
 
