@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,16 +23,24 @@ import (
 // key and field in one step (an alert closing and a new one opening for the same target) end
 // as added.
 type writes struct {
-	set  []any // key, value, key, value... for one MSET
-	zadd map[string][]redis.Z
+	// Each command is gathered whole, its name and key first (as go-redis would build it), and
+	// queued as it is: a storm's step has hundreds of alerts, and go-redis's ZAdd and HSet
+	// each copied their arguments into a new slice.
+	set  []any // "mset", key, value, key, value...
+	zadd map[string][]any
 	zrem map[string][]any
 	hset map[string][]any
-	hdel map[string][]string
+	hdel map[string][]any
 	sadd map[string]map[string]bool
 	// outbox are the notices to add to each outbox, by how long they are held (unix ms): one
 	// entry each (OutboxEntry), added with the other sorted sets' members.
 	outbox map[string]map[int64][][]byte
 	keys   *scopeKeys // of the scope of the last change gathered
+	// score and scoreArg are the last score added and its argument, formatted as go-redis
+	// formats a float: a step's hundreds of members have a few scores between them (creation
+	// seconds, due times), and formatting each float again was a third of queuing them.
+	score    float64
+	scoreArg any
 }
 
 // scopeKeys are the keys a scope's changes write, each built once per transaction: a storm's
@@ -92,8 +101,24 @@ func (k *scopeKeys) eventsOfType(typ string) string {
 }
 
 func newWrites() *writes {
-	return &writes{zadd: map[string][]redis.Z{}, zrem: map[string][]any{}, hset: map[string][]any{}, hdel: map[string][]string{},
+	return &writes{zadd: map[string][]any{}, zrem: map[string][]any{}, hset: map[string][]any{}, hdel: map[string][]any{},
 		sadd: map[string]map[string]bool{}, outbox: map[string]map[int64][][]byte{}}
+}
+
+// command is the command name on key gathered so far in m, begun if it was not.
+func command(m map[string][]any, name, key string) []any {
+	if c, ok := m[key]; ok {
+		return c
+	}
+	return []any{name, key}
+}
+
+// scoreArgOf is score as a ZADD's argument.
+func (w *writes) scoreArgOf(score float64) any {
+	if w.scoreArg == nil || score != w.score {
+		w.score, w.scoreArg = score, strconv.FormatFloat(score, 'f', -1, 64)
+	}
+	return w.scoreArg
 }
 
 // notices adds notices to the entry of the outbox key held until until.
@@ -113,19 +138,32 @@ func (w *writes) setJSON(key string, v any) error {
 	if err != nil {
 		return fmt.Errorf("store: encode %s: %w", key, err)
 	}
-	w.set = append(w.set, key, b)
+	w.mSet(key, b)
 	return nil
 }
 
-func (w *writes) zAdd(key string, score float64, member string) {
-	w.zadd[key] = append(w.zadd[key], redis.Z{Score: score, Member: member})
+func (w *writes) mSet(key string, value []byte) {
+	if len(w.set) == 0 {
+		w.set = append(w.set, "mset")
+	}
+	w.set = append(w.set, key, value)
 }
 
-func (w *writes) zRem(key string, members ...any) { w.zrem[key] = append(w.zrem[key], members...) }
+func (w *writes) zAdd(key string, score float64, member any) {
+	w.zadd[key] = append(command(w.zadd, "zadd", key), w.scoreArgOf(score), member)
+}
 
-func (w *writes) hSet(key, field string, value any) { w.hset[key] = append(w.hset[key], field, value) }
+func (w *writes) zRem(key string, members ...any) {
+	w.zrem[key] = append(command(w.zrem, "zrem", key), members...)
+}
 
-func (w *writes) hDel(key, field string) { w.hdel[key] = append(w.hdel[key], field) }
+func (w *writes) hSet(key string, field, value any) {
+	w.hset[key] = append(command(w.hset, "hset", key), field, value)
+}
+
+func (w *writes) hDel(key string, field any) {
+	w.hdel[key] = append(command(w.hdel, "hdel", key), field)
+}
 
 // sAdd adds member to the set at key, once however often it is asked.
 func (w *writes) sAdd(key, member string) {
@@ -158,19 +196,12 @@ func (w *writes) queue(ctx context.Context, pipe redis.Pipeliner) {
 	}
 	clear(w.outbox)
 	if len(w.set) > 0 {
-		pipe.MSet(ctx, w.set...)
+		pipe.Do(ctx, w.set...)
 	}
-	for _, k := range sortedKeys(w.zrem) {
-		pipe.ZRem(ctx, k, w.zrem[k]...)
-	}
-	for _, k := range sortedKeys(w.hdel) {
-		pipe.HDel(ctx, k, w.hdel[k]...)
-	}
-	for _, k := range sortedKeys(w.zadd) {
-		pipe.ZAdd(ctx, k, w.zadd[k]...)
-	}
-	for _, k := range sortedKeys(w.hset) {
-		pipe.HSet(ctx, k, w.hset[k]...)
+	for _, m := range []map[string][]any{w.zrem, w.hdel, w.zadd, w.hset} {
+		for _, k := range sortedKeys(m) {
+			pipe.Do(ctx, m[k]...)
+		}
 	}
 	for _, k := range sortedKeys(w.sadd) {
 		members := make([]any, 0, len(w.sadd[k]))
