@@ -520,8 +520,8 @@ func (s *Store) Transact(ctx context.Context, sc Scope, ids []string, decide fun
 				return nil
 			}
 			w := newWrites()
-			for _, c := range changes {
-				if err := w.change(sc, c); err != nil {
+			for i := range changes {
+				if err := w.change(sc, &changes[i]); err != nil {
 					return err
 				}
 			}
@@ -587,7 +587,7 @@ func (s *Store) loadTracked(ctx context.Context, rdb redis.Cmdable, sc Scope, id
 
 // change gathers one alert's change: document, indexes, schedule, due time, the
 // configuration-and-target entry, notices, events.
-func (w *writes) change(sc Scope, c Change) error {
+func (w *writes) change(sc Scope, c *Change) error {
 	k := w.scopeKeys(sc)
 	a := &c.Tracked.Alert
 	// The alert's field in the schedules, its value in the open alerts' hash and its member in
