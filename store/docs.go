@@ -41,6 +41,11 @@ func encodeDoc(v any) ([]byte, error) {
 // zero time is then written as zeroTime): 15 bytes that take an opening event's document
 // from Redis's 128-byte size class to 112.
 func encodeEvent(c collection, e herald.Event) ([]byte, error) {
+	scope := c.groupID()
+	own := scope != "" && e.GroupID == scope
+	if own {
+		e.GroupID = "" // (e is a copy) left out, and not packed only to be dropped
+	}
 	p := packEvent(e)
 	switch s, ok := idSecond(e.ID); {
 	case !ok:
@@ -49,13 +54,8 @@ func encodeEvent(c collection, e herald.Event) ([]byte, error) {
 	case *p.Created == s:
 		p.Created = nil
 	}
-	if scope := c.groupID(); scope != "" {
-		switch e.GroupID {
-		case scope:
-			p.GroupID = ""
-		case "":
-			p.GroupID = rawIDMark
-		}
+	if scope != "" && !own && e.GroupID == "" {
+		p.GroupID = rawIDMark
 	}
 	return appendEventDoc(make([]byte, 0, 160), &p)
 }
