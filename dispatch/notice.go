@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -26,9 +25,10 @@ type notice = deliveryTask
 // configuration's notifications (fingerprints). Its id is the same however often the notice is
 // tried: the alert, the notification and which notice of it this is.
 func newNotice(sc store.Scope, a herald.Alert, fps []string, idx int, ev channels.Event, seq int) notice {
-	id := fmt.Sprintf("%s-%d-%d", a.ID, idx, seq)
+	// Concatenated rather than formatted (fmt.Sprintf): a storm makes one for every alert.
+	id := a.ID + "-" + strconv.Itoa(idx) + "-" + strconv.Itoa(seq)
 	if ev == channels.EventClose {
-		id = fmt.Sprintf("%s-%d-close", a.ID, idx)
+		id = a.ID + "-" + strconv.Itoa(idx) + "-close"
 	}
 	n := notice{GroupID: sc.GroupID, Global: sc.Global, AlertID: a.ID, ConfigID: a.AlertConfigID,
 		Notification: idx, Event: string(ev), DeliveryID: id}

@@ -58,6 +58,12 @@ func TestNoticeCarriesWhatItWasAbout(t *testing.T) {
 	if !closing.about().Closing {
 		t.Error("a resolution is not about closing")
 	}
+	// Its delivery id names the alert, the notification and which notice of it this is, the
+	// same however often it is tried (a receiver's idempotency key).
+	if repeat := newNotice(sc, a, fingerprints(rule), 1, channels.EventUpdate, 12); open.DeliveryID != "a1-0-1" ||
+		repeat.DeliveryID != "a1-1-12" || closing.DeliveryID != "a1-1-close" {
+		t.Errorf("delivery ids %q, %q, %q; want a1-0-1, a1-1-12, a1-1-close", open.DeliveryID, repeat.DeliveryID, closing.DeliveryID)
+	}
 	if gone := newNotice(sc, a, fingerprints(rule), 5, channels.EventOpen, 1); gone.Fingerprint != "" {
 		t.Errorf("a notice of a notification the rule lacks has fingerprint %q", gone.Fingerprint)
 	}

@@ -29,29 +29,33 @@ func alertCollection(global bool, groupID string) collection {
 // to, and retention still removes what it purges from it. Members are the ids' 12 bytes
 // (indexMember); those written before, whole ids, stay until their alert leaves the index.
 func indexAlert(ctx context.Context, pipe redis.Pipeliner, cs collection, a herald.Alert, prevStatus string) {
-	moveAlertIndexes(cs, a, prevStatus,
+	moveAlertIndexes(cs, a, prevStatus, cs.indexMember(a.ID), func(kind, name string) string { return cs.index(kind, name) },
 		func(key string, z redis.Z) { pipe.ZAdd(ctx, key, z) },
 		func(key string, members ...any) { pipe.ZRem(ctx, key, members...) })
 }
 
 // moveAlertIndexes gives zAdd and zRem the index changes of alert a, whose status was
-// prevStatus ("" for a new alert). An alert whose status did not change keeps its entries as
-// they are (in whichever form they were written): its score, the creation time, never
-// changes, and the entries were written with the status, in the same transaction.
-func moveAlertIndexes(cs collection, a herald.Alert, prevStatus string, zAdd func(key string, z redis.Z), zRem func(key string, members ...any)) {
+// prevStatus ("" for a new alert), whose member in an index of cs is member
+// (cs.indexMember), and whose indexes index names (cs.index, or the same names kept by a
+// transaction that writes hundreds of alerts to the same few). An alert whose status did not
+// change keeps its entries as they are (in whichever form they were written): its score, the
+// creation time, never changes, and the entries were written with the status, in the same
+// transaction.
+func moveAlertIndexes(cs collection, a herald.Alert, prevStatus, member string, index func(kind, name string) string,
+	zAdd func(key string, z redis.Z), zRem func(key string, members ...any)) {
 	if prevStatus == a.Status {
 		return
 	}
-	z := redis.Z{Score: score(a.Created), Member: cs.indexMember(a.ID)}
+	z := redis.Z{Score: score(a.Created), Member: member}
 	if prevStatus != "" {
-		zRem(cs.index("status", prevStatus), cs.indexMembers(a.ID)...)
+		zRem(index("status", prevStatus), cs.indexMembers(a.ID)...)
 	}
-	zAdd(cs.index("status", a.Status), z)
+	zAdd(index("status", a.Status), z)
 	switch was := prevStatus != "" && herald.Active(prevStatus); {
 	case herald.Active(a.Status) && !was:
-		zAdd(cs.index("config", a.AlertConfigID), z)
+		zAdd(index("config", a.AlertConfigID), z)
 	case !herald.Active(a.Status) && was:
-		zRem(cs.index("config", a.AlertConfigID), cs.indexMembers(a.ID)...)
+		zRem(index("config", a.AlertConfigID), cs.indexMembers(a.ID)...)
 	}
 }
 

@@ -42,8 +42,10 @@ func TestEventDocumentEncodesAsEncodingJSON(t *testing.T) {
 	engine.Raw = map[string]any{"status": "OPEN", "<k>": "a&b", "b": "é\n"}
 	escaped := engine
 	escaped.Hostname, escaped.ClusterName, escaped.Port, escaped.IsGlobalAdmin = "<h>", "a\"b", 0, nil
+	one := func(k string, v any) herald.Event { e := every; e.Raw = map[string]any{k: v}; return e }
 	for name, e := range map[string]herald.Event{"every field": every, "a raw record of strings": engine,
-		"escaped strings": escaped, "empty raw record": {ID: "0123456789abcdef01234567", Raw: map[string]any{}}, "empty": {}} {
+		"escaped strings": escaped, "empty raw record": {ID: "0123456789abcdef01234567", Raw: map[string]any{}}, "empty": {},
+		"the engine's raw record": one("status", "OPEN"), "one escaped string": one("<k>", "a&b\né"), "one number": one("n", 2.5)} {
 		p := packEvent(e)
 		want, err := json.Marshal(p)
 		if err != nil {

@@ -41,6 +41,11 @@ func encodeDoc(v any) ([]byte, error) {
 // zero time is then written as zeroTime): 15 bytes that take an opening event's document
 // from Redis's 128-byte size class to 112.
 func encodeEvent(c collection, e herald.Event) ([]byte, error) {
+	scope := c.groupID()
+	own := scope != "" && e.GroupID == scope
+	if own {
+		e.GroupID = "" // (e is a copy) left out, and not packed only to be dropped
+	}
 	p := packEvent(e)
 	switch s, ok := idSecond(e.ID); {
 	case !ok:
@@ -49,13 +54,8 @@ func encodeEvent(c collection, e herald.Event) ([]byte, error) {
 	case *p.Created == s:
 		p.Created = nil
 	}
-	if scope := c.groupID(); scope != "" {
-		switch e.GroupID {
-		case scope:
-			p.GroupID = ""
-		case "":
-			p.GroupID = rawIDMark
-		}
+	if scope != "" && !own && e.GroupID == "" {
+		p.GroupID = rawIDMark
 	}
 	return appendEventDoc(make([]byte, 0, 160), &p)
 }
@@ -66,22 +66,26 @@ func encodeEvent(c collection, e herald.Event) ([]byte, error) {
 // 39 bytes of an open alert's document, from Redis's 192-byte size class to 160. Documents
 // written before carry both; decodeDocAt reads either.
 func encodeDocAt(key string, v any) ([]byte, error) {
-	var a herald.Alert
 	switch d := v.(type) {
 	case herald.Alert:
-		a = d
+		return encodeAlertAt(key, &d)
 	case *herald.Alert:
-		a = *d
-	default:
-		return encodeDoc(v)
+		return encodeAlertAt(key, d)
 	}
+	return encodeDoc(v)
+}
+
+// encodeAlertAt is encodeDocAt of an alert (a pointer: the engine encodes hundreds a step,
+// and an alert given as an interface value is copied to the heap first).
+func encodeAlertAt(key string, a *herald.Alert) ([]byte, error) {
+	stored := *a
 	if a.ID != "" && strings.HasSuffix(key, a.ID) && strings.HasSuffix(key[:len(key)-len(a.ID)], ":") {
-		a.ID = "" // (a is a copy) left out, and not packed only to be dropped
+		stored.ID = "" // left out, and not packed only to be dropped
 	}
 	if gid, _, ok := projectOfKey(key); ok && gid == a.GroupID {
-		a.GroupID = ""
+		stored.GroupID = ""
 	}
-	p := packAlert(a)
+	p := packAlert(stored)
 	return appendAlertDoc(make([]byte, 0, 192), &p)
 }
 

@@ -520,8 +520,8 @@ func (s *Store) Transact(ctx context.Context, sc Scope, ids []string, decide fun
 				return nil
 			}
 			w := newWrites()
-			for _, c := range changes {
-				if err := w.change(sc, c); err != nil {
+			for i := range changes {
+				if err := w.change(sc, &changes[i]); err != nil {
 					return err
 				}
 			}
@@ -587,41 +587,50 @@ func (s *Store) loadTracked(ctx context.Context, rdb redis.Cmdable, sc Scope, id
 
 // change gathers one alert's change: document, indexes, schedule, due time, the
 // configuration-and-target entry, notices, events.
-func (w *writes) change(sc Scope, c Change) error {
-	a := c.Tracked.Alert
-	if err := w.setJSON(sc.alerts().doc(a.ID), a); err != nil {
-		return err
+func (w *writes) change(sc Scope, c *Change) error {
+	k := w.scopeKeys(sc)
+	a := &c.Tracked.Alert
+	// The alert's field in the schedules, its value in the open alerts' hash and its member in
+	// the indexes and the due set are all the same string (docField, indexMember, dueMember).
+	// It is given to the commands as one interface value, made once.
+	field := docField(a.ID)
+	var member any = field
+	docKey := k.docPrefix + a.ID
+	b, err := encodeAlertAt(docKey, a)
+	if err != nil {
+		return fmt.Errorf("store: encode alert %s: %w", a.ID, err)
 	}
-	moveAlertIndexes(sc.alerts(), a, c.PrevStatus,
-		func(key string, z redis.Z) { w.zadd[key] = append(w.zadd[key], z) }, w.zRem)
+	w.mSet(docKey, b)
+	moveAlertIndexes(k.alerts, *a, c.PrevStatus, field, k.index,
+		func(key string, z redis.Z) { w.zAdd(key, z.Score, z.Member) }, w.zRem)
 	if herald.Active(a.Status) {
 		b, err := encodeSchedule(c.Tracked.Schedule, c.Tracked.Target)
 		if err != nil {
 			return err
 		}
-		w.hSet(sc.schedules(), docField(a.ID), b)
+		w.hSet(k.schedules, member, b)
 		if c.PrevStatus == "" {
-			w.hSet(sc.opens(a.AlertConfigID), targetField(c.Tracked.Target), docField(a.ID))
+			w.hSet(k.opensOf(a.AlertConfigID), targetField(c.Tracked.Target), member)
 		}
 	} else {
-		w.hDel(sc.schedules(), docField(a.ID))
-		w.hDel(sc.schedules(), a.ID)
-		w.hDel(sc.opens(a.AlertConfigID), targetField(c.Tracked.Target))
-		w.hDel(sc.opens(a.AlertConfigID), c.Tracked.Target)
+		w.hDel(k.schedules, member)
+		w.hDel(k.schedules, a.ID)
+		w.hDel(k.opensOf(a.AlertConfigID), targetField(c.Tracked.Target))
+		w.hDel(k.opensOf(a.AlertConfigID), c.Tracked.Target)
 	}
 	switch {
 	case c.Wake.IsZero() || !herald.Active(a.Status):
-		w.zRem(sc.due(), sc.dueMembers(a.ID)...)
+		w.zRem(k.due, sc.dueMembers(a.ID)...)
 	default:
 		if c.PrevStatus != "" {
-			w.zRem(sc.due(), a.ID) // an entry written before, by the whole id (removals go first)
+			w.zRem(k.due, a.ID) // an entry written before, by the whole id (removals go first)
 		}
-		w.zAdd(sc.due(), float64(c.Wake.UnixMilli()), sc.dueMember(a.ID))
+		w.zAdd(k.due, float64(c.Wake.UnixMilli()), member)
 	}
 	w.expiring(sc, c)
-	w.notices(sc.outbox(), c.OutboxUntil, c.Notices)
-	for _, e := range c.Events {
-		if err := w.event(sc.events(), e); err != nil {
+	w.notices(k.outbox, c.OutboxUntil, c.Notices)
+	for i := range c.Events {
+		if err := w.event(k, &c.Events[i]); err != nil {
 			return err
 		}
 	}

@@ -50,7 +50,7 @@ func entryExpires(v string) (time.Time, bool) {
 }
 
 // expiring records (or, once it ended, drops) the entry of an alert with an expiry.
-func (w *writes) expiring(sc Scope, c Change) {
+func (w *writes) expiring(sc Scope, c *Change) {
 	a, sched := c.Tracked.Alert, c.Tracked.Schedule
 	switch {
 	case sched.Expires.IsZero():

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -214,19 +213,6 @@ func BenchmarkRenewExpiring(b *testing.B) {
 // a script's time holds the commands it ran).
 func scriptsUsec(tb testing.TB, rdb *redis.Client) float64 {
 	tb.Helper()
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var total float64
-	for _, line := range strings.Split(info, "\n") {
-		if !strings.HasPrefix(line, "cmdstat_evalsha:") && !strings.HasPrefix(line, "cmdstat_eval:") {
-			continue
-		}
-		if _, rest, ok := strings.Cut(line, "usec="); ok {
-			v, _ := strconv.ParseFloat(strings.SplitN(rest, ",", 2)[0], 64)
-			total += v
-		}
-	}
-	return total
+	usec := commandUsec(tb, rdb)
+	return usec["evalsha"] + usec["eval"]
 }

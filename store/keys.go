@@ -120,8 +120,11 @@ func idOfField(f string) string {
 
 // targetField is the hash field of a TargetID: its 12 bytes, or any other target after a mark.
 func targetField(target string) string {
-	if b, err := base64.RawURLEncoding.DecodeString(target); err == nil && len(b) == 12 && len(target) == 16 {
-		return string(b)
+	var b [12]byte // decoded on the stack: the engine makes two fields of each target it looks up or opens
+	if len(target) == 16 {
+		if n, err := base64.RawURLEncoding.Decode(b[:], []byte(target)); err == nil && n == 12 {
+			return string(b[:])
+		}
 	}
 	return markRaw(target)
 }

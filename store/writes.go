@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,20 +23,103 @@ import (
 // key and field in one step (an alert closing and a new one opening for the same target) end
 // as added.
 type writes struct {
-	set  []any // key, value, key, value... for one MSET
-	zadd map[string][]redis.Z
+	// Each command is gathered whole, its name and key first (as go-redis would build it), and
+	// queued as it is: a storm's step has hundreds of alerts, and go-redis's ZAdd and HSet
+	// each copied their arguments into a new slice.
+	set  []any // "mset", key, value, key, value...
+	zadd map[string][]any
 	zrem map[string][]any
 	hset map[string][]any
-	hdel map[string][]string
+	hdel map[string][]any
 	sadd map[string]map[string]bool
 	// outbox are the notices to add to each outbox, by how long they are held (unix ms): one
 	// entry each (OutboxEntry), added with the other sorted sets' members.
 	outbox map[string]map[int64][][]byte
+	keys   *scopeKeys // of the scope of the last change gathered
+	// score and scoreArg are the last score added and its argument, formatted as go-redis
+	// formats a float: a step's hundreds of members have a few scores between them (creation
+	// seconds, due times), and go-redis formatting each float again was about half of its
+	// writing the arguments (pprof of BenchmarkTransactOpen).
+	score    float64
+	scoreArg any
+}
+
+// scopeKeys are the keys a scope's changes write, each built once per transaction: a storm's
+// step writes hundreds of alerts to the same dozen keys, and building each key again for each
+// alert was about a fifth of gathering its change (pprof of a storm of 100,000).
+type scopeKeys struct {
+	sc                             Scope
+	alerts, events                 collection
+	docPrefix                      string // an alert's document is at docPrefix + its id
+	schedules, due, outbox, expiry string
+	eventDocs, eventTypes          string
+	indexes                        map[[2]string]string // alerts' indexes by kind and name (cs.index)
+	eventsOf                       map[string]string    // events' indexes by type (eventsOfType)
+	opens                          map[string]string    // configurations' open alerts (Scope.opens)
+}
+
+// scopeKeys are the keys of sc, as built for the last change gathered when it was of sc.
+func (w *writes) scopeKeys(sc Scope) *scopeKeys {
+	if w.keys != nil && w.keys.sc == sc {
+		return w.keys
+	}
+	k := &scopeKeys{sc: sc, alerts: sc.alerts(), events: sc.events(), schedules: sc.schedules(), due: sc.due(),
+		outbox: sc.outbox(), expiry: sc.expiring(), indexes: map[[2]string]string{}, eventsOf: map[string]string{}, opens: map[string]string{}}
+	k.docPrefix = k.alerts.doc("")
+	k.eventDocs, k.eventTypes = k.events.docsHash(), eventTypesSet(k.events)
+	w.keys = k
+	return k
+}
+
+// index is the alerts' index of kind and name (alerts().index(kind, name)).
+func (k *scopeKeys) index(kind, name string) string {
+	ix, ok := k.indexes[[2]string{kind, name}]
+	if !ok {
+		ix = k.alerts.index(kind, name)
+		k.indexes[[2]string{kind, name}] = ix
+	}
+	return ix
+}
+
+// opensOf is the hash of the active alerts of configuration configID (Scope.opens).
+func (k *scopeKeys) opensOf(configID string) string {
+	h, ok := k.opens[configID]
+	if !ok {
+		h = k.sc.opens(configID)
+		k.opens[configID] = h
+	}
+	return h
+}
+
+// eventsOfType is the index of the scope's events of type typ.
+func (k *scopeKeys) eventsOfType(typ string) string {
+	ix, ok := k.eventsOf[typ]
+	if !ok {
+		ix = eventsOfType(k.events, typ)
+		k.eventsOf[typ] = ix
+	}
+	return ix
 }
 
 func newWrites() *writes {
-	return &writes{zadd: map[string][]redis.Z{}, zrem: map[string][]any{}, hset: map[string][]any{}, hdel: map[string][]string{},
+	return &writes{zadd: map[string][]any{}, zrem: map[string][]any{}, hset: map[string][]any{}, hdel: map[string][]any{},
 		sadd: map[string]map[string]bool{}, outbox: map[string]map[int64][][]byte{}}
+}
+
+// command is the command name on key gathered so far in m, begun if it was not.
+func command(m map[string][]any, name, key string) []any {
+	if c, ok := m[key]; ok {
+		return c
+	}
+	return []any{name, key}
+}
+
+// scoreArgOf is score as a ZADD's argument.
+func (w *writes) scoreArgOf(score float64) any {
+	if w.scoreArg == nil || score != w.score {
+		w.score, w.scoreArg = score, strconv.FormatFloat(score, 'f', -1, 64)
+	}
+	return w.scoreArg
 }
 
 // notices adds notices to the entry of the outbox key held until until.
@@ -55,19 +139,32 @@ func (w *writes) setJSON(key string, v any) error {
 	if err != nil {
 		return fmt.Errorf("store: encode %s: %w", key, err)
 	}
-	w.set = append(w.set, key, b)
+	w.mSet(key, b)
 	return nil
 }
 
-func (w *writes) zAdd(key string, score float64, member string) {
-	w.zadd[key] = append(w.zadd[key], redis.Z{Score: score, Member: member})
+func (w *writes) mSet(key string, value []byte) {
+	if len(w.set) == 0 {
+		w.set = append(w.set, "mset")
+	}
+	w.set = append(w.set, key, value)
 }
 
-func (w *writes) zRem(key string, members ...any) { w.zrem[key] = append(w.zrem[key], members...) }
+func (w *writes) zAdd(key string, score float64, member any) {
+	w.zadd[key] = append(command(w.zadd, "zadd", key), w.scoreArgOf(score), member)
+}
 
-func (w *writes) hSet(key, field string, value any) { w.hset[key] = append(w.hset[key], field, value) }
+func (w *writes) zRem(key string, members ...any) {
+	w.zrem[key] = append(command(w.zrem, "zrem", key), members...)
+}
 
-func (w *writes) hDel(key, field string) { w.hdel[key] = append(w.hdel[key], field) }
+func (w *writes) hSet(key string, field, value any) {
+	w.hset[key] = append(command(w.hset, "hset", key), field, value)
+}
+
+func (w *writes) hDel(key string, field any) {
+	w.hdel[key] = append(command(w.hdel, "hdel", key), field)
+}
 
 // sAdd adds member to the set at key, once however often it is asked.
 func (w *writes) sAdd(key, member string) {
@@ -77,15 +174,16 @@ func (w *writes) sAdd(key, member string) {
 	w.sadd[key][member] = true
 }
 
-// event adds an audit event to the indexes of its scope c.
-func (w *writes) event(c collection, e herald.Event) error {
-	b, err := encodeEvent(c, e)
+// event adds an audit event to the indexes of the events of scope k.
+func (w *writes) event(k *scopeKeys, e *herald.Event) error {
+	b, err := encodeEvent(k.events, *e)
 	if err != nil {
 		return fmt.Errorf("store: encode event %s: %w", e.ID, err)
 	}
-	w.hSet(c.docsHash(), c.docField(e.ID), b)
-	w.zAdd(eventsOfType(c, e.EventTypeName), score(e.Created), c.indexMember(e.ID))
-	w.sAdd(eventTypesSet(c), e.EventTypeName)
+	field := k.events.docField(e.ID) // its member in the indexes too (binaryMembers)
+	w.hSet(k.eventDocs, field, b)
+	w.zAdd(k.eventsOfType(e.EventTypeName), score(e.Created), field)
+	w.sAdd(k.eventTypes, e.EventTypeName)
 	return nil
 }
 
@@ -99,19 +197,12 @@ func (w *writes) queue(ctx context.Context, pipe redis.Pipeliner) {
 	}
 	clear(w.outbox)
 	if len(w.set) > 0 {
-		pipe.MSet(ctx, w.set...)
+		pipe.Do(ctx, w.set...)
 	}
-	for _, k := range sortedKeys(w.zrem) {
-		pipe.ZRem(ctx, k, w.zrem[k]...)
-	}
-	for _, k := range sortedKeys(w.hdel) {
-		pipe.HDel(ctx, k, w.hdel[k]...)
-	}
-	for _, k := range sortedKeys(w.zadd) {
-		pipe.ZAdd(ctx, k, w.zadd[k]...)
-	}
-	for _, k := range sortedKeys(w.hset) {
-		pipe.HSet(ctx, k, w.hset[k]...)
+	for _, m := range []map[string][]any{w.zrem, w.hdel, w.zadd, w.hset} {
+		for _, k := range sortedKeys(m) {
+			pipe.Do(ctx, m[k]...)
+		}
 	}
 	for _, k := range sortedKeys(w.sadd) {
 		members := make([]any, 0, len(w.sadd[k]))
