@@ -128,13 +128,20 @@ type amAlert struct {
 }
 
 // post sends alerts for hosts <prefix>-from … <prefix>-(to-1) in one request.
-func (am *alertmanager) post(ctx context.Context, prefix string, from, to int) error {
+// post sends alerts (an encoded list, amAlertsDown) to Alertmanager's API.
+func (am *alertmanager) post(ctx context.Context, alerts json.RawMessage) error {
+	return am.api.call(ctx, http.MethodPost, "/api/v2/alerts", alerts, http.StatusOK, nil)
+}
+
+// amAlertsDown are firing HostDown alerts, starting now, for instances <prefix>-from …
+// <prefix>-(to-1).
+func amAlertsDown(prefix string, from, to int) []amAlert {
 	now := time.Now()
 	alerts := make([]amAlert, 0, to-from)
 	for h := from; h < to; h++ {
 		alerts = append(alerts, amAlert{Labels: map[string]string{"alertname": "HostDown", "instance": fmt.Sprintf("%s-%d", prefix, h)}, StartsAt: now})
 	}
-	return am.api.call(ctx, http.MethodPost, "/api/v2/alerts", alerts, http.StatusOK, nil)
+	return alerts
 }
 
 func (am *alertmanager) stop() { am.proc.stop() }
