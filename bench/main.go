@@ -31,6 +31,7 @@ type sizes struct {
 	Million      int           // scenario 4: open alerts held, repeats pending
 	MillionSlice int           // scenario 4: alerts whose repeats fall due together
 	Storms       intList       // scenario 5: alerts in each storm, through Alertmanager and Herald
+	StormRounds  int           // scenario 5: rounds of each storm size (Alertmanager, then Herald, each round)
 	Batch        int           // observations a request
 	Concurrency  int           // tasks a worker runs at once, Herald's and raw asynq's
 	ReadFor      time.Duration // scenario 7: how long each server is loaded with reads
@@ -39,10 +40,10 @@ type sizes struct {
 
 var (
 	fullSizes = sizes{Tasks: 20_000, Opened: 10_000, Due: 20_000, DueWindow: 10 * time.Second,
-		Waiting: 100_000, IdleWindow: 10 * time.Second, Million: 1_000_000, MillionSlice: 10_000, Storms: intList{10_000, 100_000},
+		Waiting: 100_000, IdleWindow: 10 * time.Second, Million: 1_000_000, MillionSlice: 10_000, Storms: intList{10_000, 100_000}, StormRounds: 3,
 		Batch: 500, Concurrency: 20, ReadFor: 10 * time.Second, IngestFor: 20 * time.Second}
 	quickSizes = sizes{Tasks: 4_000, Opened: 2_000, Due: 4_000, DueWindow: 4 * time.Second,
-		Waiting: 10_000, IdleWindow: 3 * time.Second, Million: 20_000, MillionSlice: 2_000, Storms: intList{2_000, 10_000},
+		Waiting: 10_000, IdleWindow: 3 * time.Second, Million: 20_000, MillionSlice: 2_000, Storms: intList{2_000, 10_000}, StormRounds: 1,
 		Batch: 500, Concurrency: 20, ReadFor: 3 * time.Second, IngestFor: 5 * time.Second}
 )
 
@@ -139,6 +140,7 @@ func parseFlags() (sizes, string, time.Duration) {
 	flag.IntVar(&sz.Million, "million", sz.Million, "scenario 4: open alerts held with their repeats pending (1,000,000 takes a few minutes)")
 	flag.IntVar(&sz.MillionSlice, "million-slice", sz.MillionSlice, "scenario 4: alerts whose repeats fall due together")
 	flag.Var(&sz.Storms, "storms", "scenario 5: alerts in each storm, comma-separated")
+	flag.IntVar(&sz.StormRounds, "storm-rounds", sz.StormRounds, "scenario 5: rounds of each storm size, each through Alertmanager and then Herald; the ratio is the rounds' median, the other figures the worst round's")
 	flag.IntVar(&sz.Batch, "batch", sz.Batch, "observations a request")
 	flag.DurationVar(&sz.ReadFor, "read-for", sz.ReadFor, "scenario 4: how long each server is loaded with reads")
 	flag.DurationVar(&sz.IngestFor, "ingest-for", sz.IngestFor, "scenario 5: how long observations are posted")
@@ -155,7 +157,7 @@ func parseFlags() (sizes, string, time.Duration) {
 			_ = flag.Set(name, v)
 		}
 	}
-	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Million, sz.MillionSlice, sz.Concurrency, slices.Min(append(sz.Storms, 1))) < 1 ||
+	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Million, sz.MillionSlice, sz.Concurrency, sz.StormRounds, slices.Min(append(sz.Storms, 1))) < 1 ||
 		min(sz.ReadFor, sz.IngestFor) <= 0 || sz.Batch < 1 || sz.Batch > herald.MaxObservationsPerRequest {
 		fmt.Fprintf(os.Stderr, "bench: sizes and -concurrency must be at least 1, -batch at most %d\n", herald.MaxObservationsPerRequest)
 		os.Exit(2)

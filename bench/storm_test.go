@@ -79,7 +79,7 @@ func TestStormFigures(t *testing.T) {
 			map[string]verdict{"Herald peak RSS, api + worker": miss, "Redis memory per open alert": miss}},
 		{"no Alertmanager", herald, stormRun{}, errNoAlertmanager, map[string]verdict{"Herald ÷ Alertmanager": noTarget}},
 	} {
-		figs := stormFigures(10_000, c.h, c.am, "Alertmanager 0.28.1", c.amErr)
+		figs := stormFigures(10_000, []stormRound{{c.h, c.am}}, "Alertmanager 0.28.1", c.amErr)
 		got := verdicts(figs)
 		for name, want := range c.want {
 			if v, ok := got[name]; !ok || v != want {
@@ -89,6 +89,34 @@ func TestStormFigures(t *testing.T) {
 		if c.amErr != nil && !strings.Contains(figs[1].Value, "not measured: "+c.amErr.Error()) {
 			t.Errorf("%s: Alertmanager's figure %q does not say why it was not measured", c.name, figs[1].Value)
 		}
+	}
+}
+
+// Over rounds, the ratio is the median round's, every round's ratio is shown, and what has a
+// target is judged at its worst round.
+func TestStormFiguresOfRounds(t *testing.T) {
+	round := func(h, am float64) stormRound {
+		return stormRound{h: stormRun{rate: h, afterLast: time.Second, peakRSS: 100 << 20, redisGrew: 1000 * 10_000}, am: stormRun{rate: am}}
+	}
+	rounds := []stormRound{round(10_000, 5000), round(10_000, 3000), round(10_000, 4500)} // 2.00, 3.33, 2.22
+	rounds[0].h.duplicates = 1                                                            // a round that is not the median
+	rounds[1].h.redisGrew = 1600 * 10_000
+	figs := stormFigures(10_000, rounds, "Alertmanager 0.28.1", nil)
+	byName := map[string]figure{}
+	for _, f := range figs {
+		byName[f.Name[strings.Index(f.Name, ": ")+2:]] = f
+	}
+	if f := byName["Herald ÷ Alertmanager"]; !strings.HasPrefix(f.Value, "2.22× (median of 3 rounds: 2.00, 3.33, 2.22)") || f.Result != miss {
+		t.Errorf("ratio: %+v, want the median round's 2.22×, each round's, and a miss", f)
+	}
+	if f := byName["Alertmanager 0.28.1 → notifications/s"]; !strings.HasPrefix(f.Value, "4500 /s") {
+		t.Errorf("Alertmanager's rate %q, want the median round's", f.Value)
+	}
+	if f := byName["Herald duplicate notifications"]; f.Value != "1" || f.Result != miss {
+		t.Errorf("duplicates %+v, want the worst round's 1, a miss", f)
+	}
+	if f := byName["Redis memory per open alert"]; !strings.HasPrefix(f.Value, "1600 B") || f.Result != miss {
+		t.Errorf("Redis per alert %+v, want the worst round's 1600 B, a miss", f)
 	}
 }
 
