@@ -81,6 +81,12 @@ func (b *bench) storm(ctx context.Context) ([]figure, error) {
 		var rounds []stormRound
 		for round := 1; round <= b.sizes.StormRounds; round++ {
 			var r stormRound
+			// A directory a round: an Alertmanager started where one ran before reads its
+			// notification log and takes the same alerts as notified already.
+			dir, err := os.MkdirTemp(dir, fmt.Sprintf("storm-%d-round-%d-", n, round))
+			if err != nil {
+				return nil, err
+			}
 			if amErr == nil {
 				log.Printf("storm: %d alerts through Alertmanager %s (round %d of %d)", n, amVersion, round, b.sizes.StormRounds)
 				if r.am, err = b.alertmanagerStorm(ctx, amBin, dir, n); err != nil {
