@@ -132,7 +132,7 @@ func (b *bench) apiRead(ctx context.Context) ([]figure, error) {
 		{Name: "7. GET alert, plain net/http → req/s", Value: fmt.Sprintf("%.0f /s, p99 %s, %s CPU/request", p.rate(),
 			p.p99().Round(10*time.Microsecond), perRequest(plainCPU1-plainCPU0, p.ok))},
 		{Name: "7. GET alert with Digest, Herald → req/s", Value: fmt.Sprintf("%.0f /s (%d clients, %s)", h.rate(), readClients, d)},
-		{Name: "7. Herald ÷ plain handler", Value: fmt.Sprintf("%.2f×", ratio), Target: fmt.Sprintf("≥ %.1f×", readRatioTarget), Result: judge(ratio >= readRatioTarget)},
+		{Name: "7. Herald ÷ plain handler", Value: fmt.Sprintf("%.3f×", ratio), Target: fmt.Sprintf("≥ %.1f×", readRatioTarget), Result: judge(ratio >= readRatioTarget)},
 		{Name: "7. Herald p99", Value: h.p99().Round(10 * time.Microsecond).String(), Target: "≤ " + readP99Target.String(), Result: judge(h.p99() <= readP99Target)},
 	}
 	per := (api1 - api0 + redis1 - redis0) / time.Duration(max(1, h.ok))

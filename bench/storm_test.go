@@ -106,7 +106,7 @@ func TestStormFiguresOfRounds(t *testing.T) {
 	for _, f := range figs {
 		byName[f.Name[strings.Index(f.Name, ": ")+2:]] = f
 	}
-	if f := byName["Herald ÷ Alertmanager"]; !strings.HasPrefix(f.Value, "2.22× (median of 3 rounds: 2.00, 3.33, 2.22)") || f.Result != miss {
+	if f := byName["Herald ÷ Alertmanager"]; !strings.HasPrefix(f.Value, "2.222× (median of 3 rounds: 2.00, 3.33, 2.22)") || f.Result != miss {
 		t.Errorf("ratio: %+v, want the median round's 2.22×, each round's, and a miss", f)
 	}
 	if f := byName["Alertmanager 0.28.1 → notifications/s"]; !strings.HasPrefix(f.Value, "4500 /s") {
