@@ -590,30 +590,31 @@ func (s *Store) loadTracked(ctx context.Context, rdb redis.Cmdable, sc Scope, id
 func (w *writes) change(sc Scope, c *Change) error {
 	k := w.scopeKeys(sc)
 	a := &c.Tracked.Alert
-	// The alert's field in the schedules, its value in the open alerts' hash and its member in
-	// the indexes and the due set are all the same string (docField, indexMember, dueMember).
-	// It is given to the commands as one interface value, made once.
-	field := docField(a.ID)
-	var member any = field
+	// The alert's field in the schedules and its value in the open alerts' hash (docField), and
+	// its member in the indexes and the due set (indexMember, dueMember), each given to the
+	// commands as one interface value, made once.
+	var field any = docField(a.ID)
+	member := k.alerts.indexMember(a.ID)
+	var memberArg any = member
 	docKey := k.docPrefix + a.ID
 	b, err := encodeAlertAt(docKey, a)
 	if err != nil {
 		return fmt.Errorf("store: encode alert %s: %w", a.ID, err)
 	}
 	w.mSet(docKey, b)
-	moveAlertIndexes(k.alerts, *a, c.PrevStatus, field, k.index,
+	moveAlertIndexes(k.alerts, *a, c.PrevStatus, member, k.index,
 		func(key string, z redis.Z) { w.zAdd(key, z.Score, z.Member) }, w.zRem)
 	if herald.Active(a.Status) {
 		b, err := encodeSchedule(c.Tracked.Schedule, c.Tracked.Target)
 		if err != nil {
 			return err
 		}
-		w.hSet(k.schedules, member, b)
+		w.hSet(k.schedules, field, b)
 		if c.PrevStatus == "" {
-			w.hSet(k.opensOf(a.AlertConfigID), targetField(c.Tracked.Target), member)
+			w.hSet(k.opensOf(a.AlertConfigID), targetField(c.Tracked.Target), field)
 		}
 	} else {
-		w.hDel(k.schedules, member)
+		w.hDel(k.schedules, field)
 		w.hDel(k.schedules, a.ID)
 		w.hDel(k.opensOf(a.AlertConfigID), targetField(c.Tracked.Target))
 		w.hDel(k.opensOf(a.AlertConfigID), c.Tracked.Target)
@@ -625,7 +626,7 @@ func (w *writes) change(sc Scope, c *Change) error {
 		if c.PrevStatus != "" {
 			w.zRem(k.due, a.ID) // an entry written before, by the whole id (removals go first)
 		}
-		w.zAdd(k.due, float64(c.Wake.UnixMilli()), member)
+		w.zAdd(k.due, float64(c.Wake.UnixMilli()), memberArg) // dueMember
 	}
 	w.expiring(sc, c)
 	w.notices(k.outbox, c.OutboxUntil, c.Notices)

@@ -180,9 +180,8 @@ func (w *writes) event(k *scopeKeys, e *herald.Event) error {
 	if err != nil {
 		return fmt.Errorf("store: encode event %s: %w", e.ID, err)
 	}
-	field := k.events.docField(e.ID) // its member in the indexes too (binaryMembers)
-	w.hSet(k.eventDocs, field, b)
-	w.zAdd(k.eventsOfType(e.EventTypeName), score(e.Created), field)
+	w.hSet(k.eventDocs, k.events.docField(e.ID), b)
+	w.zAdd(k.eventsOfType(e.EventTypeName), score(e.Created), k.events.indexMember(e.ID))
 	w.sAdd(k.eventTypes, e.EventTypeName)
 	return nil
 }
