@@ -106,15 +106,8 @@ func appendEventDoc(b []byte, d *eventDoc) ([]byte, error) {
 // appendRawField appends an event's raw record: by hand when it holds strings only (the
 // engine's {"status": ...}), in encoding/json's order of keys; through encoding/json otherwise.
 func appendRawField(b []byte, raw map[string]any, err *error) []byte {
-	if len(raw) == 1 { // the engine's: one key, nothing to sort
-		for k, v := range raw {
-			if s, ok := v.(string); ok {
-				b = append(stored.String(append(b, `,"r":{`...), k), ':')
-				return append(stored.String(b, s), '}')
-			}
-		}
-	}
-	keys := make([]string, 0, len(raw))
+	var few [4]string // the keys of the engine's records, without an allocation
+	keys := few[:0]
 	for k, v := range raw {
 		if _, ok := v.(string); !ok {
 			return stored.ValueField(b, "r", raw, true, err)
