@@ -325,9 +325,7 @@ func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) se
 					one.DeadLetter = deadLetterReason(err)
 					out.retry = append(out.retry, later{n: one, kind: r.kind})
 				}
-				for _, a := range records { // rather than triedOf's slice, copied again here
-					out.attempts = append(out.attempts, tried{one, a})
-				}
+				out.attempts = appendTried(out.attempts, one, records)
 			})
 		}
 	}
@@ -591,7 +589,7 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 		}
 		one := n
 		one.UserID, one.Via, one.DeadLetter = r.userID, r.via, ""
-		if rerr := e.recordAttempts(ctx, n.GroupID, triedOf(one, records)); rerr != nil {
+		if rerr := e.recordAttempts(ctx, n.GroupID, appendTried(nil, one, records)); rerr != nil {
 			return rerr
 		}
 		switch {

@@ -70,13 +70,12 @@ type tried struct {
 	store.Attempt
 }
 
-// triedOf pairs attempts with their notice.
-func triedOf(n notice, as []store.Attempt) []tried {
-	out := make([]tried, len(as))
-	for i, a := range as {
-		out[i] = tried{n: n, Attempt: a}
+// appendTried appends attempts as paired with their notice.
+func appendTried(dst []tried, n notice, as []store.Attempt) []tried {
+	for _, a := range as {
+		dst = append(dst, tried{n: n, Attempt: a})
 	}
-	return out
+	return dst
 }
 
 // recordAttempts records attempts in project groupID's log and then, once recorded, logs them.
