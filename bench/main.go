@@ -140,7 +140,7 @@ func parseFlags() (sizes, string, time.Duration) {
 	flag.IntVar(&sz.Million, "million", sz.Million, "scenario 4: open alerts held with their repeats pending (1,000,000 takes a few minutes)")
 	flag.IntVar(&sz.MillionSlice, "million-slice", sz.MillionSlice, "scenario 4: alerts whose repeats fall due together")
 	flag.Var(&sz.Storms, "storms", "scenario 5: alerts in each storm, comma-separated")
-	flag.IntVar(&sz.StormRounds, "storm-rounds", sz.StormRounds, "scenario 5: rounds of each storm size, each through Alertmanager and then Herald; the ratio is the rounds' median, the other figures the worst round's")
+	flag.IntVar(&sz.StormRounds, "storm-rounds", sz.StormRounds, "scenario 5: rounds of each storm size, each through Alertmanager and then Herald; the ratio and rates are the median round's, what else has a target the worst round's")
 	flag.IntVar(&sz.Batch, "batch", sz.Batch, "observations a request")
 	flag.DurationVar(&sz.ReadFor, "read-for", sz.ReadFor, "scenario 4: how long each server is loaded with reads")
 	flag.DurationVar(&sz.IngestFor, "ingest-for", sz.IngestFor, "scenario 5: how long observations are posted")

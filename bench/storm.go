@@ -83,18 +83,18 @@ func (b *bench) storm(ctx context.Context) ([]figure, error) {
 			var r stormRound
 			// A directory a round: an Alertmanager started where one ran before reads its
 			// notification log and takes the same alerts as notified already.
-			dir, err := os.MkdirTemp(dir, fmt.Sprintf("storm-%d-round-%d-", n, round))
+			roundDir, err := os.MkdirTemp(dir, fmt.Sprintf("storm-%d-round-%d-", n, round))
 			if err != nil {
 				return nil, err
 			}
 			if amErr == nil {
 				log.Printf("storm: %d alerts through Alertmanager %s (round %d of %d)", n, amVersion, round, b.sizes.StormRounds)
-				if r.am, err = b.alertmanagerStorm(ctx, amBin, dir, n); err != nil {
+				if r.am, err = b.alertmanagerStorm(ctx, amBin, roundDir, n); err != nil {
 					return nil, fmt.Errorf("Alertmanager, %d alerts: %w", n, err)
 				}
 			}
 			log.Printf("storm: %d alerts through herald api + herald worker (round %d of %d)", n, round, b.sizes.StormRounds)
-			if r.h, err = b.heraldStorm(ctx, heraldBin, dir, n); err != nil {
+			if r.h, err = b.heraldStorm(ctx, heraldBin, roundDir, n); err != nil {
 				return nil, fmt.Errorf("Herald, %d alerts: %w", n, err)
 			}
 			rounds = append(rounds, r)
@@ -113,16 +113,14 @@ type stormRound struct{ h, am stormRun }
 // Alertmanager: one round's ratio moved between 1.7× and 3.1× on a quiet machine, with the
 // same builds; the median of paired rounds says the same with less of that.
 func medianRound(rounds []stormRound) (stormRound, []float64) {
+	ratio := func(r stormRound) float64 { return r.h.rate / r.am.rate }
 	ratios := make([]float64, len(rounds))
 	for i, r := range rounds {
-		ratios[i] = r.h.rate / r.am.rate
+		ratios[i] = ratio(r)
 	}
-	order := make([]int, len(rounds))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ratios[a], ratios[b]) })
-	return rounds[order[(len(order)-1)/2]], ratios
+	sorted := slices.Clone(rounds)
+	slices.SortStableFunc(sorted, func(a, b stormRound) int { return cmp.Compare(ratio(a), ratio(b)) })
+	return sorted[(len(sorted)-1)/2], ratios
 }
 
 // worstRun is Herald's runs of the rounds as one, each figure judged by a target at its worst
@@ -276,7 +274,7 @@ func (b *bench) heraldStorm(ctx context.Context, bin, dir string, n int) (stormR
 	}
 	rows, calls, _ := commandsSince(cmdsBefore, cmdsAfter)
 	run.commands = calls
-	logCommandsPer(fmt.Sprintf("storm of %d", n), "notification", rows, n)
+	logRedisPerNotification(fmt.Sprintf("storm of %d", n), rows, n)
 	after, err := b.redis.usedMemory(ctx)
 	if err != nil {
 		return run, err
@@ -297,11 +295,11 @@ func (b *bench) heraldStorm(ctx context.Context, bin, dir string, n int) (stormR
 	return run, err
 }
 
-// logCommandsPer logs what Redis spent per item (notification, request) on each command it
-// ran, the costliest first: where its share of a figure's CPU went.
-func logCommandsPer(what, item string, rows []commandRun, n int) {
+// logRedisPerNotification logs what Redis spent per notification of n on each command it ran,
+// the costliest first: where its share of the storm's CPU went.
+func logRedisPerNotification(what string, rows []commandRun, n int) {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s: Redis per %s:", what, item)
+	fmt.Fprintf(&sb, "%s: Redis per notification:", what)
 	for _, x := range rows[:min(len(rows), 12)] {
 		fmt.Fprintf(&sb, " %s %.2f × %.1f µs = %.1f µs;", x.name, float64(x.calls)/float64(n),
 			float64(x.usec)/float64(x.calls), float64(x.usec)/float64(n))
