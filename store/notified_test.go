@@ -215,15 +215,8 @@ func BenchmarkMarkNotified(b *testing.B) {
 	st := store.New(rdb)
 	gid := herald.NewID(time.Now())
 	sc := store.Scope{GroupID: gid}
-	now := time.UnixMilli(time.Now().UnixMilli())
-	cs := make([]store.Change, alerts)
-	for i := range cs {
-		host := fmt.Sprintf("h%d", i)
-		a := herald.Alert{ID: herald.NewID(now), GroupID: gid, AlertConfigID: herald.NewID(now), EventTypeName: "HOST_DOWN",
-			Status: herald.StatusOpen, Created: herald.At(now), Updated: herald.At(now), HostID: host, HostnameAndPort: host + ".example.com:27017"}
-		sched := herald.Schedule{Detected: now, Next: []time.Time{now.Add(time.Hour)}, Sent: []int{1}}
-		cs[i] = store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: store.TargetID(host), Scope: sc}, Wake: now.Add(time.Hour)}
-	}
+	cs := stormChanges(b, sc, 0, alerts) // each iteration commits them again, lastNotified unset
+	notified := time.Now().Add(time.Second)
 	redisUsec := func() float64 { return scriptsUsec(b, rdb) }
 	var usec float64
 	b.ResetTimer()
@@ -239,7 +232,7 @@ func BenchmarkMarkNotified(b *testing.B) {
 		for off := 0; off < alerts; off += group {
 			at := make(map[string]time.Time, group)
 			for _, c := range cs[off : off+group] {
-				at[c.Tracked.Alert.ID] = now.Add(time.Second)
+				at[c.Tracked.Alert.ID] = notified
 			}
 			if err := st.MarkNotified(ctx, sc, at); err != nil {
 				b.Fatal(err)

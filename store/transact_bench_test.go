@@ -32,15 +32,12 @@ func BenchmarkTransactOpen(b *testing.B) {
 	st := store.New(rdb)
 	gid := herald.NewID(time.Now())
 	sc := store.Scope{GroupID: gid}
-	config := herald.NewID(time.Now())
-	rule := herald.AlertRule{Enabled: true, EventTypeName: "HOST_DOWN",
-		Notifications: []herald.Notification{{TypeName: "WEBHOOK", IntervalMin: 60}}}
 	var cpu, redisCPU time.Duration
 	var execUsec, hmgetUsec float64
 	b.ResetTimer()
 	for n := range b.N {
 		b.StopTimer()
-		cs := stormChanges(b, sc, config, rule, n, alerts)
+		cs := stormChanges(b, sc, n, alerts)
 		cpu0, redis0 := processCPU(b), storetest.RedisCPU(b, rdb)
 		stats0 := commandUsec(b, rdb)
 		b.StartTimer()
@@ -48,7 +45,7 @@ func BenchmarkTransactOpen(b *testing.B) {
 			step := cs[off : off+group]
 			pairs := make([][2]string, len(step))
 			for i, c := range step {
-				pairs[i] = [2]string{config, c.Tracked.Target}
+				pairs[i] = [2]string{c.Tracked.Alert.AlertConfigID, c.Tracked.Target}
 			}
 			if _, err := st.OpenAlertIDs(ctx, sc, pairs); err != nil {
 				b.Fatal(err)
@@ -74,10 +71,14 @@ func BenchmarkTransactOpen(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// stormChanges are the changes of n new alerts of configuration config opened at once by
-// rule, as the engine decides them (iteration it's hosts).
-func stormChanges(tb testing.TB, sc store.Scope, config string, rule herald.AlertRule, it, n int) []store.Change {
+// stormChanges are the changes of n new alerts of scope sc opened at once, with their opening
+// events and first notices, as the engine decides them: one configuration's (HOST_DOWN, one
+// webhook notification, no delay), for hosts of iteration it.
+func stormChanges(tb testing.TB, sc store.Scope, it, n int) []store.Change {
 	now := time.Now()
+	config := herald.NewID(now)
+	rule := herald.AlertRule{Enabled: true, EventTypeName: "HOST_DOWN",
+		Notifications: []herald.Notification{{TypeName: "WEBHOOK", IntervalMin: 60}}}
 	cs := make([]store.Change, n)
 	for i := range cs {
 		active := true
