@@ -2,6 +2,7 @@ package main
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -61,5 +62,38 @@ func TestRoleLogWritesWarningsAtOnce(t *testing.T) {
 	before, trouble := strings.Index(got, `"msg":"before"`), strings.Index(got, `"msg":"trouble"`)
 	if before < 0 || trouble < 0 || before > trouble {
 		t.Fatalf("the warning and the line before it were not written at once, in order: %q", got)
+	}
+}
+
+// syncCounter is a log destination that counts the fsyncs asked of it.
+type syncCounter struct {
+	lockedBuffer
+	syncs atomic.Int32
+}
+
+func (s *syncCounter) Sync() error { s.syncs.Add(1); return nil }
+
+// A serving role's log is written, never synced to disk: zap's buffered writer syncs its
+// destination at every flush while holding the lock each log line takes, and a file's Sync
+// is an fsync, which every request logging a line would then wait for.
+func TestRoleLogNeverSyncs(t *testing.T) {
+	var w syncCounter
+	log, stop, err := newLogger("info", false, &w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("batched")
+	log.Warn("at once")
+	deadline := time.Now().Add(20 * logFlushInterval)
+	for !strings.Contains(w.String(), `"msg":"batched"`) || !strings.Contains(w.String(), `"msg":"at once"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the lines were not written within %s: %q", 20*logFlushInterval, w.String())
+		}
+		time.Sleep(logFlushInterval / 10)
+	}
+	time.Sleep(2 * logFlushInterval) // flushes with nothing new: still no sync
+	stop()
+	if n := w.syncs.Load(); n != 0 {
+		t.Fatalf("the destination was synced %d times, want never", n)
 	}
 }
