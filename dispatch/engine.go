@@ -65,12 +65,16 @@ const DefaultLease = 8 * time.Second
 
 // Settings of the engine's batching.
 const (
-	claimBatch     = 2000                  // due alerts per step, at most
-	observeBatches = 8                     // observation batches per step
-	sessionMax     = 10 * time.Second      // a session then hands over to a new tick
-	lockWait       = 5 * time.Second       // how long a task waits for a busy project
-	holdWithin     = 20 * time.Millisecond // a session waits for what falls due this soon
-	sessionHold    = time.Second           // for at most this long: then others get the lease
+	claimBatch     = 2000             // due alerts per step, at most
+	observeBatches = 8                // observation batches per step
+	sessionMax     = 10 * time.Second // a session then hands over to a new tick
+	lockWait       = 5 * time.Second  // how long a task waits for a busy project
+	// holdWithin: a session waits for what falls due this soon, and a project's next session
+	// starts this much before its due time, so that taking the lease and reading what the
+	// session needs is done by then. 20 ms was met on an idle machine; a loaded one took
+	// longer, and its alerts were late by the difference.
+	holdWithin  = 50 * time.Millisecond
+	sessionHold = time.Second // for at most this long: then others get the lease
 	// dueLead is how long before an alert's due time the engine's tick for it is queued: asynq
 	// holds a scheduled task to the whole second and moves it to its queue at its next check
 	// (delayedTaskCheck), so a tick queued for the due time itself starts up to a check (and
@@ -636,6 +640,7 @@ func (s *session) run(ctx context.Context) error {
 				return alive(ctx)
 			case <-s.e.stopping:
 				return nil
+			case <-s.kicked: // observations queued meanwhile do not wait for the due time
 			case <-time.After(wait):
 			}
 			continue

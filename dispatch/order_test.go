@@ -133,12 +133,13 @@ func (o *latenessObserver) Lateness(d time.Duration) {
 
 // A session for an alert coming due starts a little before its due time, so that starting it
 // (the lease, the configurations' version, the outbox) does not make the alert late: with
-// each take of the lease slowed by 15 ms, the alert is still claimed within that.
+// each take of the lease slowed by 30 ms, the alert is still claimed within that (a session
+// started at the due time would be that late).
 func TestDueSessionStartsBeforeDueTime(t *testing.T) {
 	obs := &latenessObserver{}
 	r := newRigWith(t, 100*time.Millisecond, func(c *dispatch.EngineConfig) { c.Observer = obs })
 	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(5, 100_000)}})
-	const slow = 15 * time.Millisecond
+	const slow = 30 * time.Millisecond
 	r.Store.Redis().AddHook(slowLock{by: slow})
 	r.observe(hostDown("h1", true))
 	r.recv.waitCount(t, 1, 5*time.Second)
