@@ -4,7 +4,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,16 +36,24 @@ func passwordRedis(t *testing.T) string {
 	return m.Addr()
 }
 
-// closedPort is a 127.0.0.1 address nothing listens on.
+// closedPort is a 127.0.0.1 address nothing listens on, for the whole test: a socket is bound
+// to it and never listens, so a connection to it is refused, and no other test (packages run
+// in parallel) can take the port meanwhile, as one could a port listened on and closed.
 func closedPort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
 }
 
 // Secrets given to herald never come back out: not in any role's --help, not in the message of
