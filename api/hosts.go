@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/obsjson"
 )
 
 // GET /groups/{groupId}/hosts/{hostId}/disks/{partitionName}: a partition an observation
@@ -40,7 +41,7 @@ func (s *Server) postObservations(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	obs, batch, err := decodeBatch(c, herald.MaxObservationsPerRequest, herald.Observation.Validate)
+	obs, batch, err := decodeBatch(c, herald.MaxObservationsPerRequest, herald.Observation.Validate, obsjson.Read)
 	if err != nil {
 		return reply{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/obsjson"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -60,7 +61,7 @@ func decodeBatches(batches [][]byte) []decodedBatch {
 	out := make([]decodedBatch, len(batches))
 	var wg sync.WaitGroup
 	for i, b := range batches {
-		wg.Go(func() { out[i].obs, out[i].err = decodeObservations(b) })
+		wg.Go(func() { out[i].obs, out[i].err = obsjson.Decode(b) })
 	}
 	wg.Wait()
 	return out

@@ -1,8 +1,11 @@
-package dispatch
+package obsjson
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -23,9 +26,35 @@ var obsSeeds = []string{
 	`[{"hostId":"a\"b"}]`, `[{"hostId":"\xff"}]`, `[{"active":null}]`, `[{"at":null}]`, `[null]`, `null`,
 	`[{"value":1e400}]`, `[{"value":01}]`, `[{"value":1.}]`, `[{"value":"1"}]`, `[{"active":"true"}]`,
 	`[{"at":"not a time"}]`, `[{"labels":{"a":1}}]`, `[{"disks":[{"partitionName":"p"},]}]`, `[{"hostId":"h"},]`, `[`, ``,
+	`[{"currentValue":{"number":3,"units":"RAW","extra":1}}]`, `[{"disks":[{"partitionName":"p","extra":2}]}]`,
 }
 
-// Whatever the bytes, decodeObservations decodes them as json.Unmarshal does (the same
+// strictItems reads b as the API reads a posted batch before this package: a json.Decoder
+// refusing unknown fields, item by item, and nothing after the array.
+func strictItems(b []byte) ([]herald.Observation, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, fmt.Errorf("not an array: %v %v", tok, err)
+	}
+	obs := []herald.Observation{}
+	for dec.More() {
+		var o herald.Observation
+		if err := dec.Decode(&o); err != nil {
+			return nil, err
+		}
+		obs = append(obs, o)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("after the array: %v", err)
+	}
+	return obs, nil
+}
+
+// Whatever the bytes, Decode decodes them as json.Unmarshal does (the same
 // observations, or an error where it errs), and the compact reader takes the common forms.
 func FuzzDecodeObservations(f *testing.F) {
 	for _, s := range obsSeeds {
@@ -34,12 +63,16 @@ func FuzzDecodeObservations(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var want []herald.Observation
 		wantErr := json.Unmarshal(b, &want)
-		got, err := decodeObservations(b)
+		got, err := Decode(b)
 		if (err != nil) != (wantErr != nil) || (err == nil && !reflect.DeepEqual(got, want)) {
 			t.Errorf("%q: got %s (%v), want %s (%v)", b, dump(got), err, dump(want), wantErr)
 		}
-		if compact, ok := compactObservations(b); ok && (wantErr != nil || !reflect.DeepEqual(compact, want)) {
+		compact, ok := Compact(b)
+		if ok && (wantErr != nil || !reflect.DeepEqual(compact, want)) {
 			t.Errorf("%q: the compact reader took %s, json.Unmarshal gives %s (%v)", b, dump(compact), dump(want), wantErr)
+		}
+		if strict, err := strictItems(b); ok && (err != nil || !reflect.DeepEqual(compact, strict)) {
+			t.Errorf("%q: the compact reader took %s, the API's strict reading gives %s (%v)", b, dump(compact), dump(strict), err)
 		}
 	})
 }
@@ -52,12 +85,12 @@ func dump(obs []herald.Observation) string {
 // The forms agents send are read by hand, not left to encoding/json.
 func TestCompactObservationsTakesAgentsBatches(t *testing.T) {
 	for _, s := range obsSeeds[:6] {
-		if _, ok := compactObservations([]byte(s)); !ok {
+		if _, ok := Compact([]byte(s)); !ok {
 			t.Errorf("left to encoding/json: %s", s)
 		}
 	}
 	for _, s := range obsSeeds[6:] {
-		if _, ok := compactObservations([]byte(s)); ok {
+		if _, ok := Compact([]byte(s)); ok {
 			t.Errorf("read by hand: %s", s)
 		}
 	}
@@ -72,7 +105,7 @@ func BenchmarkDecodeObservations(b *testing.B) {
 	batch := []byte("[" + strings.Join(items, ",") + "]")
 	b.Run("compact", func(b *testing.B) {
 		for range b.N {
-			if _, err := decodeObservations(batch); err != nil {
+			if _, err := Decode(batch); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -85,4 +118,28 @@ func BenchmarkDecodeObservations(b *testing.B) {
 			}
 		}
 	})
+}
+
+// Read gives each observation to each as it is read, in order, and stops at each's first
+// error, reading no further.
+func TestReadStopsAtTheFirstRefusal(t *testing.T) {
+	b := []byte(obsSeeds[1][:len(obsSeeds[1])-1] + `,{"hostId":"h-3"},{"hostId":"h-4"}]`)
+	var seen []string
+	refuse := errors.New("refused")
+	obs, ok, err := Read(b, func(o herald.Observation, i int) error {
+		seen = append(seen, fmt.Sprintf("%d:%s", i, o.HostID))
+		if o.HostID == "h-3" {
+			return refuse
+		}
+		return nil
+	})
+	if !ok || err != refuse || obs != nil {
+		t.Errorf("got %v, %v, %v; want nothing, true and the refusal", obs, ok, err)
+	}
+	if want := []string{"0:h-1", "1:h-2", "2:h-3"}; !reflect.DeepEqual(seen, want) {
+		t.Errorf("each was given %v, want %v", seen, want)
+	}
+	if obs, ok, err := Read(b, func(herald.Observation, int) error { return nil }); !ok || err != nil || len(obs) != 4 {
+		t.Errorf("accepting all: %d observations, %v, %v", len(obs), ok, err)
+	}
 }
