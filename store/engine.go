@@ -653,10 +653,11 @@ func (w *writes) change(sc Scope, c *Change) error {
 //
 // A delivery's lastNotified used to be written by sending the whole document twice (as
 // written, and with the time set) for a compare-and-set; this sends the time alone. The
-// whole document's edit (a GET, Lua's string rebuild, a SET, and the document propagated to
-// the append-only file again) cost Redis 3.0-3.8 µs an alert on 500 documents
-// (BenchmarkMarkNotified); the slot's, 16 bytes read and 10 written, SLOTCOST. Plain finds
-// and fixed comparisons: Lua's patterns, built per call, doubled the Redis cost.
+// whole document's edit (a GET, Lua's string rebuild, a SET, and the whole document again in
+// the append-only file) cost Redis a median 3.0 µs an alert on 500 documents
+// (BenchmarkMarkNotified, 10 runs); the slot's (16 bytes read, 10 written and logged) 2.3:
+// what is left is mostly Lua's two calls into Redis for each key. Plain finds and fixed
+// comparisons: Lua's patterns, built per call, doubled the Redis cost.
 var patchNotified = redis.NewScript(`
 local find, sub, byte = string.find, string.sub, string.byte
 local slot, never = '{"n":', 'null      '
