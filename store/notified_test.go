@@ -118,6 +118,20 @@ func TestMarkNotifiedEditsTheDocumentInPlace(t *testing.T) {
 			return b
 		},
 	}
+	// mark sets lastNotified of alert id to at, and checks the document is then exp (unless
+	// nil) and reads back as want.
+	mark := func(t *testing.T, id string, at time.Time, exp []byte, want herald.Alert) {
+		t.Helper()
+		if err := st.MarkNotified(ctx, store.Scope{GroupID: gid}, map[string]time.Time{id: at}); err != nil {
+			t.Fatal(err)
+		}
+		if got := rdb.Get(ctx, alertKey(gid, id)).Val(); exp != nil && got != string(exp) {
+			t.Errorf("document after MarkNotified:\n%s\nwant (the alert written whole):\n%s", got, exp)
+		}
+		if read, err := st.Alert(ctx, gid, id); err != nil || !reflect.DeepEqual(read, want) {
+			t.Errorf("read back: %+v, %v; want %+v", read, err, want)
+		}
+	}
 	for name, shape := range shapes {
 		for layout, write := range layouts {
 			t.Run(name+", "+layout, func(t *testing.T) {
@@ -135,19 +149,11 @@ func TestMarkNotifiedEditsTheDocumentInPlace(t *testing.T) {
 				whole := want
 				whole.GroupID = other
 				exp := write(alertKey(other, a.ID), whole)
-				if err := st.MarkNotified(ctx, store.Scope{GroupID: gid}, map[string]time.Time{a.ID: at}); err != nil {
-					t.Fatal(err)
-				}
 				if name == "notified in 1990" && layout == "now" {
 					// a time of nine digits is written after the others, and edited there
 					exp, _ = store.AlertDocBefore(alertKey(other, a.ID), whole)
 				}
-				if got := rdb.Get(ctx, alertKey(gid, a.ID)).Val(); got != string(exp) {
-					t.Errorf("document after MarkNotified:\n%s\nwant (the alert written whole):\n%s", got, exp)
-				}
-				if read, err := st.Alert(ctx, gid, a.ID); err != nil || !reflect.DeepEqual(read, want) {
-					t.Errorf("read back: %+v, %v; want %+v", read, err, want)
-				}
+				mark(t, a.ID, at, exp, want)
 			})
 		}
 	}
@@ -161,18 +167,10 @@ func TestMarkNotifiedEditsTheDocumentInPlace(t *testing.T) {
 			t.Fatal(err)
 		}
 		old := time.Unix(631_152_000, 0)
-		if err := st.MarkNotified(ctx, store.Scope{GroupID: gid}, map[string]time.Time{a.ID: old}); err != nil {
-			t.Fatal(err)
-		}
 		want := a
 		want.LastNotified = herald.At(old)
 		exp, _ := store.AlertDocBefore(alertKey(gid, a.ID), want)
-		if got := rdb.Get(ctx, alertKey(gid, a.ID)).Val(); got != string(exp) {
-			t.Errorf("document after MarkNotified:\n%s\nwant:\n%s", got, exp)
-		}
-		if read, err := st.Alert(ctx, gid, a.ID); err != nil || !reflect.DeepEqual(read, want) {
-			t.Errorf("read back: %+v, %v; want %+v", read, err, want)
-		}
+		mark(t, a.ID, old, exp, want)
 	})
 	t.Run("API form", func(t *testing.T) {
 		a := base
@@ -184,14 +182,9 @@ func TestMarkNotifiedEditsTheDocumentInPlace(t *testing.T) {
 		if err := rdb.Set(ctx, alertKey(gid, a.ID), old, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.MarkNotified(ctx, store.Scope{GroupID: gid}, map[string]time.Time{a.ID: at}); err != nil {
-			t.Fatal(err)
-		}
 		want := a
 		want.LastNotified = herald.At(at)
-		if read, err := st.Alert(ctx, gid, a.ID); err != nil || !reflect.DeepEqual(read, want) {
-			t.Errorf("read back: %+v, %v; want %+v", read, err, want)
-		}
+		mark(t, a.ID, at, nil, want)
 	})
 }
 
