@@ -642,7 +642,7 @@ func (w *writes) change(sc Scope, c *Change) error {
 // seconds) where that is later than theirs, changing nothing else in them. A document that
 // starts with lastNotified's slot (appendAlertDoc: {"n": and ten bytes, then a comma) is read
 // to there (GETRANGE) and the ten bytes overwritten (SETRANGE) when ARGV[i] has ten digits:
-// the slot then holds ten digits or notifiedNever, and ten digits compare as numbers do. The
+// the slot then holds ten digits (compared with ARGV[i] as numbers) or notifiedNever. The
 // rest, written before the slot or with a time of another width, is edited whole as it
 // always was: its "n" field, right after the times "t", "u" and "r", which follow the string
 // fields (a `,"` is never inside a JSON string, so the first `,"t":` is the top-level one),
