@@ -27,7 +27,7 @@ func decodeFlatAlertDoc[T docText](b T, d *alertDoc) bool {
 		switch kind {
 		case flatEmptyArray:
 			return false // only tags are arrays, and an alert leaves out empty ones
-		case flatNumber:
+		case flatNumber, flatNull:
 			var p **int64
 			switch string(name) {
 			case "t":
@@ -42,6 +42,10 @@ func decodeFlatAlertDoc[T docText](b T, d *alertDoc) bool {
 				p = &d.AcknowledgedUntil
 			default:
 				return false
+			}
+			if kind == flatNull {
+				*p = nil // as encoding/json: lastNotified's slot, never notified
+				return true
 			}
 			v := num // on the heap only for a member that is a number
 			*p = &v
@@ -100,12 +104,14 @@ const (
 	flatString     flatKind = iota // str holds it
 	flatNumber                     // num holds it
 	flatEmptyArray                 // []: a project's tags, most often
+	flatNull                       // null: an alert's lastNotified never set, in its slot
 )
 
 // scanFlatObject reads b as one JSON object whose names and string values have no escapes
-// and whose other values are integers (-?(0|[1-9][0-9]*), fitting an int64) or empty arrays,
-// calling field for each member in order; false as soon as b is anything else or field says
-// false.
+// and whose other values are integers (-?(0|[1-9][0-9]*), fitting an int64), null or empty
+// arrays, calling field for each member in order; false as soon as b is anything else or
+// field says false. Whitespace is skipped wherever JSON allows it (after lastNotified's
+// placeholder, in every new alert document, among others).
 func scanFlatObject[T docText](b T, field func(name, str T, num int64, kind flatKind) bool) bool {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
@@ -141,6 +147,11 @@ func scanFlatObject[T docText](b T, field func(name, str T, num int64, kind flat
 				return false
 			}
 			i++
+		case 'n':
+			if len(b)-i < len("null") || string(b[i:i+len("null")]) != "null" || !field(name, b[:0], 0, flatNull) {
+				return false
+			}
+			i += len("null")
 		default:
 			num, next, ok := plainInt(b, i)
 			if !ok || !field(name, b[:0], num, flatNumber) {

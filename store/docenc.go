@@ -13,15 +13,50 @@ import (
 // encoding/json's reflection was a tenth of a worker's CPU in a storm. appendAlertDoc writes
 // the same bytes as json.Marshal of alertDoc (a test compares them), by hand for the fields
 // every alert has; the rare composite fields (labels, tags, current value) still go through
-// encoding/json. MarkNotified's script relies on where it writes "n": right after "t", "u"
-// and "r" (a test compares its edit with this encoder's output).
+// encoding/json.
+//
+// One member is not where encoding/json puts it: lastNotified ("n"), which MarkNotified's
+// script overwrites in place, is the document's first member, ten bytes wide (unix seconds
+// have ten digits from 2001 to 2286; never notified is notifiedNever, null padded with spaces,
+// which JSON allows after a value). The script reads the document's first 16 bytes and writes
+// 10 of them, where it used to read, rebuild and write the whole document (a quarter less of
+// Redis's time for it, and 10 bytes rather than the document in the append-only file). First,
+// not right after "i": its place then depends on nothing before it, and an older Herald's
+// script, which looks for documents that start with "i", leaves these to its path that reads
+// and rewrites the document, rather than adding a second "n". A lastNotified of another width
+// is written where encoding/json writes it (after "t", "u" and "r"), as every document was
+// before, and the script takes its old path (a test compares its edit with this encoder's
+// output).
 
 // stored writes members as json.Marshal does.
 var stored = jsonfield.Writer{Marshal: json.Marshal, EscapeHTML: true}
 
-// appendAlertDoc appends json.Marshal(d)'s bytes to b.
+// notifiedNever is the ten bytes of the lastNotified slot of an alert never notified: null,
+// which every reader of the document (encoding/json, the flat decoder, an older Herald's
+// decoders) reads as no time, where a 0 would be read as 1970 by an older Herald.
+const notifiedNever = "null      "
+
+// notifiedSlot is the start of a document whose lastNotified is in its slot, up to the slot.
+const notifiedSlot = `{"n":`
+
+// inNotifiedSlot reports whether lastNotified n is written in the slot (ten bytes wide).
+func inNotifiedSlot(n *int64) bool { return n == nil || 1e9 <= *n && *n < 1e10 }
+
+// appendAlertDoc appends json.Marshal(d)'s bytes to b, but for lastNotified: first, in its
+// slot, when inNotifiedSlot.
 func appendAlertDoc(b []byte, d *alertDoc) ([]byte, error) {
-	b = append(b, `{"i":`...)
+	slot := inNotifiedSlot(d.LastNotified)
+	if slot {
+		b = append(b, notifiedSlot...)
+		if d.LastNotified == nil {
+			b = append(b, notifiedNever...)
+		} else {
+			b = strconv.AppendInt(b, *d.LastNotified, 10)
+		}
+		b = append(b, `,"i":`...)
+	} else {
+		b = append(b, `{"i":`...)
+	}
 	b = stored.String(b, d.ID)
 	b = stored.StringField(b, "g", d.GroupID)
 	b = stored.StringField(b, "c", d.AlertConfigID)
@@ -30,7 +65,9 @@ func appendAlertDoc(b []byte, d *alertDoc) ([]byte, error) {
 	b = jsonfield.IntField(b, "t", d.Created)
 	b = jsonfield.IntField(b, "u", d.Updated)
 	b = jsonfield.IntField(b, "r", d.Resolved)
-	b = jsonfield.IntField(b, "n", d.LastNotified)
+	if !slot {
+		b = jsonfield.IntField(b, "n", d.LastNotified)
+	}
 	b = jsonfield.IntField(b, "a", d.AcknowledgedUntil)
 	b = stored.StringField(b, "ac", d.AcknowledgementComment)
 	b = stored.StringField(b, "au", d.AcknowledgingUsername)

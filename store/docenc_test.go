@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/internal/alerttest"
@@ -12,17 +14,33 @@ import (
 
 // The hand-written encoder of alerts writes exactly what encoding/json writes of the stored
 // form, for the alerts every alert encoder is held to, and for one with every field filled
-// and ids of herald's form (which the stored form packs).
+// and ids of herald's form (which the stored form packs), but for lastNotified: first, ten
+// bytes wide (null and six spaces when never notified), when it has ten digits or is not
+// set, and where encoding/json writes it otherwise.
 func TestAlertDocumentEncodesAsEncodingJSON(t *testing.T) {
 	cases := alerttest.Alerts(t)
 	var every herald.Alert
 	filled(t, &every, 5)
 	cases["every field, ids of herald's form"] = every
+	for name, unix := range map[string]int64{"first of ten digits": 1_000_000_000, "last of ten digits": 9_999_999_999,
+		"nine digits": 999_999_999, "eleven digits": 10_000_000_000, "the epoch": 0, "ten characters, negative": -999_999_999} {
+		a := cases["an open alert"]
+		a.LastNotified = herald.At(time.Unix(unix, 0))
+		cases["notified at "+name] = a
+	}
 	for name, a := range cases {
 		d := packAlert(a)
 		want, err := json.Marshal(d)
 		if err != nil {
 			t.Fatal(err)
+		}
+		switch n := d.LastNotified; {
+		case n == nil:
+			want = append([]byte(`{"n":null      ,`), want[1:]...)
+		case len(strconv.FormatInt(*n, 10)) == 10 && *n > 0:
+			d.LastNotified = nil
+			rest, _ := json.Marshal(d)
+			want = append([]byte(`{"n":`+strconv.FormatInt(*n, 10)+`,`), rest[1:]...)
 		}
 		got, err := encodeDoc(a)
 		if err != nil {

@@ -61,7 +61,7 @@ func encodeEvent(c collection, e herald.Event) ([]byte, error) {
 }
 
 // encodeDocAt is v's stored form at key. An alert's leaves out what its key says: its id
-// (written "i":"", the compact form's mark, which patchNotified looks for) and, in its
+// (written "i":"", the compact form's mark) and, in its
 // project's slot, its project; a global alert's key names no project, and keeps it. That is
 // 39 bytes of an open alert's document, from Redis's 192-byte size class to 160. Documents
 // written before carry both; decodeDocAt reads either.
@@ -78,6 +78,13 @@ func encodeDocAt(key string, v any) ([]byte, error) {
 // encodeAlertAt is encodeDocAt of an alert (a pointer: the engine encodes hundreds a step,
 // and an alert given as an interface value is copied to the heap first).
 func encodeAlertAt(key string, a *herald.Alert) ([]byte, error) {
+	p := packAlertAt(key, a)
+	return appendAlertDoc(make([]byte, 0, 192), &p)
+}
+
+// packAlertAt is the stored form of an alert at key: its id and project left out where the
+// key names them.
+func packAlertAt(key string, a *herald.Alert) alertDoc {
 	stored := *a
 	if a.ID != "" && strings.HasSuffix(key, a.ID) && strings.HasSuffix(key[:len(key)-len(a.ID)], ":") {
 		stored.ID = "" // left out, and not packed only to be dropped
@@ -85,8 +92,7 @@ func encodeAlertAt(key string, a *herald.Alert) ([]byte, error) {
 	if gid, _, ok := projectOfKey(key); ok && gid == a.GroupID {
 		stored.GroupID = ""
 	}
-	p := packAlert(stored)
-	return appendAlertDoc(make([]byte, 0, 192), &p)
+	return packAlert(stored)
 }
 
 // decodeDocAt is decodeDoc of the document stored at key: an alert's id and project, where
@@ -186,6 +192,8 @@ func isAPIForm[T docText](b T) bool {
 }
 
 // alertDoc is an alert as stored. Every field of herald.Alert has one here (a test checks).
+// appendAlertDoc writes them in this order, as encoding/json does, but for LastNotified: in
+// most documents, first (lastNotified's slot, for MarkNotified's edit in place).
 type alertDoc struct {
 	ID                     string               `json:"i"`
 	GroupID                string               `json:"g,omitempty"`

@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald"
 )
 
 // RunShared runs cmds as CheckAuth runs its pipeline: in a round trip shared with the callers
@@ -30,4 +33,11 @@ func (s *Store) DropHosts(ctx context.Context, groupID string, read ...string) (
 func (s *Store) AsCluster() *Store {
 	s.oneNode = false
 	return s
+}
+
+// AlertDocBefore is the document of a at key as Herald wrote it before lastNotified's slot:
+// the compact form in encoding/json's order of alertDoc (which appendAlertDoc wrote byte for
+// byte), its lastNotified after "t", "u" and "r", or absent.
+func AlertDocBefore(key string, a herald.Alert) ([]byte, error) {
+	return json.Marshal(packAlertAt(key, &a))
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,9 +67,12 @@ func TestMarkNotified(t *testing.T) {
 // The script that sets lastNotified in place leaves each document exactly as the store
 // writes an alert with that lastNotified (compared byte for byte with the same alert written
 // whole, in another project: the document names neither its id nor its project, its key
-// does), whatever other times, labels (one named "n") or
-// escaped strings it holds; an earlier time changes no byte; a document in the API's form
-// (written before the compact one) gets its lastNotified too, and is read as before.
+// does), whatever other times, labels (one named "n") or escaped strings it holds, in the
+// layout it was in: lastNotified's slot first (as written now), or after the times (as
+// written before the slot, or now for a time of other than ten digits: an older Herald may
+// still write that layout during a rolling upgrade). An earlier time changes no byte; a
+// document in the API's form (written before the compact one) gets its lastNotified too, and
+// is read as before.
 func TestMarkNotifiedEditsTheDocumentInPlace(t *testing.T) {
 	ctx := context.Background()
 	rdb := storetest.Redis(t)
@@ -80,6 +85,8 @@ func TestMarkNotifiedEditsTheDocumentInPlace(t *testing.T) {
 	shapes := map[string]func(*herald.Alert){
 		"never notified":        func(*herald.Alert) {},
 		"notified before":       func(a *herald.Alert) { a.LastNotified = herald.At(t0.Add(time.Second)) },
+		"notified since":        func(a *herald.Alert) { a.LastNotified = herald.At(at.Add(time.Second)) },
+		"notified in 1990":      func(a *herald.Alert) { a.LastNotified = herald.At(time.Unix(631_152_000, 0)) },
 		"updated since created": func(a *herald.Alert) { a.Updated = herald.At(t0.Add(5 * time.Second)) },
 		"resolved":              func(a *herald.Alert) { a.Status, a.Resolved = herald.StatusClosed, herald.At(t0.Add(9*time.Second)) },
 		"updated, resolved, noted": func(a *herald.Alert) {
@@ -92,35 +99,79 @@ func TestMarkNotifiedEditsTheDocumentInPlace(t *testing.T) {
 		},
 		"escaped host": func(a *herald.Alert) { a.HostnameAndPort = "a\"b\\c<d>,\"n\":5" },
 	}
-	for name, shape := range shapes {
-		t.Run(name, func(t *testing.T) {
-			a := base
-			a.ID = herald.NewID(t0)
-			shape(&a)
+	// Each layout writes alert a at key, as the store writes it now or as it did before.
+	layouts := map[string]func(key string, a herald.Alert) []byte{
+		"now": func(key string, a herald.Alert) []byte {
 			if err := st.SaveAlert(ctx, a, false, ""); err != nil {
 				t.Fatal(err)
 			}
-			want := a
-			if herald.At(at).After(a.LastNotified.Time) {
-				want.LastNotified = herald.At(at)
-			}
-			whole := want
-			whole.GroupID = other
-			if err := st.SaveAlert(ctx, whole, false, ""); err != nil {
+			return []byte(rdb.Get(ctx, key).Val())
+		},
+		"before the slot": func(key string, a herald.Alert) []byte {
+			b, err := store.AlertDocBefore(key, a)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := st.MarkNotified(ctx, store.Scope{GroupID: gid}, map[string]time.Time{a.ID: at}); err != nil {
+			if err := rdb.Set(ctx, key, b, 0).Err(); err != nil {
 				t.Fatal(err)
 			}
-			got := rdb.Get(ctx, alertKey(gid, a.ID)).Val()
-			if exp := rdb.Get(ctx, alertKey(other, a.ID)).Val(); got != exp {
-				t.Errorf("document after MarkNotified:\n%s\nwant (the alert written whole):\n%s", got, exp)
-			}
-			if read, err := st.Alert(ctx, gid, a.ID); err != nil || !read.LastNotified.Equal(want.LastNotified.Time) {
-				t.Errorf("read back: %+v, %v; want lastNotified %s", read, err, want.LastNotified)
-			}
-		})
+			return b
+		},
 	}
+	// mark sets lastNotified of alert id to at, and checks the document is then exp (unless
+	// nil) and reads back as want.
+	mark := func(t *testing.T, id string, at time.Time, exp []byte, want herald.Alert) {
+		t.Helper()
+		if err := st.MarkNotified(ctx, store.Scope{GroupID: gid}, map[string]time.Time{id: at}); err != nil {
+			t.Fatal(err)
+		}
+		if got := rdb.Get(ctx, alertKey(gid, id)).Val(); exp != nil && got != string(exp) {
+			t.Errorf("document after MarkNotified:\n%s\nwant (the alert written whole):\n%s", got, exp)
+		}
+		if read, err := st.Alert(ctx, gid, id); err != nil || !reflect.DeepEqual(read, want) {
+			t.Errorf("read back: %+v, %v; want %+v", read, err, want)
+		}
+	}
+	for name, shape := range shapes {
+		for layout, write := range layouts {
+			t.Run(name+", "+layout, func(t *testing.T) {
+				a := base
+				a.ID = herald.NewID(t0)
+				shape(&a)
+				written := write(alertKey(gid, a.ID), a)
+				if layout == "now" && !strings.HasPrefix(string(written), `{"n":`) && name != "notified in 1990" {
+					t.Errorf("written without lastNotified's slot first: %s", written)
+				}
+				want := a
+				if herald.At(at).After(a.LastNotified.Time) {
+					want.LastNotified = herald.At(at)
+				}
+				whole := want
+				whole.GroupID = other
+				exp := write(alertKey(other, a.ID), whole)
+				if name == "notified in 1990" && layout == "now" {
+					// a time of nine digits is written after the others, and edited there
+					exp, _ = store.AlertDocBefore(alertKey(other, a.ID), whole)
+				}
+				mark(t, a.ID, at, exp, want)
+			})
+		}
+	}
+	// A time of other than ten digits is not written in the slot: the document is read,
+	// changed and written whole, where such a time goes.
+	t.Run("a time of nine digits", func(t *testing.T) {
+		a := base
+		a.ID = herald.NewID(t0)
+		a.Created, a.Updated = herald.At(time.Unix(631_000_000, 0)), herald.At(time.Unix(631_000_000, 0))
+		if err := st.SaveAlert(ctx, a, false, ""); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Unix(631_152_000, 0)
+		want := a
+		want.LastNotified = herald.At(old)
+		exp, _ := store.AlertDocBefore(alertKey(gid, a.ID), want)
+		mark(t, a.ID, old, exp, want)
+	})
 	t.Run("API form", func(t *testing.T) {
 		a := base
 		a.ID = herald.NewID(t0)
@@ -131,15 +182,55 @@ func TestMarkNotifiedEditsTheDocumentInPlace(t *testing.T) {
 		if err := rdb.Set(ctx, alertKey(gid, a.ID), old, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.MarkNotified(ctx, store.Scope{GroupID: gid}, map[string]time.Time{a.ID: at}); err != nil {
-			t.Fatal(err)
-		}
 		want := a
 		want.LastNotified = herald.At(at)
-		if read, err := st.Alert(ctx, gid, a.ID); err != nil || fmt.Sprint(read) != fmt.Sprint(want) {
-			t.Errorf("read back: %+v, %v; want %+v", read, err, want)
-		}
+		mark(t, a.ID, at, nil, want)
 	})
+}
+
+// lastNotified edited in place is not lost to the engine's rewrite of the document: the
+// engine watches the documents it read, and the edit (SETRANGE) is a write that fails the
+// engine's transaction, which reads the document again, lastNotified with it.
+func TestMarkNotifiedBetweenTheEnginesReadAndWrite(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(storetest.Redis(t))
+	gid := herald.NewID(time.Now())
+	sc := store.Scope{GroupID: gid}
+	opened := stormChanges(t, sc, 0, 1)
+	if _, err := st.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return opened, nil }); err != nil {
+		t.Fatal(err)
+	}
+	a := opened[0].Tracked.Alert
+	now := a.Created.Time
+	notified := now.Add(time.Minute)
+	var seen []herald.Time
+	if _, err := st.Transact(ctx, sc, []string{a.ID}, func(loaded []store.Tracked) ([]store.Change, error) {
+		if len(loaded) != 1 {
+			return nil, fmt.Errorf("loaded %d alerts, want 1", len(loaded))
+		}
+		seen = append(seen, loaded[0].Alert.LastNotified)
+		if len(seen) == 1 { // a delivery settles after the engine read the alert
+			if err := st.MarkNotified(ctx, sc, map[string]time.Time{a.ID: notified}); err != nil {
+				return nil, err
+			}
+		}
+		c := store.Change{Tracked: loaded[0], PrevStatus: herald.StatusOpen}
+		c.Tracked.Alert.Updated = herald.At(now.Add(2 * time.Minute))
+		return []store.Change{c}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 2 || !seen[1].Equal(herald.At(notified).Time) {
+		t.Errorf("the engine read lastNotified as %v, want zero then %s", seen, herald.At(notified))
+	}
+	got, err := st.Alert(ctx, gid, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.LastNotified.Equal(herald.At(notified).Time) || !got.Updated.Equal(herald.At(now.Add(2*time.Minute)).Time) {
+		t.Errorf("after the engine's write: lastNotified %s, updated %s; want %s, %s", got.LastNotified, got.Updated,
+			herald.At(notified), herald.At(now.Add(2*time.Minute)))
+	}
 }
 
 // Setting lastNotified sends Redis the alert's key and the time, not its document: a storm's
