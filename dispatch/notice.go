@@ -136,8 +136,10 @@ func (s *session) recoverOutbox(ctx context.Context) error {
 }
 
 // retryDelay honours a target's Retry-After, and otherwise backs off exponentially. A task
-// whose worker died under it (asynq's recoverer found its lease expired, a minute or two
-// late already) goes again at once: its target did nothing to be backed off from.
+// whose worker died under it goes again at once: its target did nothing to be backed off
+// from. (The worker's reclaimer hands such a task back without a retry, 10–15 s after its
+// lease ran out; asynq's recoverer, which retries it with ErrLeaseExpired a minute or two
+// late, has only those the reclaimer left it: reclaim.go.)
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if errors.Is(err, asynq.ErrLeaseExpired) {
 		return 100 * time.Millisecond
