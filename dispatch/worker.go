@@ -60,7 +60,7 @@ func NewWorker(e *Engine, cfg WorkerConfig) *Worker {
 		DelayedTaskCheckInterval: delayedTaskCheck,
 		TaskCheckInterval:        taskCheck,
 		RetryDelayFunc:           retryDelay,
-		IsFailure:                func(err error) bool { return !errors.Is(err, errBusy) },
+		IsFailure:                isFailure,
 		ShutdownTimeout:          shutdownTimeout,
 		Logger:                   e.Log.Named("asynq").Sugar(),
 		LogLevel:                 asynq.WarnLevel,
@@ -120,7 +120,8 @@ func (w *Worker) startKicked(groupID string, p *projectLoops) bool {
 	return true
 }
 
-// Shutdown stops taking tasks and kicks and waits for the work under way; what does not
+// Shutdown stops reclaiming dead workers' tasks (its goroutine has returned when Shutdown
+// does), stops taking tasks and kicks and waits for the work under way; what does not
 // finish in time is handed back to the queue (a kicked session's work comes back with its
 // lease: the batches and claims it did not finish stay in Redis, and their tasks are queued).
 func (w *Worker) Shutdown() {

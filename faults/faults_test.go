@@ -79,9 +79,13 @@ const (
 	// worker's reclaimer (dispatch/reclaim.go) hands it back to its queue once it ended
 	// reclaimGrace (10 s) ago, looking every reclaimInterval (5 s): back by kill+46 s, at the
 	// head of its queue. Then the retry's own time (a worker free to take it, the target's
-	// 200 ms, the delivery recorded: 5 s), and the backlog's. asynq alone gave such a task back
-	// only once its recoverer (every minute) found the lease expired by 30 s more: 60–120 s.
-	// Sessions' own notices are back within workerResumeTarget.
+	// 200 ms, the delivery recorded: 5 s), and the backlog's. When the task was an opening's
+	// retry and its alert has closed since, the task finds the opening superseded and ends
+	// the dead try, and the resolution, which waits behind that try and looks again every
+	// second, goes then (before, it waited for the try's mark to lapse: 2 min after the try
+	// began, then up to as long again in its backoff). asynq alone gave a killed worker's task
+	// back only once its recoverer (every minute) found the lease expired by 30 s more:
+	// 60–120 s. Sessions' own notices are back within workerResumeTarget.
 	killedTaskTarget = 30*time.Second + time.Second + 10*time.Second + 5*time.Second + 5*time.Second + backlogTarget
 	onTimeTolerance  = 1500 * time.Millisecond
 )
