@@ -270,6 +270,46 @@ func TestReclaimTasksGrace(t *testing.T) {
 	}
 }
 
+// On a real Redis Cluster, queues on slots of their own: each queue's expired task is
+// reclaimed, its count written beside it, and no command touches a key off its slot.
+func TestReclaimTasksOnACluster(t *testing.T) {
+	cl := storetest.StartCluster(t, 3)
+	ctx := context.Background()
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs})
+	t.Cleanup(func() { _ = rdb.Close() })
+	slotErrs := storetest.WatchSlotErrors(rdb)
+	st := store.New(rdb)
+	now := time.Now()
+	queues := []string{"engine", "deliveries-webhook", "deliveries-email", "deliveries-paging"}
+	for _, q := range queues {
+		_, active, lease, prefix, _ := store.AsynqKeys(q)
+		if err := rdb.LPush(ctx, active, "old").Err(); err != nil {
+			t.Fatal(err)
+		}
+		rdb.ZAdd(ctx, lease, redis.Z{Score: float64(now.Add(-time.Minute).Unix()), Member: "old"})
+		rdb.HSet(ctx, prefix+"old", "state", "active", "msg", "m")
+	}
+	got, err := st.ReclaimTasks(ctx, queues, testReclaim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Requeued) != len(queues) || len(got.Left) != 0 {
+		t.Errorf("reclaimed %+v, want each queue's task requeued", got)
+	}
+	for _, q := range queues {
+		pending, _, _, prefix, _ := store.AsynqKeys(q)
+		if ids := rdb.LRange(ctx, pending, 0, -1).Val(); !slices.Equal(ids, []string{"old"}) || rdb.HGet(ctx, prefix+"old", "state").Val() != "pending" {
+			t.Errorf("queue %s: pending %q, state %q", q, ids, rdb.HGet(ctx, prefix+"old", "state").Val())
+		}
+		if n := rdb.Exists(ctx, store.ReclaimsKey(q, "old")).Val(); n != 1 {
+			t.Errorf("queue %s: the task's count of reclaims is missing", q)
+		}
+	}
+	if errs := slotErrs.Errors(); len(errs) > 0 {
+		t.Errorf("commands off their slot: %v", errs)
+	}
+}
+
 // BenchmarkReclaimTasksIdle is a reclaimer's run when no worker died (every run but a few), on
 // a worker's twelve queues (dispatch.DefaultQueues), each with a few live leases: the time,
 // this process's CPU and redis-server's per run, on one server and as on a cluster.
