@@ -319,33 +319,24 @@ func BenchmarkReclaimTasksIdle(b *testing.B) {
 	queues := []string{"engine", "deliveries-alerting_a", "deliveries-alerting_b", "deliveries-chat_a", "deliveries-chat_b",
 		"deliveries-chat_c", "deliveries-email", "deliveries-metrics_a", "deliveries-paging", "deliveries-people",
 		"deliveries-sms", "deliveries-webhook"}
-	for _, cluster := range []bool{false, true} {
-		b.Run(map[bool]string{false: "one-server", true: "as-on-a-cluster"}[cluster], func(b *testing.B) {
-			ctx := context.Background()
-			rdb := storetest.Redis(b)
-			st := store.New(rdb)
-			if cluster {
-				st.AsCluster()
+	benchForms(b, func(b *testing.B, rdb *redis.Client, st *store.Store) {
+		ctx := context.Background()
+		live := float64(time.Now().Add(30 * time.Second).Unix())
+		for _, q := range queues {
+			_, active, lease, _, _ := store.AsynqKeys(q)
+			for _, id := range []string{"a", "b", "c"} {
+				rdb.LPush(ctx, active, id)
+				rdb.ZAdd(ctx, lease, redis.Z{Score: live, Member: id})
 			}
-			live := float64(time.Now().Add(30 * time.Second).Unix())
-			for _, q := range queues {
-				_, active, lease, _, _ := store.AsynqKeys(q)
-				for _, id := range []string{"a", "b", "c"} {
-					rdb.LPush(ctx, active, id)
-					rdb.ZAdd(ctx, lease, redis.Z{Score: live, Member: id})
-				}
+		}
+		report := cpuPerOp(b, rdb)
+		b.ResetTimer()
+		for b.Loop() {
+			if got, err := st.ReclaimTasks(ctx, queues, testReclaim); err != nil || len(got.Requeued)+len(got.Left) > 0 {
+				b.Fatal(got, err)
 			}
-			cpu0, redis0 := processCPU(b), storetest.RedisCPU(b, rdb)
-			b.ResetTimer()
-			for b.Loop() {
-				if got, err := st.ReclaimTasks(ctx, queues, testReclaim); err != nil || len(got.Requeued)+len(got.Left) > 0 {
-					b.Fatal(got, err)
-				}
-			}
-			b.StopTimer()
-			cpu, redis := processCPU(b)-cpu0, storetest.RedisCPU(b, rdb)-redis0
-			b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
-			b.ReportMetric(float64(redis.Nanoseconds())/1e3/float64(b.N), "redis-µs/op")
-		})
-	}
+		}
+		b.StopTimer()
+		report()
+	})
 }
