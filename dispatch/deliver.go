@@ -568,6 +568,9 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 		why = n.about().Superseded(nc.alert, nc.rule, e.Clock.Now())
 	}
 	if why != "" {
+		if err := e.abandonTries(ctx, n, nc); err != nil {
+			return err
+		}
 		return e.recordAttempts(ctx, n.GroupID, []tried{{n, e.superseded(n, n.DeliveryID, noticeKind(n, nc.rule), n.Via, why)}})
 	}
 	rs, err := e.recipients(n, nc)

@@ -12,7 +12,9 @@
 //   - Worker: the asynq server that runs the engine's tasks. Idle, it polls asynq's queues
 //     slowly, so that it costs little; work the dispatcher queues for a project is also
 //     announced on a Redis channel (a kick), and a worker hearing it starts the project's
-//     session at once (kick.go). A kick is a hint: the task is queued all the same.
+//     session at once (kick.go). A kick is a hint: the task is queued all the same. It also
+//     hands back to their queue the tasks a worker that died was running, 10–15 s after
+//     their asynq lease ran out, rather than asynq's 60–120 s (reclaim.go).
 //
 // Timing. Each active alert has a due time in a per-project sorted set (millisecond
 // precision). A tick task per project and second (a deterministic asynq task id, so a

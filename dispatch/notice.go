@@ -136,11 +136,21 @@ func (s *session) recoverOutbox(ctx context.Context) error {
 }
 
 // retryDelay honours a target's Retry-After, and otherwise backs off exponentially. A task
-// whose worker died under it (asynq's recoverer found its lease expired, a minute or two
-// late already) goes again at once: its target did nothing to be backed off from.
+// whose worker died under it goes again at once: its target did nothing to be backed off
+// from. (The worker's reclaimer hands such a task back without a retry, 10–15 s after its
+// lease ran out; asynq's recoverer, which retries it with ErrLeaseExpired a minute or two
+// late, has only those the reclaimer left it: reclaim.go.)
+//
+// A resolution waiting for its opening (errWaitingForOpening) looks again every second, and
+// that is no failed try (isFailure): the opening's try is under way and takes seconds, or its
+// sender died and the resolution goes as soon as the try is abandoned (abandonTries) or its
+// mark lapses. Backing off as from a failure put up to the whole wait again behind that.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if errors.Is(err, asynq.ErrLeaseExpired) {
 		return 100 * time.Millisecond
+	}
+	if errors.Is(err, errWaitingForOpening) {
+		return time.Second
 	}
 	var f *channels.Failure
 	if errors.As(err, &f) && f.RetryAfter > 0 {
@@ -152,4 +162,11 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 		return 100 * time.Millisecond * time.Duration(min(n+1, 20))
 	}
 	return min(time.Second<<min(n, 10), 10*time.Minute)
+}
+
+// isFailure says whether a task's error is a failed try, which asynq counts against the task's
+// retries (and retryDelay backs off by): a busy project, or a resolution waiting for its
+// opening, is no failure of the work or of its target.
+func isFailure(err error) bool {
+	return !errors.Is(err, errBusy) && !errors.Is(err, errWaitingForOpening)
 }

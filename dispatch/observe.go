@@ -12,6 +12,10 @@ type Observer interface {
 	Delivery(kind, outcome string, d time.Duration)
 	// Lateness: how long after its due time a session claimed an alert's step.
 	Lateness(d time.Duration)
+	// Reclaimed: one run of the worker's reclaimer (reclaim.go): how many tasks of dead
+	// workers it handed back to their queue, how many it left to asynq's recoverer, or why it
+	// failed.
+	Reclaimed(requeued, left int, err error)
 }
 
 // nopObserver is the Observer of an engine configured without one.
@@ -19,3 +23,4 @@ type nopObserver struct{}
 
 func (nopObserver) Delivery(string, string, time.Duration) {}
 func (nopObserver) Lateness(time.Duration)                 {}
+func (nopObserver) Reclaimed(int, int, error)              {}

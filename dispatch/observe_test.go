@@ -31,6 +31,8 @@ func (r *recorder) Lateness(d time.Duration) {
 	r.lateness = append(r.lateness, d)
 }
 
+func (r *recorder) Reclaimed(int, int, error) {}
+
 // The engine tells its Observer of every delivery attempt, its kind and outcome and how long
 // it took, and of how late each due step was claimed.
 func TestObserverHearsAttemptsAndLateness(t *testing.T) {

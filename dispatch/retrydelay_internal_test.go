@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -25,9 +26,29 @@ func TestRetryDelay(t *testing.T) {
 		{"Retry-After, and a second more", 3, &channels.Failure{RetryAfter: 30 * time.Second}, delivery, 31 * time.Second},
 		{"a busy project", 2, errBusy, step, 300 * time.Millisecond},
 		{"a delivery whose worker died: at once, however often it failed", 6, asynq.ErrLeaseExpired, delivery, 100 * time.Millisecond},
+		{"a resolution waiting for its opening: a second, however often it failed", 6, errWaitingForOpening, delivery, time.Second},
 	} {
 		if got := retryDelay(c.n, c.err, c.task); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+// A busy project, or a resolution waiting for its opening, is no failed try: it spends none
+// of the task's retries. Anything else is one.
+func TestIsFailure(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{errBusy, false},
+		{errWaitingForOpening, false},
+		{fmt.Errorf("person u1: %w", errWaitingForOpening), false},
+		{errors.New("500"), true},
+		{asynq.ErrLeaseExpired, true},
+	} {
+		if got := isFailure(c.err); got != c.want {
+			t.Errorf("isFailure(%v) = %v, want %v", c.err, got, c.want)
 		}
 	}
 }

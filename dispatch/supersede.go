@@ -21,7 +21,8 @@ import (
 // opening, and a PAGING incident opened at the service is always resolved.
 
 // sendingMax bounds how long a try of an opening may be under way (its quick retries
-// included): a resolution waits for it no longer, should its sender have died.
+// included): a resolution waits for it no longer, should its sender have died (and waits less
+// when the try's task runs again first and finds the notice superseded: abandonTries).
 const sendingMax = 2 * time.Minute
 
 // errWaitingForOpening: a resolution waits while an opening to its target is being sent.
@@ -80,7 +81,7 @@ func (e *Engine) try(ctx context.Context, n notice, r *recipient, retry bool) (o
 		return e.attempt(ctx, n, r)
 	}
 	if retry {
-		ok, err := e.store.BeginNotice(ctx, sc, n.AlertID, target, e.Clock.Now().Add(sendingMax))
+		ok, err := e.store.BeginNotice(ctx, sc, n.AlertID, target, r.delivery.ID, e.Clock.Now().Add(sendingMax))
 		if err != nil {
 			return retryLater, nil, err
 		}
@@ -98,6 +99,31 @@ func (e *Engine) try(ctx context.Context, n notice, r *recipient, retry bool) (o
 		}
 	}
 	return res, records, err
+}
+
+// abandonTries ends the tries of notice n (an opening or repeat, now superseded) that an
+// earlier run of its retry task began and never ended: that run's worker died under it (the
+// task came back to this one, through the worker's reclaimer or asynq's recoverer, only once
+// its lease ran out). Its resolution then waits for it no longer, rather than until the
+// tries' marks lapse (sendingMax). A try may have reached its target, as when its mark
+// lapses. A resolution, or a notice whose notification is gone, has nothing to end.
+func (e *Engine) abandonTries(ctx context.Context, n notice, nc noticeContext) error {
+	if n.about().Closing {
+		return nil
+	}
+	rs, err := e.recipients(n, nc)
+	if errors.Is(err, errNotificationGone) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if _, err := e.store.AbandonNotice(ctx, n.scope(), n.AlertID, reachTarget(n, r), r.delivery.ID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // mayHaveReached says whether a try may have reached its target: it did, or no answer came (a

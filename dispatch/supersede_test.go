@@ -1,10 +1,14 @@
 package dispatch_test
 
 import (
+	"context"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hibiken/asynq"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/dispatch"
@@ -20,6 +24,33 @@ func (r *rig) attemptsOf(alertID string) []map[string]any {
 		out[i] = v.(map[string]any)
 	}
 	return out
+}
+
+// openingInRetry opens an alert notified to a webhook that answers 500 until recovered is
+// set, and returns once the opening's quick tries failed: its retry task waits.
+func (r *rig) openingInRetry() (alertID string, recovered *atomic.Bool) {
+	r.t.Helper()
+	recovered = r.recv.failing(500)
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.observe(hostDown("h1", true))
+	alertID = r.onlyAlert("OPEN")["id"].(string)
+	r.recv.waitCount(r.t, 3, 10*time.Second)
+	return alertID, recovered
+}
+
+// resolution waits up to within for the first resolution the receiver got.
+func (rc *receiver) resolution(within time.Duration) (delivery, bool) {
+	var closing delivery
+	ok := eventually(within, func() bool {
+		for _, d := range rc.deliveries() {
+			if d.Event == "alert.close" {
+				closing = d
+				return true
+			}
+		}
+		return false
+	})
+	return closing, ok
 }
 
 // hasAttempt says whether attempts hold one with outcome and reason.
@@ -53,11 +84,7 @@ func TestStaleOpeningIsSuperseded(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t, 200*time.Millisecond)
-			recovered := r.recv.failing(500)
-			r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
-			r.observe(hostDown("h1", true))
-			id := r.onlyAlert("OPEN")["id"].(string)
-			r.recv.waitCount(t, 3, 10*time.Second) // the first try's quick retries failed: a retry task waits
+			id, recovered := r.openingInRetry()
 			c.then(r, id)
 			since := time.Now()
 			recovered.Store(true)
@@ -105,22 +132,62 @@ func TestResolutionWaitsBehindItsOpening(t *testing.T) {
 	r.onlyAlert("OPEN")
 	r.recv.waitCount(t, 4, 15*time.Second) // the retry is under way
 	r.observe(hostDown("h1", false))
-	var closing delivery
-	if !eventually(20*time.Second, func() bool {
-		for _, d := range r.recv.deliveries() {
-			if d.Event == "alert.close" {
-				closing = d
-				return true
-			}
-		}
-		return false
-	}) {
+	closing, ok := r.recv.resolution(20 * time.Second)
+	if !ok {
 		t.Fatalf("no resolution: %s", r.failedTasks())
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	if openAnswered.IsZero() || closing.At.Before(openAnswered) {
 		t.Errorf("the resolution arrived at %s, before the opening was answered (%s)", closing.At.Format(time.StampMilli), openAnswered.Format(time.StampMilli))
+	}
+}
+
+// A resolution does not wait for a try its sender died in: a retry of the opening whose
+// earlier run died mid-try (its mark left in Redis, as a killed worker leaves it), run again
+// after the alert closed, is superseded and ends that try; the resolution goes within seconds,
+// rather than once the mark lapses (two minutes).
+func TestResolutionDoesNotWaitForADeadTry(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 200*time.Millisecond)
+	id, recovered := r.openingInRetry()
+	// The retry task stays queued while its earlier run's dead try is set up and the alert
+	// closes behind it.
+	ins := asynq.NewInspectorFromRedisClient(r.Store.Redis())
+	queue := dispatch.DeliveryQueue("WEBHOOK")
+	if err := ins.PauseQueue(queue); err != nil {
+		t.Fatal(err)
+	}
+	var deliveryID string
+	for _, a := range r.attemptsOf(id) {
+		deliveryID, _ = a["deliveryId"].(string)
+	}
+	sc := store.Scope{GroupID: r.project}
+	if ok, err := r.Store.BeginNotice(ctx, sc, id, "0", deliveryID, time.Now().Add(2*time.Minute)); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	r.observe(hostDown("h1", false))
+	r.onlyAlert("CLOSED")
+	if v, err := r.Store.BeginClose(ctx, sc, id, "0", time.Now()); err != nil || v != store.CloseWait {
+		t.Fatalf("the resolution does not wait behind the dead try: %v %v", v, err)
+	}
+	recovered.Store(true)
+	resumed := time.Now()
+	if err := ins.UnpauseQueue(queue); err != nil {
+		t.Fatal(err)
+	}
+	closing, ok := r.recv.resolution(15 * time.Second)
+	if !ok {
+		t.Fatalf("no resolution within 15 s: %v\n%s", r.attemptsOf(id), r.failedTasks())
+	}
+	t.Logf("the resolution went %s after the retries resumed", closing.At.Sub(resumed).Round(time.Millisecond))
+	if !hasAttempt(r.attemptsOf(id), store.OutcomeSuperseded, herald.SupersededClosed) {
+		t.Errorf("the opening's retry was not superseded: %v", r.attemptsOf(id))
+	}
+	for _, d := range r.recv.deliveries() {
+		if d.Event == "alert.open" && d.At.After(resumed) {
+			t.Errorf("the opening was sent again after the alert closed")
+		}
 	}
 }
 

@@ -16,10 +16,11 @@ import (
 // when it hears a kick (work queued for the project: store.Kicks) rather than at its next
 // poll of the queues, which is slow so that an idle worker costs little.
 type Worker struct {
-	srv    *asynq.Server
-	engine *Engine
-	kicks  *store.Kicks
-	kicked kickedLoops
+	srv     *asynq.Server
+	engine  *Engine
+	kicks   *store.Kicks
+	kicked  kickedLoops
+	reclaim *reclaimer // hands back the tasks of dead workers, sooner than asynq does
 }
 
 // kickedLoops are the project loops a worker runs for kicks, beside asynq's tasks: at most
@@ -59,12 +60,13 @@ func NewWorker(e *Engine, cfg WorkerConfig) *Worker {
 		DelayedTaskCheckInterval: delayedTaskCheck,
 		TaskCheckInterval:        taskCheck,
 		RetryDelayFunc:           retryDelay,
-		IsFailure:                func(err error) bool { return !errors.Is(err, errBusy) },
+		IsFailure:                isFailure,
 		ShutdownTimeout:          shutdownTimeout,
 		Logger:                   e.Log.Named("asynq").Sugar(),
 		LogLevel:                 asynq.WarnLevel,
 	})
-	w := &Worker{srv: srv, engine: e, kicked: kickedLoops{slots: make(chan struct{}, cfg.Concurrency)}}
+	w := &Worker{srv: srv, engine: e, kicked: kickedLoops{slots: make(chan struct{}, cfg.Concurrency)},
+		reclaim: newReclaimer(e.store, cfg.Queues, e.Observer, e.Log.Named("reclaim"))}
 	w.kicked.ctx, w.kicked.cancel = context.WithCancel(context.Background())
 	return w
 }
@@ -72,7 +74,8 @@ func NewWorker(e *Engine, cfg WorkerConfig) *Worker {
 // shutdownTimeout is how long a shutting-down worker waits for the work under way.
 const shutdownTimeout = 25 * time.Second
 
-// Start runs the worker in the background: it listens for kicks, then takes tasks.
+// Start runs the worker in the background: it listens for kicks, then takes tasks, and hands
+// back those of dead workers (reclaimer).
 func (w *Worker) Start() error {
 	kicks, err := w.engine.store.ListenKicks(w.kicked.ctx)
 	if err != nil {
@@ -88,6 +91,7 @@ func (w *Worker) Start() error {
 		return err
 	}
 	w.kicks = kicks
+	w.reclaim.start()
 	w.engine.loops.setStart(w.startKicked)
 	go func() {
 		for groupID := range kicks.C() {
@@ -116,10 +120,12 @@ func (w *Worker) startKicked(groupID string, p *projectLoops) bool {
 	return true
 }
 
-// Shutdown stops taking tasks and kicks and waits for the work under way; what does not
+// Shutdown stops reclaiming dead workers' tasks (its goroutine has returned when Shutdown
+// does), stops taking tasks and kicks and waits for the work under way; what does not
 // finish in time is handed back to the queue (a kicked session's work comes back with its
 // lease: the batches and claims it did not finish stay in Redis, and their tasks are queued).
 func (w *Worker) Shutdown() {
+	w.reclaim.shutdown()
 	w.srv.Stop() // no new tasks
 	if w.kicks != nil {
 		_ = w.kicks.Close()

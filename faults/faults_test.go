@@ -74,10 +74,19 @@ const (
 	// projects resume within workerResumeTarget, then send what waited meanwhile.
 	backlogTarget = workerResumeTarget + 5*time.Second
 	// killedTaskTarget bounds how soon the notices of a retry task a killed worker was running
-	// arrive: asynq gives such a task back only once its recoverer (every minute) finds its
-	// 30 s lease expired by 30 s more, so 60–120 s. Sessions' own notices are back within
-	// workerResumeTarget; this is the one wait Herald does not control.
-	killedTaskTarget = 2*time.Minute + backlogTarget
+	// arrive. The task's asynq lease was last extended (to now+30 s) at most 5 s before the
+	// kill, so it ends by kill+30 s, kept in whole seconds rounded down (1 s more); a live
+	// worker's reclaimer (dispatch/reclaim.go) hands it back to its queue once it ended
+	// reclaimGrace (10 s) ago, looking every reclaimInterval (5 s): back by kill+46 s, at the
+	// head of its queue. Then the retry's own time (a worker free to take it, the target's
+	// 200 ms, the delivery recorded: 5 s), and the backlog's. When the task was an opening's
+	// retry and its alert has closed since, the task finds the opening superseded and ends
+	// the dead try, and the resolution, which waits behind that try and looks again every
+	// second, goes then (before, it waited for the try's mark to lapse: 2 min after the try
+	// began, then up to as long again in its backoff). asynq alone gave a killed worker's task
+	// back only once its recoverer (every minute) found the lease expired by 30 s more:
+	// 60–120 s. Sessions' own notices are back within workerResumeTarget.
+	killedTaskTarget = 30*time.Second + time.Second + 10*time.Second + 5*time.Second + 5*time.Second + backlogTarget
 	onTimeTolerance  = 1500 * time.Millisecond
 )
 

@@ -9,6 +9,8 @@
 //	herald_deliveries_total{kind, outcome}            counter: delivery attempts
 //	herald_delivery_duration_seconds{kind}            histogram: one attempt
 //	herald_schedule_lateness_seconds{task}            histogram: due time to start
+//	herald_tasks_reclaimed_total{outcome}             counter: dead workers' tasks (workers)
+//	herald_task_reclaim_errors_total                  counter: failed runs of the reclaimer
 //
 // route is the API's route pattern ("/api/public/v1.0/groups/{groupId}/alerts"), never the
 // requested path, so ids never become label values; requests that matched no route count as
@@ -21,7 +23,10 @@
 // herald_queue_size{state="archived"}). Every kind × outcome series, and every kind's
 // duration, exists at zero from the start, so that rate() and alerts on absence work before
 // the first delivery. task is "alert" for an alert's step (when a session
-// claimed it, after its due time) or the scheduler job (reconcile, retention).
+// claimed it, after its due time) or the scheduler job (reconcile, retention). A worker hands
+// back to their queue the tasks whose worker died under them (their lease ran out): requeued,
+// or left once a task was reclaimed too often (asynq's recoverer then counts it as a failed
+// try, and archives it once its retries are spent).
 //
 // The installation's gauges (Cluster), read from Redis at most once per MaxAge (5 s) per
 // process, one reading shared by concurrent scrapes (/metrics needs no credentials, so scrapes

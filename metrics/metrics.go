@@ -24,6 +24,8 @@ type Metrics struct {
 	deliveries       *prometheus.CounterVec
 	deliveryDuration *prometheus.HistogramVec
 	lateness         *prometheus.HistogramVec
+	reclaimed        *prometheus.CounterVec
+	reclaimErrors    prometheus.Counter
 
 	// series are the requests' series by route, method and status, and deliveryKinds the
 	// deliveries' by kind and outcome, each found once: every API request and every delivery
@@ -113,11 +115,20 @@ func New() *Metrics {
 			// to minutes.
 			Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
 		}, []string{"task"}),
+		reclaimed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_tasks_reclaimed_total",
+			Help: "Tasks of dead workers whose lease ran out, handed back to their queue (requeued) or, reclaimed too often, left to asynq's recoverer (left).",
+		}, []string{"outcome"}),
+		reclaimErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herald_task_reclaim_errors_total",
+			Help: "Runs of the worker's reclaimer of dead workers' tasks that failed (tried again a few seconds later).",
+		}),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.deliveries, m.deliveryDuration, m.lateness,
+		m.reclaimed, m.reclaimErrors,
 	)
 	// Every kind's series exist from the start, at zero, so that rate() and alerts on absence
 	// work before the first delivery: the kinds are the registry's senders (people are
@@ -127,6 +138,9 @@ func New() *Metrics {
 			m.deliveries.WithLabelValues(kind, strings.ToLower(outcome))
 		}
 		m.deliveryDuration.WithLabelValues(kind)
+	}
+	for _, outcome := range reclaimOutcomes {
+		m.reclaimed.WithLabelValues(outcome)
 	}
 	return m
 }
@@ -208,4 +222,17 @@ func (m *Metrics) Lateness(d time.Duration) { m.JobLateness(TaskAlert, d) }
 // JobLateness records how long after its due time a run of scheduled work started.
 func (m *Metrics) JobLateness(task string, d time.Duration) {
 	m.lateness.WithLabelValues(task).Observe(max(d, 0).Seconds())
+}
+
+// The outcomes of herald_tasks_reclaimed_total.
+var reclaimOutcomes = []string{"requeued", "left"}
+
+// Reclaimed counts one run of a worker's reclaimer: the tasks it handed back to their queue,
+// those it left to asynq's recoverer, or its failure.
+func (m *Metrics) Reclaimed(requeued, left int, err error) {
+	m.reclaimed.WithLabelValues(reclaimOutcomes[0]).Add(float64(requeued))
+	m.reclaimed.WithLabelValues(reclaimOutcomes[1]).Add(float64(left))
+	if err != nil {
+		m.reclaimErrors.Inc()
+	}
 }

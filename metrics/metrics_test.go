@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -182,6 +183,23 @@ func TestProcessMetrics(t *testing.T) {
 	if strings.Contains(e.text, groupID) {
 		t.Errorf("an id from a request path became a label value:\n%s", e.grep("herald_api"))
 	}
+}
+
+// A worker's reclaimer's runs are counted: the tasks it handed back or left to asynq, and its
+// failures; every series exists at zero before the first.
+func TestReclaimMetrics(t *testing.T) {
+	m := metrics.New()
+	e := scrape(t, m.Handler())
+	e.want(t, "herald_tasks_reclaimed_total", map[string]string{"outcome": "requeued"}, 0)
+	e.want(t, "herald_tasks_reclaimed_total", map[string]string{"outcome": "left"}, 0)
+	e.want(t, "herald_task_reclaim_errors_total", nil, 0)
+	m.Reclaimed(0, 0, nil)
+	m.Reclaimed(3, 1, nil)
+	m.Reclaimed(2, 0, errors.New("READONLY")) // what a run did before it failed still counts
+	e = scrape(t, m.Handler())
+	e.want(t, "herald_tasks_reclaimed_total", map[string]string{"outcome": "requeued"}, 5)
+	e.want(t, "herald_tasks_reclaimed_total", map[string]string{"outcome": "left"}, 1)
+	e.want(t, "herald_task_reclaim_errors_total", nil, 1)
 }
 
 // Deliveries counted at once from many goroutines (a sender's) are each counted, in their

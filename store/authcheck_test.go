@@ -191,48 +191,66 @@ func (f eachCommand) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 //
 //	go test ./store/ -run '^$' -bench CheckAuth -count 5
 func BenchmarkCheckAuth(b *testing.B) {
+	benchForms(b, func(b *testing.B, rdb *redis.Client, st *store.Store) {
+		ctx := context.Background()
+		k := herald.APIKey{ID: herald.NewID(time.Now()), PublicKey: "bench", OrgID: herald.NewID(time.Now()), HA1: "ha1",
+			Roles: []herald.Role{{OrgID: "o", RoleName: herald.OrgReadOnly}}}
+		if err := st.CreateAPIKey(ctx, k, nil); err != nil {
+			b.Fatal(err)
+		}
+		kept, err := st.Credential(ctx, k.PublicKey)
+		if err != nil {
+			b.Fatal(err)
+		}
+		limits := store.AuthLimits{Window: time.Minute, PerPair: 100, PerAddress: 100, PerName: 100}
+		var nonces atomic.Int64
+		var failed atomic.Int64
+		report := cpuPerOp(b, rdb)
+		b.SetParallelism(64 / runtime.GOMAXPROCS(0))
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			a := store.AuthAttempt{Name: k.PublicKey, Address: "127.0.0.1", Limits: limits, Kept: kept,
+				Nonce: fmt.Sprintf("n%d", nonces.Add(1)), CountTTL: time.Minute}
+			for pb.Next() {
+				a.Count++
+				check, err := st.CheckAuth(ctx, a)
+				if err != nil || check.Outcome() != store.AuthOK {
+					failed.Add(1)
+				}
+			}
+		})
+		b.StopTimer()
+		report()
+		if n := failed.Load(); n > 0 {
+			b.Fatalf("%d of %d checks failed", n, b.N)
+		}
+	})
+}
+
+// benchForms runs bench on one server and as on a cluster (AsCluster), each on a Redis of
+// its own.
+func benchForms(b *testing.B, bench func(b *testing.B, rdb *redis.Client, st *store.Store)) {
 	for _, cluster := range []bool{false, true} {
 		b.Run(map[bool]string{false: "one-server", true: "as-on-a-cluster"}[cluster], func(b *testing.B) {
-			ctx := context.Background()
 			rdb := storetest.Redis(b)
 			st := store.New(rdb)
 			if cluster {
 				st.AsCluster()
 			}
-			k := herald.APIKey{ID: herald.NewID(time.Now()), PublicKey: "bench", OrgID: herald.NewID(time.Now()), HA1: "ha1",
-				Roles: []herald.Role{{OrgID: "o", RoleName: herald.OrgReadOnly}}}
-			if err := st.CreateAPIKey(ctx, k, nil); err != nil {
-				b.Fatal(err)
-			}
-			kept, err := st.Credential(ctx, k.PublicKey)
-			if err != nil {
-				b.Fatal(err)
-			}
-			limits := store.AuthLimits{Window: time.Minute, PerPair: 100, PerAddress: 100, PerName: 100}
-			var nonces atomic.Int64
-			var failed atomic.Int64
-			cpu0, redis0 := processCPU(b), storetest.RedisCPU(b, rdb)
-			b.SetParallelism(64 / runtime.GOMAXPROCS(0))
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				a := store.AuthAttempt{Name: k.PublicKey, Address: "127.0.0.1", Limits: limits, Kept: kept,
-					Nonce: fmt.Sprintf("n%d", nonces.Add(1)), CountTTL: time.Minute}
-				for pb.Next() {
-					a.Count++
-					check, err := st.CheckAuth(ctx, a)
-					if err != nil || check.Outcome() != store.AuthOK {
-						failed.Add(1)
-					}
-				}
-			})
-			b.StopTimer()
-			cpu, redis := processCPU(b)-cpu0, storetest.RedisCPU(b, rdb)-redis0
-			b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
-			b.ReportMetric(float64(redis.Nanoseconds())/1e3/float64(b.N), "redis-µs/op")
-			if n := failed.Load(); n > 0 {
-				b.Fatalf("%d of %d checks failed", n, b.N)
-			}
+			bench(b, rdb, st)
 		})
+	}
+}
+
+// cpuPerOp starts measuring a benchmark's CPU: the returned func, called once the timer is
+// stopped, reports this process's and redis-server's (INFO cpu: parsing and answering
+// included) per operation since.
+func cpuPerOp(b *testing.B, rdb *redis.Client) (report func()) {
+	cpu0, redis0 := processCPU(b), storetest.RedisCPU(b, rdb)
+	return func() {
+		cpu, redis := processCPU(b)-cpu0, storetest.RedisCPU(b, rdb)-redis0
+		b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+		b.ReportMetric(float64(redis.Nanoseconds())/1e3/float64(b.N), "redis-µs/op")
 	}
 }
 

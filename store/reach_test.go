@@ -29,7 +29,7 @@ func TestResolutionFollowsTheOpening(t *testing.T) {
 	}
 	begin := func(alert, target string, until time.Time) bool {
 		t.Helper()
-		ok, err := st.BeginNotice(ctx, sc, alert, target, until)
+		ok, err := st.BeginNotice(ctx, sc, alert, target, "d-"+alert, until)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,6 +84,49 @@ func TestResolutionFollowsTheOpening(t *testing.T) {
 	begin("a5", "0", now.Add(time.Second))
 	if v := verdict("a5", "0", now.Add(2*time.Second)); v != store.CloseSend {
 		t.Errorf("after a sender died mid-retry: %v, want send", v)
+	}
+
+	// A retry whose sender died mid-send, ended by the next run of its task (AbandonNotice):
+	// it may have reached the target, at once rather than once its time is up. Another
+	// delivery's try, or no try under way, is not ended.
+	abandon := func(alert, target, by string) bool {
+		t.Helper()
+		ok, err := st.AbandonNotice(ctx, sc, alert, target, by)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	end("a7", "0", false, true)
+	begin("a7", "0", now.Add(time.Minute))
+	if abandon("a7", "0", "d-other") {
+		t.Error("another delivery's try was ended")
+	}
+	if v := verdict("a7", "0", now); v != store.CloseWait {
+		t.Errorf("while another delivery's try is under way: %v, want wait", v)
+	}
+	if !abandon("a7", "0", "d-a7") {
+		t.Error("the dead try was not ended")
+	}
+	if v := verdict("a7", "0", now); v != store.CloseSend {
+		t.Errorf("after the dead try was ended: %v, want send", v)
+	}
+	end("a8", "0", false, true) // failed and ended: no try under way
+	if abandon("a8", "0", "d-a8") {
+		t.Error("a try that ended was ended again")
+	}
+	if v := verdict("a8", "0", now); v != store.CloseNeverOpened {
+		t.Errorf("after the opening failed, with no try under way: %v, want never opened", v)
+	}
+	// A mark an older worker wrote names no delivery: it is left to lapse.
+	if err := rdb.HSet(ctx, "herald:{g:"+sc.GroupID+"}:reach:a9", "0#s", now.Add(time.Minute).UnixMilli()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if abandon("a9", "0", "d-a9") {
+		t.Error("an older worker's mark was ended")
+	}
+	if v := verdict("a9", "0", now); v != store.CloseWait {
+		t.Errorf("while an older worker's try is under way: %v, want wait", v)
 	}
 
 	// Targets are apart: one person's failed opening says nothing of another's.
