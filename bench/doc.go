@@ -76,6 +76,10 @@
 //     other work on the machine moves the rates and p99 far more than CPU a request.
 //     Targets: at least 0.5 times the plain handler's requests/s, p99 at most 10 ms, and at
 //     most 100 µs of CPU a request, the API process's (/proc) and Redis's (INFO cpu) together.
+//     It runs in -read-rounds rounds (3; 1 with -quick), each loading the plain handler and
+//     then Herald: the ratio and rates are the median round's, with every round's ratio,
+//     and p99 and CPU a request the worst round's. One round's ratio moved between 0.39 and
+//     0.50 on the same builds.
 //     With -profile, each Herald process writes its own profile (HERALD_CPU_PROFILE).
 //   - 8, observations ingested: 16 agents post batches of -batch HOST_DOWN observations (hosts
 //     of their own, the same each time) to `herald api` for -ingest-for while `herald worker`

@@ -35,16 +35,17 @@ type sizes struct {
 	Batch        int           // observations a request
 	Concurrency  int           // tasks a worker runs at once, Herald's and raw asynq's
 	ReadFor      time.Duration // scenario 7: how long each server is loaded with reads
+	ReadRounds   int           // scenario 7: rounds (the plain handler, then Herald, each round)
 	IngestFor    time.Duration // scenario 8: how long observations are posted
 }
 
 var (
 	fullSizes = sizes{Tasks: 20_000, Opened: 10_000, Due: 20_000, DueWindow: 10 * time.Second,
 		Waiting: 100_000, IdleWindow: 10 * time.Second, Million: 1_000_000, MillionSlice: 10_000, Storms: intList{10_000, 100_000}, StormRounds: 3,
-		Batch: 500, Concurrency: 20, ReadFor: 10 * time.Second, IngestFor: 20 * time.Second}
+		Batch: 500, Concurrency: 20, ReadFor: 10 * time.Second, ReadRounds: 3, IngestFor: 20 * time.Second}
 	quickSizes = sizes{Tasks: 4_000, Opened: 2_000, Due: 4_000, DueWindow: 4 * time.Second,
 		Waiting: 10_000, IdleWindow: 3 * time.Second, Million: 20_000, MillionSlice: 2_000, Storms: intList{2_000, 10_000}, StormRounds: 1,
-		Batch: 500, Concurrency: 20, ReadFor: 3 * time.Second, IngestFor: 5 * time.Second}
+		Batch: 500, Concurrency: 20, ReadFor: 3 * time.Second, ReadRounds: 1, IngestFor: 5 * time.Second}
 )
 
 // bench is one run: its Redis, its sizes, and the raw asynq rate scenario 1 is judged by.
@@ -142,7 +143,8 @@ func parseFlags() (sizes, string, time.Duration) {
 	flag.Var(&sz.Storms, "storms", "scenario 5: alerts in each storm, comma-separated")
 	flag.IntVar(&sz.StormRounds, "storm-rounds", sz.StormRounds, "scenario 5: rounds of each storm size, each through Alertmanager and then Herald; the ratio and rates are the median round's, what else has a target the worst round's")
 	flag.IntVar(&sz.Batch, "batch", sz.Batch, "observations a request")
-	flag.DurationVar(&sz.ReadFor, "read-for", sz.ReadFor, "scenario 4: how long each server is loaded with reads")
+	flag.DurationVar(&sz.ReadFor, "read-for", sz.ReadFor, "scenario 7: how long each server is loaded with reads, each round")
+	flag.IntVar(&sz.ReadRounds, "read-rounds", sz.ReadRounds, "scenario 7: rounds, each loading the plain handler and then Herald; the ratio and rates are the median round's, p99 and CPU a request the worst round's")
 	flag.DurationVar(&sz.IngestFor, "ingest-for", sz.IngestFor, "scenario 5: how long observations are posted")
 	flag.IntVar(&sz.Concurrency, "concurrency", sz.Concurrency, "tasks a worker runs at once (Herald's and raw asynq's)")
 	profileDir := flag.String("profile", "", "write a CPU profile of each scenario to `dir`/<scenario>.pprof (its idle window, if any, to <scenario>.idle.pprof, with the heap then in <scenario>.idle.heap.pprof), and of each Herald process it starts to `dir`/<process>.<n>.pprof")
@@ -157,7 +159,7 @@ func parseFlags() (sizes, string, time.Duration) {
 			_ = flag.Set(name, v)
 		}
 	}
-	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Million, sz.MillionSlice, sz.Concurrency, sz.StormRounds, slices.Min(append(sz.Storms, 1))) < 1 ||
+	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Million, sz.MillionSlice, sz.Concurrency, sz.StormRounds, sz.ReadRounds, slices.Min(append(sz.Storms, 1))) < 1 ||
 		min(sz.ReadFor, sz.IngestFor) <= 0 || sz.Batch < 1 || sz.Batch > herald.MaxObservationsPerRequest {
 		fmt.Fprintf(os.Stderr, "bench: sizes and -concurrency must be at least 1, -batch at most %d\n", herald.MaxObservationsPerRequest)
 		os.Exit(2)

@@ -144,3 +144,41 @@ func TestProcStatusOfThisProcess(t *testing.T) {
 }
 
 var errNoAlertmanager = errors.New("no alertmanager binary")
+
+// Scenario 7 in rounds: the ratio and rates are the median round's, with each round's ratio;
+// p99 and CPU a request, which have targets, are the worst round's.
+func TestReadFiguresOfRounds(t *testing.T) {
+	round := func(plainRate, heraldRate int, p99 time.Duration, cpu time.Duration) readRound {
+		lat := make([]time.Duration, 100)
+		for i := range lat {
+			lat[i] = time.Millisecond
+		}
+		lat[99] = p99
+		return readRound{
+			plain:  loadResult{ok: plainRate, took: time.Second},
+			herald: loadResult{ok: heraldRate, took: time.Second, latencies: lat},
+			apiCPU: cpu * time.Duration(heraldRate),
+		}
+	}
+	rounds := []readRound{
+		round(30_000, 12_000, 12*time.Millisecond, 40*time.Microsecond), // 0.40, the worst p99
+		round(30_000, 16_500, 5*time.Millisecond, 120*time.Microsecond), // 0.55, the most CPU
+		round(30_000, 15_300, 6*time.Millisecond, 50*time.Microsecond),  // 0.51, the median
+	}
+	byName := map[string]figure{}
+	for _, f := range readFigures(rounds, 10*time.Second) {
+		byName[f.Name] = f
+	}
+	if f := byName["7. Herald ÷ plain handler"]; f.Value != "0.510× (median of 3 rounds: 0.40, 0.55, 0.51)" || f.Result != pass {
+		t.Errorf("ratio %+v, want the median round's 0.51×, each round's, and a pass", f)
+	}
+	if f := byName["7. GET alert with Digest, Herald → req/s"]; !strings.HasPrefix(f.Value, "15300 /s") {
+		t.Errorf("Herald's rate %q, want the median round's", f.Value)
+	}
+	if f := byName["7. Herald p99"]; f.Value != "12ms" || f.Result != miss {
+		t.Errorf("p99 %+v, want the worst round's 12ms, a miss", f)
+	}
+	if f := byName["7. Herald CPU/request (API + Redis)"]; !strings.HasPrefix(f.Value, "120µs") || f.Result != miss {
+		t.Errorf("CPU a request %+v, want the worst round's 120µs, a miss", f)
+	}
+}
