@@ -101,6 +101,9 @@ func New(ctx context.Context, st *store.Store, engine Engine, log *zap.Logger, c
 		cfg.AuthLimits = DefaultAuthLimits
 	}
 	cfg.ExternalURL = strings.TrimRight(cfg.ExternalURL, "/")
+	if err := st.RequireRedis(ctx); err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
 	secret, err := st.NonceSecret(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("api: nonce secret: %w", err)

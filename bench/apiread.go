@@ -149,8 +149,13 @@ func (b *bench) readRound(ctx context.Context, a *apiUnderTest, plain *plainServ
 		return r, err
 	}
 	r.apiCPU, r.redis = api1-api0, redis1-redis0
-	r.heraldOther, err = heraldBusy.end(r.apiCPU + r.redis)
-	return r, err
+	if r.heraldOther, err = heraldBusy.end(r.apiCPU + r.redis); err != nil {
+		return r, err
+	}
+	n := time.Duration(max(1, r.herald.ok))
+	log.Printf("apiread: round %d: plain %.0f/s, Herald %.0f/s, %.3f×; Herald's CPU a request: API %s, Redis %s", round,
+		r.plain.rate(), r.herald.rate(), r.ratio(), (r.apiCPU / n).Round(100*time.Nanosecond), (r.redis / n).Round(100*time.Nanosecond))
+	return r, nil
 }
 
 // readFigures are scenario 7's figures over its rounds: the ratio and rates the median round's

@@ -64,8 +64,8 @@ const (
 // failed-authentication throttle (as AuthRefused), that the credential is still current, and
 // the nonce count (as NonceCounter.Advance). Nothing is weakened against the separate calls:
 // the count is recorded in Redis for every API process, the throttle counters are those every
-// process shares, and the credential is compared with what is stored now. Only the count
-// needs a script (it is compared and recorded at once); the rest are plain reads, decided
+// process shares, and the credential is compared with what is stored now. The count is
+// compared and recorded at once by Redis (queueAdvance); the rest are plain reads, decided
 // here, for a throttled request with one more round trip to learn for how long.
 //
 // The reads given go in the same round trip: what they read may be used only once the check
@@ -82,7 +82,6 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 		return check, errors.New("store: CheckAuth without a kept credential")
 	}
 	failKeys := lastFailKeys.of(a.Name, a.Address)
-	countKeys, countArgs := []string{nonceCount(a.Nonce)}, []any{a.Count, a.CountTTL.Milliseconds()}
 	pipe := s.pipeline()
 	// The failure counters, what the name names now, and that credential's document: one MGET
 	// on one server, two on a Cluster (the counters share a slot, the name and its document
@@ -94,7 +93,7 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 	} else {
 		fails, current = pipe.MGet(ctx, failKeys...), pipe.MGet(ctx, ref, doc)
 	}
-	counted := advanceNonce.EvalSha(ctx, pipe, countKeys, countArgs...)
+	counted, dated := queueAdvance(ctx, pipe, a.Nonce, a.Count, a.CountTTL)
 	var keyOfName *redis.IntCmd // a key named like a kept user goes before it
 	if a.Kept.User != nil {
 		keyOfName = pipe.Exists(ctx, publicKeyRef(a.Name))
@@ -102,19 +101,14 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 	for _, r := range reads {
 		r.queue(ctx, pipe)
 	}
-	if err := s.pipelinedOnce(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "NOSCRIPT") {
-		return check, err // the first error; a missing document or a lost script is dealt with below
+	if err := s.pipelinedOnce(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "WRONGTYPE") {
+		return check, err // the first error; a missing document or a count in the older layout is dealt with below
 	}
-	advanced, err := counted.Int64()
-	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		// Redis lost its scripts (a restart, SCRIPT FLUSH): the count was not recorded; the
-		// reads did not change anything.
-		advanced, err = advanceNonce.Run(ctx, s.rdb, countKeys, countArgs...).Int64()
-	}
+	advanced, err := s.advanced(ctx, a.Nonce, a.Count, a.CountTTL, counted, dated)
 	if err != nil {
 		return check, err
 	}
-	check.Advanced = advanced == 1
+	check.Advanced = advanced
 	counters, err := fails.Result()
 	if err != nil {
 		return check, err

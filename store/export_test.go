@@ -41,3 +41,9 @@ func (s *Store) AsCluster() *Store {
 func AlertDocBefore(key string, a herald.Alert) ([]byte, error) {
 	return json.Marshal(packAlertAt(key, &a))
 }
+
+// NonceCountKey is the key of nonce's count.
+func NonceCountKey(nonce string) string { return nonceCount(nonce) }
+
+// CheckRedisVersion is checkRedisVersion.
+var CheckRedisVersion = checkRedisVersion
