@@ -135,17 +135,21 @@ func (o *latenessObserver) Lateness(d time.Duration) {
 // A session for an alert coming due starts a little before its due time, so that starting it
 // (the lease, the configurations' version, the outbox) does not make the alert late: with
 // each take of the lease slowed by 30 ms, the alert is still claimed within that (a session
-// started at the due time would be that late).
+// started at the due time would be that late). The set-up's tasks (a configuration changed
+// each) are done first: their sessions, waiting their turns at the lease, would otherwise
+// happen to hold it at the due time, and the alert be claimed in time without the lead.
 func TestDueSessionStartsBeforeDueTime(t *testing.T) {
 	obs := &latenessObserver{}
 	r := newRigWith(t, 100*time.Millisecond, func(c *dispatch.EngineConfig) { c.Observer = obs })
 	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(5, 100_000)}})
+	r.waitEngineIdle(10 * time.Second)
 	const slow = 30 * time.Millisecond
 	r.Store.Redis().AddHook(slowLock{by: slow})
 	r.observe(hostDown("h1", true))
 	r.recv.waitCount(t, 1, 5*time.Second)
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
+	t.Logf("late %v", obs.late)
 	if len(obs.late) != 1 || obs.late[0] < 0 || obs.late[0] >= slow {
 		t.Errorf("claimed %v after the due time, want one claim within %s", obs.late, slow)
 	}

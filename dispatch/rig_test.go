@@ -274,6 +274,21 @@ func (rc *receiver) failing(status int) *atomic.Bool {
 	return fixed
 }
 
+// waitEngineIdle waits until the engine's queue has no task waiting or running (the tasks of
+// the rig's set-up done), so that what a test does next is the only work there is.
+func (r *rig) waitEngineIdle(within time.Duration) {
+	r.t.Helper()
+	ins := asynq.NewInspectorFromRedisClient(r.Store.Redis())
+	var info *asynq.QueueInfo
+	var err error
+	if !eventually(within, func() bool {
+		info, err = ins.GetQueueInfo(dispatch.QueueEngine)
+		return err == nil && info.Pending == 0 && info.Active == 0 && info.Retry == 0
+	}) {
+		r.t.Fatalf("the engine's queue still busy after %s: %+v %v", within, info, err)
+	}
+}
+
 // waitArchived waits for n dead letters (archived tasks) in queue and returns them.
 func (r *rig) waitArchived(queue string, n int, within time.Duration) []*asynq.TaskInfo {
 	r.t.Helper()
