@@ -442,10 +442,21 @@ func (d *Dispatcher) retry(ctx context.Context, n notice, kind string, retries i
 // refused handles a credential a service refused: removed where it was configured (the
 // notification's own, else the integration's), an event, and an email to the project's
 // owners. A credential already removed (another delivery was refused first) does nothing.
+//
+// The owners' email is a task of its own (ownersTask), queued before the removal: once the
+// removal is recorded, a crash, or a mail server that fails, cannot lose it (it is retried
+// as a delivery is, and waits as a dead letter in asynqmon when its tries are spent).
 func (e *Engine) refused(ctx context.Context, n notice, r recipient, p herald.Project) error {
 	ev := herald.NewEvent(herald.EventCredentialRejected, herald.Principal{}, p.Scope(), e.Clock.Now())
 	ev.AlertID, ev.AlertConfigID = n.AlertID, n.ConfigID
 	ev.Raw = map[string]any{"typeName": r.kind, "deliveryId": r.delivery.ID}
+	fromNotification := r.delivery.Notification.RemoveCredential() != "" // the notification held it
+	if e.Mailer == nil {
+		e.Log.Warn("no mail server configured: the project's owners will not be told of the removed credential", zap.String("groupId", p.ID))
+	} else if err := e.dispatcher.tellOwners(ctx, ownersTask{GroupID: p.ID, Global: n.Global && fromNotification, EventID: ev.ID,
+		Queued: e.Clock.Now()}, e.DeliveryRetries); err != nil {
+		return err
+	}
 	var field, where string
 	change := func(nt *herald.Notification) ([]herald.Event, error) {
 		if field = nt.RemoveCredential(); field == "" {
@@ -455,7 +466,7 @@ func (e *Engine) refused(ctx context.Context, n notice, r recipient, p herald.Pr
 		return []herald.Event{ev}, nil
 	}
 	var err error
-	if r.delivery.Notification.RemoveCredential() != "" { // the notification held it
+	if fromNotification {
 		where = "alert configuration " + n.ConfigID
 		if n.Global {
 			ev.GroupID = ""
@@ -496,7 +507,7 @@ func (e *Engine) refused(ctx context.Context, n notice, r recipient, p herald.Pr
 	}
 	e.Log.Warn("a service refused a credential; removed it", zap.String("groupId", p.ID), zap.String("typeName", r.kind),
 		zap.String("field", field), zap.String("from", where))
-	return e.tellOwners(ctx, p, r.kind, field, where, ev.ID)
+	return nil
 }
 
 // notBefore is when a task due after d from now may be scheduled so that asynq, which keeps
@@ -512,29 +523,90 @@ func notBefore(now time.Time, d time.Duration) time.Time {
 
 var errNothingToRemove = errors.New("dispatch: no credential to remove")
 
-// tellOwners emails the project's owners that a credential was removed.
-func (e *Engine) tellOwners(ctx context.Context, p herald.Project, kind, field, where, eventID string) error {
-	if e.Mailer == nil {
-		e.Log.Warn("no mail server configured: the project's owners were not told of the removed credential", zap.String("groupId", p.ID))
+// ownersWait is how long an owners' notice waits for its removal's event: the removal is
+// recorded right after the task is queued; when it is not by then, it never was under this
+// event (a store error made the refusal run again, with an event and a notice of its own, or
+// another delivery's refusal removed the credential first and tells the owners itself).
+const ownersWait = 2 * time.Minute
+
+// errRemovalPending is an owners' notice whose removal is not recorded yet: it looks again in
+// a second, and that is no failed try (isFailure).
+var errRemovalPending = errors.New("dispatch: the credential's removal is not recorded yet")
+
+// tellOwners queues the owners' notice of a removal (once: its id is its event's).
+func (d *Dispatcher) tellOwners(ctx context.Context, o ownersTask, retries int) error {
+	_, err := d.client.EnqueueContext(ctx, newTask(TypeOwnersTold, o), asynq.Queue(DeliveryQueue("EMAIL")),
+		asynq.TaskID("owners:"+o.EventID), asynq.MaxRetry(retries))
+	if errors.Is(err, asynq.ErrTaskIDConflict) {
 		return nil
+	}
+	return err
+}
+
+// ownersTask emails the project's owners that a credential was removed, as its event says:
+// which kind, which field, from where. Every owner with an address is emailed on each try
+// until all of them were in one (at least once; a message keeps its Message-ID, so a mail
+// client shows a repeat once).
+func (e *Engine) ownersTask(ctx context.Context, t *asynq.Task) error {
+	var o ownersTask
+	if err := decodeJSON(t.Payload(), &o); err != nil || o.GroupID == "" || o.EventID == "" {
+		return errors.Join(asynq.SkipRetry, err, errors.New("dispatch: an owners' notice without its project or event"))
+	}
+	if e.Mailer == nil {
+		return errors.Join(asynq.SkipRetry, errors.New("dispatch: no mail server configured to tell the project's owners"))
+	}
+	sc := store.EventScope{GroupID: o.GroupID}
+	if o.Global {
+		sc = store.EventScope{}
+	}
+	ev, err := e.store.Event(ctx, sc, o.EventID)
+	if herald.IsNotFound(err) {
+		if e.Clock.Now().Sub(o.Queued) < ownersWait {
+			return errRemovalPending
+		}
+		return nil // that removal never happened (ownersWait)
+	}
+	if err != nil {
+		return err
+	}
+	p, err := e.store.Project(ctx, o.GroupID)
+	if herald.IsNotFound(err) {
+		return nil // the project is gone, and its owners with it
+	}
+	if err != nil {
+		return err
 	}
 	people, err := e.store.UsersOf(ctx, p, 10000)
 	if err != nil {
 		return err
 	}
-	subject := fmt.Sprintf("[Herald] A %s credential of project %s was refused and removed", kind, p.Name)
-	body := fmt.Sprintf("The %s service refused the credential in the %s field of the %s of project %s (%s).\n"+
-		"Herald removed it and will not send %s notices with it again. Set a new one through the API.\n\nEvent: %s\n",
-		kind, field, where, p.Name, p.ID, kind, eventID)
+	subject, body := ownersMessage(p, ev)
+	var failed []error
 	for _, u := range people {
 		if !u.OwnsProject(p) || u.EmailAddress == "" {
 			continue
 		}
-		if err := e.Mailer.Message(ctx, u.EmailAddress, subject, body, fmt.Sprintf("%s-%s@herald", eventID, u.ID)); err != nil {
-			e.Log.Warn("could not email a project owner about a removed credential", zap.String("userId", u.ID), zap.Error(err))
+		if err := e.Mailer.Message(ctx, u.EmailAddress, subject, body, fmt.Sprintf("%s-%s@herald", ev.ID, u.ID)); err != nil {
+			failed = append(failed, fmt.Errorf("owner %s: %w", u.ID, err))
 		}
 	}
-	return nil
+	return errors.Join(failed...)
+}
+
+// ownersMessage is the owners' email about the removal ev records (its kind, field and
+// place, never the credential).
+func ownersMessage(p herald.Project, ev herald.Event) (subject, body string) {
+	kind, _ := ev.Raw["typeName"].(string)
+	field, _ := ev.Raw["field"].(string)
+	where := integrationKind(kind) + " integration"
+	if from, _ := ev.Raw["removedFrom"].(string); from == "notification" {
+		where = "alert configuration " + ev.AlertConfigID
+	}
+	subject = fmt.Sprintf("[Herald] A %s credential of project %s was refused and removed", kind, p.Name)
+	body = fmt.Sprintf("The %s service refused the credential in the %s field of the %s of project %s (%s).\n"+
+		"Herald removed it and will not send %s notices with it again. Set a new one through the API.\n\nEvent: %s\n",
+		kind, field, where, p.Name, p.ID, kind, ev.ID)
+	return subject, body
 }
 
 // deliverTask is a retry of one delivery, run by a delivery worker. Its last try failing, or

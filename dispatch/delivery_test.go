@@ -4,9 +4,11 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/emersion/go-smtp"
 	"github.com/hibiken/asynq"
 
 	"github.com/heraldhq/herald"
@@ -89,13 +91,28 @@ func TestRefusedTokenIsRemoved(t *testing.T) {
 			_, _ = w.Write([]byte(`{"ok":false,"error":"invalid_auth"}`))
 		},
 	} {
-		t.Run(name, func(t *testing.T) { testRefusedToken(t, refuse) })
+		t.Run(name, func(t *testing.T) { testRefusedToken(t, refuse, 0) })
 	}
 }
 
-func testRefusedToken(t *testing.T, refuse http.HandlerFunc) {
+// The owners' email about a removed token is not lost to a mail server that defers it: it is
+// tried again until the server takes it (here after two 451s).
+func TestRefusedTokenOwnersToldDespiteMailOutage(t *testing.T) {
+	testRefusedToken(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnauthorized) }, 2)
+}
+
+// testRefusedToken has the chat service answer with refuse, and the mail server defer the
+// first mailRefusals messages.
+func testRefusedToken(t *testing.T, refuse http.HandlerFunc, mailRefusals int) {
 	chat := channelstest.NewReceiver(t, refuse)
 	mail := channelstest.NewSMTPServer(t)
+	var deferred atomic.Int32
+	mail.RefuseWith(func(channelstest.Mail) error {
+		if int(deferred.Add(1)) <= mailRefusals {
+			return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
+		}
+		return nil
+	})
 	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) {
 		c.Notifiers["CHAT_B"] = chatb.Notifier{Client: channels.NewHTTPClient(true, 5*time.Second), BaseURL: chat.URL}
 		c.Mailer = email.Notifier{Config: email.Config{Addr: mail.Addr, From: "herald@example.com"}}
@@ -122,8 +139,11 @@ func testRefusedToken(t *testing.T, refuse http.HandlerFunc) {
 	if n := read["notifications"].([]any)[0].(map[string]any); n["apiToken"] != nil {
 		t.Errorf("the refused token is still configured: %v", n)
 	}
-	if !eventually(5*time.Second, func() bool { return len(mail.Mails()) == 1 }) {
-		t.Fatalf("the owner got %d mails", len(mail.Mails()))
+	if !eventually(5*time.Second+time.Duration(mailRefusals)*4*time.Second, func() bool { return len(mail.Mails()) == 1 }) {
+		t.Fatalf("the owner got %d mails (%d deferred): %s", len(mail.Mails()), deferred.Load(), r.failedTasks())
+	}
+	if n := int(deferred.Load()); n != mailRefusals+1 {
+		t.Errorf("the mail server was asked %d times, want %d (%d deferred, then taken)", n, mailRefusals+1, mailRefusals)
 	}
 	m := mail.Mails()[0]
 	if len(m.To) != 1 || m.To[0] != "owner@example.com" || !strings.Contains(string(m.Data), "CHAT_B") || strings.Contains(string(m.Data), token) {

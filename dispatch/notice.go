@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -144,12 +143,14 @@ func (s *session) recoverOutbox(ctx context.Context) error {
 // A resolution waiting for its opening (errWaitingForOpening) looks again every second, and
 // that is no failed try (isFailure): the opening's try is under way and takes seconds, or its
 // sender died and the resolution goes as soon as the try is abandoned (abandonTries) or its
-// mark lapses. Backing off as from a failure put up to the whole wait again behind that.
+// mark lapses. Backing off as from a failure put up to the whole wait again behind that. An
+// owners' notice waiting for its credential's removal (errRemovalPending) looks every second
+// too, for as little a reason.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if errors.Is(err, asynq.ErrLeaseExpired) {
 		return 100 * time.Millisecond
 	}
-	if errors.Is(err, errWaitingForOpening) {
+	if errors.Is(err, errWaitingForOpening) || errors.Is(err, errRemovalPending) {
 		return time.Second
 	}
 	var f *channels.Failure
@@ -158,15 +159,16 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 		// more keeps it no sooner than the target asked.
 		return f.RetryAfter + time.Second
 	}
-	if errors.Is(err, errBusy) || strings.HasPrefix(t.Type(), "herald:") && t.Type() != TypeDelivery {
+	if errors.Is(err, errBusy) || taskTypes[t.Type()] == retrySoon {
 		return 100 * time.Millisecond * time.Duration(min(n+1, 20))
 	}
 	return min(time.Second<<min(n, 10), 10*time.Minute)
 }
 
 // isFailure says whether a task's error is a failed try, which asynq counts against the task's
-// retries (and retryDelay backs off by): a busy project, or a resolution waiting for its
-// opening, is no failure of the work or of its target.
+// retries (and retryDelay backs off by): a busy project, a resolution waiting for its
+// opening, or an owners' notice waiting for its removal, is no failure of the work or of its
+// target.
 func isFailure(err error) bool {
-	return !errors.Is(err, errBusy) && !errors.Is(err, errWaitingForOpening)
+	return !errors.Is(err, errBusy) && !errors.Is(err, errWaitingForOpening) && !errors.Is(err, errRemovalPending)
 }

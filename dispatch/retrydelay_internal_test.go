@@ -12,7 +12,7 @@ import (
 )
 
 func TestRetryDelay(t *testing.T) {
-	delivery, step := asynq.NewTask(TypeDelivery, nil), asynq.NewTask(TypeObservations, nil)
+	delivery, step, owners := asynq.NewTask(TypeDelivery, nil), asynq.NewTask(TypeObservations, nil), asynq.NewTask(TypeOwnersTold, nil)
 	for _, c := range []struct {
 		name string
 		n    int
@@ -25,6 +25,9 @@ func TestRetryDelay(t *testing.T) {
 		{"backoff is capped", 30, errors.New("500"), delivery, 10 * time.Minute},
 		{"Retry-After, and a second more", 3, &channels.Failure{RetryAfter: 30 * time.Second}, delivery, 31 * time.Second},
 		{"a busy project", 2, errBusy, step, 300 * time.Millisecond},
+		{"a project's work failed", 30, errors.New("redis: timeout"), step, 2 * time.Second},
+		{"an owners' notice the mail server deferred: as a delivery", 3, errors.New("451"), owners, 8 * time.Second},
+		{"an owners' notice waiting for its removal: a second", 6, errRemovalPending, owners, time.Second},
 		{"a delivery whose worker died: at once, however often it failed", 6, asynq.ErrLeaseExpired, delivery, 100 * time.Millisecond},
 		{"a resolution waiting for its opening: a second, however often it failed", 6, errWaitingForOpening, delivery, time.Second},
 	} {
@@ -44,6 +47,7 @@ func TestIsFailure(t *testing.T) {
 		{errBusy, false},
 		{errWaitingForOpening, false},
 		{fmt.Errorf("person u1: %w", errWaitingForOpening), false},
+		{errRemovalPending, false},
 		{errors.New("500"), true},
 		{asynq.ErrLeaseExpired, true},
 	} {

@@ -17,8 +17,31 @@ const (
 	TypeTick         = "herald:tick"         // a project has alerts coming due
 	TypeConfig       = "herald:config"       // a configuration changed: cancel what it opened
 	TypeDelivery     = "herald:delivery"     // retry one delivery
+	TypeOwnersTold   = "herald:owners"       // email a project's owners that a refused credential was removed
 
 	QueueEngine = "engine"
+)
+
+// taskTypes are the task types a worker serves (Worker.Start registers a handler for each:
+// TestEveryTaskTypeIsServed), each with how a failed try is retried (retryDelay).
+var taskTypes = map[string]retryKind{
+	TypeObservations: retrySoon,
+	TypeTick:         retrySoon,
+	TypeConfig:       retrySoon,
+	TypeDelivery:     retryBackingOff,
+	TypeOwnersTold:   retryBackingOff,
+}
+
+// retryKind is how a task type's failed tries are retried.
+type retryKind int
+
+const (
+	// retryBackingOff: a target failed (a service, a mail server): backing off exponentially
+	// from a second, as far as 10 minutes, and honouring a Retry-After.
+	retryBackingOff retryKind = iota
+	// retrySoon: a project's work, failed for a busy lease or a store error: again within
+	// 100 ms × the tries, at most 2 s.
+	retrySoon
 )
 
 // DeliveryQueue is the queue retries of a notification typeName (or EMAIL/SMS, a person's
@@ -87,6 +110,18 @@ type deliveryTask struct {
 	// DeadLetter, on a task queued to be archived at once, is why the delivery failed for good
 	// (a permanent failure on its first try); replayed, the task is tried as any other.
 	DeadLetter string `json:"deadLetter,omitempty"`
+}
+
+// ownersTask names the event of a removed credential (EventCredentialRejected) whose
+// project's owners are to be emailed. It is queued before the removal, so that no crash
+// falls between the removal and the owners' notice: it waits for the event, which the removal
+// records, and ends without a word if the event never comes (that removal did not happen,
+// or another refusal's did it).
+type ownersTask struct {
+	GroupID string    `json:"groupId"`          // the project whose owners are told
+	Global  bool      `json:"global,omitempty"` // the event is a global configuration's (no project's)
+	EventID string    `json:"eventId"`
+	Queued  time.Time `json:"queued"`
 }
 
 func newTask(typ string, payload any, opts ...asynq.Option) *asynq.Task {

@@ -82,10 +82,9 @@ func (w *Worker) Start() error {
 		return err
 	}
 	mux := asynq.NewServeMux()
-	mux.HandleFunc(TypeObservations, w.engine.projectTask)
-	mux.HandleFunc(TypeTick, w.engine.projectTask)
-	mux.HandleFunc(TypeConfig, w.engine.configTask)
-	mux.HandleFunc(TypeDelivery, w.engine.deliverTask)
+	for typ, h := range w.engine.taskHandlers() {
+		mux.HandleFunc(typ, h)
+	}
 	if err := w.srv.Start(mux); err != nil {
 		_ = kicks.Close()
 		return err
@@ -137,6 +136,18 @@ func (w *Worker) Shutdown() {
 	w.kicked.wg.Wait()
 	late.Stop()
 	w.kicked.cancel()
+}
+
+// taskHandlers are the handlers of the task types a worker serves: one for each of taskTypes
+// (TestEveryTaskTypeIsServed).
+func (e *Engine) taskHandlers() map[string]asynq.HandlerFunc {
+	return map[string]asynq.HandlerFunc{
+		TypeObservations: e.projectTask,
+		TypeTick:         e.projectTask,
+		TypeConfig:       e.configTask,
+		TypeDelivery:     e.deliverTask,
+		TypeOwnersTold:   e.ownersTask,
+	}
 }
 
 // projectTask runs a session of the task's project: whatever waits or is due gets done,
