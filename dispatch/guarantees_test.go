@@ -6,9 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/heraldhq/herald/channels/channelstest"
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/store"
 )
 
 // An agent re-reporting a condition that still holds changes nothing about when the alert's
@@ -180,5 +183,40 @@ func TestSessionSeesConfigurationsCommittedBeforeTheObservation(t *testing.T) {
 		return false
 	}) {
 		t.Fatal("the observation was evaluated without the configuration created before it")
+	}
+}
+
+// Outbox entries a worker cannot read (damaged, or a newer version's after a rollback) are
+// kept aside whole (an entry, or the notice of an entry that cannot be read), not dropped,
+// when their sender's lease has run out; the project's work goes on.
+func TestUnreadableOutboxEntriesAreSetAside(t *testing.T) {
+	r := newRig(t, 100*time.Millisecond)
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 100_000)}})
+	ctx := context.Background()
+	outbox := "herald:{g:" + r.project + "}:outbox"
+	entries := []string{`{"alertId":5}`, `[{"alertId":[]}]`, `not json`, `[not json`}
+	past := float64(time.Now().Add(-time.Minute).UnixMilli())
+	for _, e := range entries {
+		if err := r.Store.Redis().ZAdd(ctx, outbox, redis.Z{Score: past, Member: e}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.observe(hostDown("h1", true)) // a session: it takes back what the dead engine left
+	r.recv.waitCount(t, 1, 5*time.Second)
+	var aside []string
+	if !eventually(5*time.Second, func() bool {
+		aside, _ = r.Store.OutboxAside(ctx, store.Scope{GroupID: r.project})
+		return len(aside) == 4
+	}) {
+		t.Fatalf("set aside %q, want the four unreadable entries and notices", aside)
+	}
+	want := map[string]bool{`{"alertId":5}`: true, `{"alertId":[]}`: true, `not json`: true, `[not json`: true}
+	for _, a := range aside {
+		if !want[a] {
+			t.Errorf("set aside %q, not one of %v", a, want)
+		}
+	}
+	if left, err := r.Store.Redis().ZRange(ctx, outbox, 0, -1).Result(); err != nil || len(left) != 0 {
+		t.Errorf("the outbox still holds %q (%v)", left, err)
 	}
 }

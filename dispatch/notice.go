@@ -108,16 +108,17 @@ func (s *session) recoverOutbox(ctx context.Context) error {
 			continue
 		}
 		recovered := 0
+		var unreadable [][]byte // kept aside (store.SetAside), not dropped: a newer version's, or damaged
 		for _, entry := range abandoned {
 			notices, err := store.OutboxNotices(entry)
 			if err != nil {
-				s.e.Log.Error("undecodable entry in the outbox", zap.Error(err))
+				unreadable = append(unreadable, entry)
 				continue
 			}
 			for _, raw := range notices {
 				var n notice
 				if err := json.Unmarshal(raw, &n); err != nil {
-					s.e.Log.Error("undecodable notice in the outbox", zap.Error(err))
+					unreadable = append(unreadable, raw)
 					continue
 				}
 				if err := s.e.dispatcher.retry(ctx, n, s.kindOf(n), s.e.DeliveryRetries, 0); err != nil {
@@ -125,6 +126,13 @@ func (s *session) recoverOutbox(ctx context.Context) error {
 				}
 				recovered++
 			}
+		}
+		if len(unreadable) > 0 {
+			if err := s.e.store.SetAside(ctx, sc, unreadable...); err != nil {
+				return err
+			}
+			s.e.Log.Error("outbox entries this worker cannot read were set aside, not sent: a newer version's, or damaged",
+				zap.String("groupId", sc.GroupID), zap.Bool("global", sc.Global), zap.Int("entries", len(unreadable)))
 		}
 		s.e.Log.Info("recovered notices an engine left behind", zap.String("groupId", sc.GroupID), zap.Int("notices", recovered))
 		if err := s.e.store.DoneOutbox(ctx, sc, abandoned...); err != nil {

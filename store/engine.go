@@ -28,6 +28,7 @@ import (
 //   {g:<id>}:due                 ZSET alert -> when the engine must look at it (unix ms)
 //   {g:<id>}:expiring            HASH alert -> its expiry, if it ends unless re-reported (expiring.go)
 //   {g:<id>}:outbox              ZSET entry -> until when the engine sending it holds it (unix ms)
+//   {g:<id>}:outbox-aside        LIST outbox entries or notices this version could not read
 //
 // The open and schedule hashes' targets and alert ids are their 12 bytes (targetField,
 // docField); the expiring hash and the sets hold whole ids.
@@ -39,7 +40,8 @@ import (
 // insertion and a removal per notice.
 //
 // Global alerts keep the same under {global}, with the project in the key where it matters
-// ({global}:gopen:<cfg>:<project>, {global}:due:<project>, {global}:outbox:<project>;
+// ({global}:gopen:<cfg>:<project>, {global}:due:<project>, {global}:outbox:<project>,
+// {global}:outbox-aside:<project>;
 // {global}:gsched), so that one project's engine work touches only its own keys and the
 // global ones of that project. Schedules and open alerts are hash fields rather than keys of
 // their own: an open alert must cost little memory (100,000 of them wait at once).
@@ -87,6 +89,14 @@ func (s Scope) outbox() string {
 		return key(globalTag, "outbox", s.GroupID)
 	}
 	return key(groupTag(s.GroupID), "outbox")
+}
+
+// outboxAside is where outbox entries or notices that could not be read are kept (SetAside).
+func (s Scope) outboxAside() string {
+	if s.Global {
+		return key(globalTag, "outbox-aside", s.GroupID)
+	}
+	return key(groupTag(s.GroupID), "outbox-aside")
 }
 
 // opens is the hash of configuration configID's active alerts, by target id.
@@ -367,6 +377,26 @@ func (s *Store) HoldOutbox(ctx context.Context, sc Scope, until time.Time, notic
 		zs[i] = redis.Z{Score: float64(until.UnixMilli()), Member: string(n)}
 	}
 	return s.rdb.ZAddArgs(ctx, sc.outbox(), redis.ZAddArgs{XX: true, GT: true, Members: zs}).Err()
+}
+
+// SetAside keeps, at the end of scope's outbox-aside list, outbox entries or notices that the
+// engine could not read (damaged, or written by a newer version it was rolled back from):
+// kept whole, for an operator or a newer worker, rather than dropped with the entry they
+// came in. They leave the outbox itself as any entry does (DoneOutbox).
+func (s *Store) SetAside(ctx context.Context, sc Scope, raw ...[]byte) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	vals := make([]any, len(raw))
+	for i, r := range raw {
+		vals[i] = string(r)
+	}
+	return s.rdb.RPush(ctx, sc.outboxAside(), vals...).Err()
+}
+
+// OutboxAside is what SetAside kept of scope, oldest first.
+func (s *Store) OutboxAside(ctx context.Context, sc Scope) ([]string, error) {
+	return s.rdb.LRange(ctx, sc.outboxAside(), 0, -1).Result()
 }
 
 // DoneOutbox removes outbox entries whose notices were delivered or handed over.
