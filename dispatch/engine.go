@@ -266,7 +266,8 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 	}
 	defer func() {
 		if err := lock.Unlock(context.WithoutCancel(ctx)); err != nil {
-			e.Log.Warn("releasing project lease", zap.String("groupId", groupID), zap.Error(err))
+			e.Observer.EngineError(ErrLeaseRelease, 1)
+			e.Log.Warn("releasing project lease failed: the project's next session waits for it to lapse", zap.String("groupId", groupID), zap.Error(err))
 		}
 	}()
 	// The heartbeat keeps the lease and the notices being sent held while the session works;

@@ -190,7 +190,8 @@ func TestSessionSeesConfigurationsCommittedBeforeTheObservation(t *testing.T) {
 // kept aside whole (an entry, or the notice of an entry that cannot be read), not dropped,
 // when their sender's lease has run out; the project's work goes on.
 func TestUnreadableOutboxEntriesAreSetAside(t *testing.T) {
-	r := newRig(t, 100*time.Millisecond)
+	rec := &recorder{}
+	r := newRigWith(t, 100*time.Millisecond, func(c *dispatch.EngineConfig) { c.Observer = rec })
 	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 100_000)}})
 	ctx := context.Background()
 	outbox := "herald:{g:" + r.project + "}:outbox"
@@ -218,5 +219,10 @@ func TestUnreadableOutboxEntriesAreSetAside(t *testing.T) {
 	}
 	if left, err := r.Store.Redis().ZRange(ctx, outbox, 0, -1).Result(); err != nil || len(left) != 0 {
 		t.Errorf("the outbox still holds %q (%v)", left, err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.engineErrors) != 4 || rec.engineErrors[0] != dispatch.ErrOutboxSetAside {
+		t.Errorf("engine errors %v, want 4 × %s", rec.engineErrors, dispatch.ErrOutboxSetAside)
 	}
 }

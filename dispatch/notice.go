@@ -131,6 +131,7 @@ func (s *session) recoverOutbox(ctx context.Context) error {
 			if err := s.e.store.SetAside(ctx, sc, unreadable...); err != nil {
 				return err
 			}
+			s.e.Observer.EngineError(ErrOutboxSetAside, len(unreadable))
 			s.e.Log.Error("outbox entries this worker cannot read were set aside, not sent: a newer version's, or damaged",
 				zap.String("groupId", sc.GroupID), zap.Bool("global", sc.Global), zap.Int("entries", len(unreadable)))
 		}

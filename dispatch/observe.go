@@ -16,7 +16,23 @@ type Observer interface {
 	// workers it handed back to their queue, how many it left to asynq's recoverer, or why it
 	// failed.
 	Reclaimed(requeued, left int, err error)
+	// EngineError: n things the engine could not do that no caller hears of (its log line
+	// says which), by what went wrong: one of EngineErrors.
+	EngineError(what string, n int)
 }
+
+// What EngineError counts.
+const (
+	// ErrLeaseRelease: a session's project lease was not given back (a store error): the
+	// project's next session waits for it to lapse (HERALD_ENGINE_LEASE).
+	ErrLeaseRelease = "lease_release"
+	// ErrOutboxSetAside: outbox entries or notices a worker could not read, set aside in the
+	// project's outbox-aside list rather than sent (store.SetAside).
+	ErrOutboxSetAside = "outbox_set_aside"
+)
+
+// EngineErrors are every value of EngineError's what.
+var EngineErrors = []string{ErrLeaseRelease, ErrOutboxSetAside}
 
 // nopObserver is the Observer of an engine configured without one.
 type nopObserver struct{}
@@ -24,3 +40,4 @@ type nopObserver struct{}
 func (nopObserver) Delivery(string, string, time.Duration) {}
 func (nopObserver) Lateness(time.Duration)                 {}
 func (nopObserver) Reclaimed(int, int, error)              {}
+func (nopObserver) EngineError(string, int)                {}

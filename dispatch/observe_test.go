@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,10 +13,11 @@ import (
 
 // recorder is an Observer that remembers what it was told.
 type recorder struct {
-	mu        sync.Mutex
-	attempts  []string // "KIND OUTCOME"
-	durations []time.Duration
-	lateness  []time.Duration
+	mu           sync.Mutex
+	attempts     []string // "KIND OUTCOME"
+	durations    []time.Duration
+	lateness     []time.Duration
+	engineErrors []string
 }
 
 func (r *recorder) Delivery(kind, outcome string, d time.Duration) {
@@ -32,6 +34,14 @@ func (r *recorder) Lateness(d time.Duration) {
 }
 
 func (r *recorder) Reclaimed(int, int, error) {}
+
+func (r *recorder) EngineError(what string, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for range n {
+		r.engineErrors = append(r.engineErrors, what)
+	}
+}
 
 // The engine tells its Observer of every delivery attempt, its kind and outcome and how long
 // it took, and of how late each due step was claimed.
@@ -70,4 +80,39 @@ func TestObserverHearsAttemptsAndLateness(t *testing.T) {
 			t.Errorf("a due step claimed %s after its due time", d)
 		}
 	}
+}
+
+// A session's lease that could not be given back is counted (EngineError), and the project's
+// work goes on once the lease lapses.
+func TestLeaseNotReleasedIsCounted(t *testing.T) {
+	rec := &recorder{}
+	r := newRigWith(t, 100*time.Millisecond, func(c *dispatch.EngineConfig) { c.Observer = rec })
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 100_000)}})
+	r.waitEngineIdle(10 * time.Second)
+	// The release script: EVALSHA sha 1 <lease key> <token> (the renewal has a TTL more).
+	r.faults.fail(1, func(name string, args []any) bool {
+		k, _ := argAt(args, 3).(string)
+		return name == "evalsha" && len(args) == 5 && strings.HasSuffix(k, ":obs-lock")
+	})
+	r.observe(hostDown("h1", true))
+	r.recv.waitCount(t, 1, 5*time.Second)
+	if !eventually(5*time.Second, func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return len(rec.engineErrors) == 1
+	}) || r.faults.injected() != 1 {
+		t.Fatalf("engine errors %v after %d injected failures, want one %s", rec.engineErrors, r.faults.injected(), dispatch.ErrLeaseRelease)
+	}
+	if rec.engineErrors[0] != dispatch.ErrLeaseRelease {
+		t.Errorf("engine errors %v, want %s", rec.engineErrors, dispatch.ErrLeaseRelease)
+	}
+	r.observe(hostDown("h2", true)) // the lease still held: its session waits for it to lapse (2 s)
+	r.recv.waitCount(t, 2, 10*time.Second)
+}
+
+func argAt(args []any, i int) any {
+	if i < len(args) {
+		return args[i]
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -26,6 +27,7 @@ type Metrics struct {
 	lateness         *prometheus.HistogramVec
 	reclaimed        *prometheus.CounterVec
 	reclaimErrors    prometheus.Counter
+	engineErrors     *prometheus.CounterVec
 
 	// series are the requests' series by route, method and status, and deliveryKinds the
 	// deliveries' by kind and outcome, each found once: every API request and every delivery
@@ -123,12 +125,16 @@ func New() *Metrics {
 			Name: "herald_task_reclaim_errors_total",
 			Help: "Runs of the worker's reclaimer of dead workers' tasks that failed (tried again a few seconds later).",
 		}),
+		engineErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_engine_errors_total",
+			Help: "What the alert engine could not do and no caller hears of, by what: a project lease not given back (lease_release), outbox entries that could not be read and were set aside (outbox_set_aside).",
+		}, []string{"what"}),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.deliveries, m.deliveryDuration, m.lateness,
-		m.reclaimed, m.reclaimErrors,
+		m.reclaimed, m.reclaimErrors, m.engineErrors,
 	)
 	// Every kind's series exist from the start, at zero, so that rate() and alerts on absence
 	// work before the first delivery: the kinds are the registry's senders (people are
@@ -141,6 +147,9 @@ func New() *Metrics {
 	}
 	for _, outcome := range reclaimOutcomes {
 		m.reclaimed.WithLabelValues(outcome)
+	}
+	for _, what := range dispatch.EngineErrors {
+		m.engineErrors.WithLabelValues(what)
 	}
 	return m
 }
@@ -222,6 +231,11 @@ func (m *Metrics) Lateness(d time.Duration) { m.JobLateness(TaskAlert, d) }
 // JobLateness records how long after its due time a run of scheduled work started.
 func (m *Metrics) JobLateness(task string, d time.Duration) {
 	m.lateness.WithLabelValues(task).Observe(max(d, 0).Seconds())
+}
+
+// EngineError counts what the engine could not do and no caller hears of.
+func (m *Metrics) EngineError(what string, n int) {
+	m.engineErrors.WithLabelValues(what).Add(float64(n))
 }
 
 // The outcomes of herald_tasks_reclaimed_total.

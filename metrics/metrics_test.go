@@ -202,6 +202,22 @@ func TestReclaimMetrics(t *testing.T) {
 	e.want(t, "herald_task_reclaim_errors_total", nil, 1)
 }
 
+// What the engine could not do and no caller hears of is counted by what, in series that
+// exist at zero before the first.
+func TestEngineErrorMetrics(t *testing.T) {
+	m := metrics.New()
+	e := scrape(t, m.Handler())
+	for _, what := range dispatch.EngineErrors {
+		e.want(t, "herald_engine_errors_total", map[string]string{"what": what}, 0)
+	}
+	m.EngineError(dispatch.ErrOutboxSetAside, 3)
+	m.EngineError(dispatch.ErrLeaseRelease, 1)
+	m.EngineError(dispatch.ErrLeaseRelease, 1)
+	e = scrape(t, m.Handler())
+	e.want(t, "herald_engine_errors_total", map[string]string{"what": dispatch.ErrOutboxSetAside}, 3)
+	e.want(t, "herald_engine_errors_total", map[string]string{"what": dispatch.ErrLeaseRelease}, 2)
+}
+
 // Deliveries counted at once from many goroutines (a sender's) are each counted, in their
 // series, however often a series is found.
 func TestDeliveriesCountedConcurrently(t *testing.T) {
