@@ -30,6 +30,7 @@ type sharedTrips struct {
 	sending bool // a goroutine is sending (it takes what is waiting before it ends)
 
 	pipes sync.Pool // of redis.Pipeliner, emptied: see pipeline
+	trips sync.Pool // of *sharedTrip whose caller had its answers: see runFinished
 }
 
 // maxSharedTrip bounds how many callers' pipelines go in one round trip (the rest go in the
@@ -40,7 +41,11 @@ const maxSharedTrip = 256
 type sharedTrip struct {
 	ctx  context.Context
 	cmds []redis.Cmder
-	done chan struct{} // closed once every command of cmds has its reply or error
+	// done is sent one value (into its buffer of one: the sender never waits) once every
+	// command of cmds has its reply or error, after which the sender no longer touches the
+	// trip. A trip whose caller received it is its caller's alone, and is used again (with
+	// its channel, empty again); one whose caller's ctx ended first is left to the collector.
+	done chan struct{}
 }
 
 // run sends cmds in the next round trip and returns as Pipeline.Exec does: the first error of
@@ -58,7 +63,11 @@ func (t *sharedTrips) runFinished(ctx context.Context, cmds []redis.Cmder) (fini
 	if len(cmds) == 0 {
 		return true, nil
 	}
-	trip := &sharedTrip{ctx: ctx, cmds: cmds, done: make(chan struct{})}
+	trip, _ := t.trips.Get().(*sharedTrip)
+	if trip == nil {
+		trip = &sharedTrip{done: make(chan struct{}, 1)}
+	}
+	trip.ctx, trip.cmds = ctx, cmds
 	t.mu.Lock()
 	t.waiting = append(t.waiting, trip)
 	if !t.sending {
@@ -68,8 +77,10 @@ func (t *sharedTrips) runFinished(ctx context.Context, cmds []redis.Cmder) (fini
 	t.mu.Unlock()
 	select {
 	case <-trip.done:
+		*trip = sharedTrip{done: trip.done}
+		t.trips.Put(trip)
 		return true, firstError(cmds)
-	case <-ctx.Done():
+	case <-ctx.Done(): // trip is the sender's still
 		return false, ctx.Err()
 	}
 }
@@ -117,7 +128,7 @@ func (t *sharedTrips) roundTrip(trip []*sharedTrip) {
 		}
 	}
 	for _, c := range trip {
-		close(c.done)
+		c.done <- struct{}{} // the last of c touched here: its caller may use it again at once
 	}
 }
 

@@ -195,6 +195,35 @@ func TestSharedRoundTripCancelledCaller(t *testing.T) {
 	}
 }
 
+// A caller that left (its ctx ended) before its round trip ended is still told its round trip
+// is over, without the sender waiting for it to listen: the callers after it get their
+// answers, again and again (the trips of callers that listened being used again).
+func TestSharedRoundTripAfterACallerLeft(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	trips := watchRoundTrips(rdb, true)
+	st := store.New(rdb)
+
+	held := holdRoundTrips(t, st, trips)
+	cctx, cancel := context.WithCancel(ctx)
+	gone := call(cctx, st, redis.NewIntCmd(ctx, "incr", "gone"))
+	waitWaiting(t, st, 1)
+	cancel()
+	if err := gone.result(t, time.Second); !errors.Is(err, context.Canceled) {
+		t.Errorf("the cancelled caller got %v", err)
+	}
+	trips.release()
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		after := call(ctx, st, redis.NewIntCmd(ctx, "incr", "after"))
+		if err := after.result(t, 5*time.Second); err != nil || after.cmds[0].(*redis.IntCmd).Val() != int64(i+1) {
+			t.Fatalf("caller %d after the one that left: %v, %d", i, err, after.cmds[0].(*redis.IntCmd).Val())
+		}
+	}
+}
+
 // Redis killed while a round trip is in flight: every caller in it gets an error within a
 // bound (the client's retries), none hangs, and later callers get one at once.
 func TestSharedRoundTripRedisKilled(t *testing.T) {
