@@ -197,10 +197,16 @@ func (s *Store) GlobalConfigProjects(ctx context.Context, configID string) ([]st
 }
 
 // ProjectAlertRead reads project groupID and its alert id in one round trip (both live on the
-// project's slot, and are read by one MGET): its own (Fetch) or another's (CheckAuth).
+// project's slot, and are read by one MGET): its own (Fetch) or another's (CheckAuth). It holds
+// its command and what it decodes, so that a read (one each polling request) is an allocation
+// rather than the command's, its arguments' and the documents' each.
 type ProjectAlertRead struct {
 	groupID, id string
-	docs        *redis.SliceCmd // the project's document, then the alert's (when id is an id)
+	docs        *redis.SliceCmd // the project's document, then the alert's (when id is an id): &mget once queued
+	mget        redis.SliceCmd
+	args        [3]any
+	project     herald.Project // as decoded by Result
+	alert       herald.Alert
 }
 
 // ReadProjectAlert is the read of project groupID and its alert id.
@@ -212,11 +218,14 @@ func (r *ProjectAlertRead) queue(ctx context.Context, pipe redis.Pipeliner) {
 	if !herald.ValidID(r.groupID) {
 		return
 	}
+	args := r.args[:2] // as go-redis's MGet: "mget" and the keys
+	args[0], args[1] = "mget", projectDoc(r.groupID)
 	if herald.ValidID(r.id) {
-		r.docs = pipe.MGet(ctx, projectDoc(r.groupID), alerts(r.groupID).doc(r.id))
-	} else {
-		r.docs = pipe.MGet(ctx, projectDoc(r.groupID))
+		args = append(args, alerts(r.groupID).doc(r.id))
 	}
+	r.mget = *redis.NewSliceCmd(ctx, args...)
+	r.docs = &r.mget
+	_ = pipe.Process(ctx, r.docs) // a pipeline's Process only queues
 }
 
 // Result is what was read: found says whether the project exists; err is then the alert's
@@ -229,11 +238,13 @@ func (r *ProjectAlertRead) Result() (p herald.Project, found bool, a herald.Aler
 	if err != nil {
 		return p, false, a, err
 	}
-	if err := decodeValue(docs, 0, r.docs, &p, func() error { return errProjectNotFound(r.groupID) }); err != nil {
-		return p, false, a, err
+	r.project, r.alert = herald.Project{}, herald.Alert{} // decoded into here, not on the heap of their own
+	if err := decodeValue(docs, 0, r.docs, &r.project, func() error { return errProjectNotFound(r.groupID) }); err != nil {
+		return r.project, false, a, err
 	}
 	if len(docs) < 2 {
-		return p, true, a, errAlertNotFound(r.id)
+		return r.project, true, a, errAlertNotFound(r.id)
 	}
-	return p, true, a, decodeValue(docs, 1, r.docs, &a, func() error { return errAlertNotFound(r.id) })
+	err = decodeValue(docs, 1, r.docs, &r.alert, func() error { return errAlertNotFound(r.id) })
+	return r.project, true, r.alert, err
 }
