@@ -26,6 +26,14 @@ func TestAlertAnswerEncodesAsEncodingJSON(t *testing.T) {
 			if !json.Valid(got) {
 				t.Errorf("%s: not JSON: %s", name, got)
 			}
+			// Appended to a buffer used before (bodyBuffers'), too small or large enough:
+			// the same bytes, whatever it held.
+			for _, used := range [][]byte{bytes.Repeat([]byte("x"), 7), bytes.Repeat([]byte("{}"), 4096)} {
+				got, err := appendWithLinks(used[:0], a, self)
+				if err != nil || !bytes.Equal(got, want) {
+					t.Errorf("%s, self %q, in a buffer of %d: %v\n got %s\nwant %s", name, self, cap(used), err, got, want)
+				}
+			}
 		}
 	}
 }

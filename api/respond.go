@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -131,12 +132,18 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, status int
 // withLinks is the JSON of v (an object) with a links array holding its self link (none when
 // self is empty: an answer that is not a resource). Splicing the encoded object keeps domain
 // types free of HTTP links.
-func withLinks(v any, self string) (json.RawMessage, error) {
+func withLinks(v any, self string) (json.RawMessage, error) { return appendWithLinks(nil, v, self) }
+
+// appendWithLinks is withLinks, appended to dst when v is encoded by hand (a herald.Alert).
+func appendWithLinks(dst []byte, v any, self string) (json.RawMessage, error) {
 	var b []byte
 	var err error
 	switch a := v.(type) {
 	case herald.Alert: // the polled one: encoded by hand
-		b, err = appendAlert(make([]byte, 0, 512), &a)
+		if dst == nil {
+			dst = make([]byte, 0, 512)
+		}
+		b, err = appendAlert(dst, &a)
 	default:
 		b, err = marshal(v)
 	}
@@ -152,6 +159,13 @@ func withLinks(v any, self string) (json.RawMessage, error) {
 	}
 	return append(appendSelfLink(b, self), '}'), nil
 }
+
+// bodyBuffers are buffers for the bodies of single resources, used again once written: the
+// polled alert's is made for each request otherwise (withLinks).
+var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxKeptBody bounds the buffers kept in bodyBuffers: a larger body's is left to the collector.
+const maxKeptBody = 16 << 10
 
 func queryBool(r *http.Request, name string) bool {
 	if r.URL.RawQuery == "" { // the usual request: nothing to parse
