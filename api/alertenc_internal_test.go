@@ -29,9 +29,11 @@ func TestAlertAnswerEncodesAsEncodingJSON(t *testing.T) {
 			// Appended to a buffer used before (bodyBuffers'), too small or large enough:
 			// the same bytes, whatever it held.
 			for _, used := range [][]byte{bytes.Repeat([]byte("x"), 7), bytes.Repeat([]byte("{}"), 4096)} {
-				got, err := appendWithLinks(used[:0], a, self)
-				if err != nil || !bytes.Equal(got, want) {
-					t.Errorf("%s, self %q, in a buffer of %d: %v\n got %s\nwant %s", name, self, cap(used), err, got, want)
+				for _, v := range []any{a, &a} { // as a value, and as getAlert gives it
+					got, err := appendWithLinks(used[:0], v, self)
+					if err != nil || !bytes.Equal(got, want) {
+						t.Errorf("%s (%T), self %q, in a buffer of %d: %v\n got %s\nwant %s", name, v, self, cap(used), err, got, want)
+					}
 				}
 			}
 		}

@@ -134,7 +134,7 @@ func (s *Server) getAlert(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	return c.one(http.StatusOK, a, alertPath(a)), nil
+	return c.one(http.StatusOK, read.Alert(), alertPath(a)), nil // a as read holds it: no copy of a on the heap
 }
 
 // PATCH /groups/{groupId}/alerts/{alertId}: acknowledge, or un-acknowledge with a past time.

@@ -140,10 +140,9 @@ func appendWithLinks(dst []byte, v any, self string) (json.RawMessage, error) {
 	var err error
 	switch a := v.(type) {
 	case herald.Alert: // the polled one: encoded by hand
-		if dst == nil {
-			dst = make([]byte, 0, 512)
-		}
-		b, err = appendAlert(dst, &a)
+		b, err = appendAlert(alertBuffer(dst), &a)
+	case *herald.Alert: // as getAlert answers it
+		b, err = appendAlert(alertBuffer(dst), a)
 	default:
 		b, err = marshal(v)
 	}
@@ -158,6 +157,14 @@ func appendWithLinks(dst []byte, v any, self string) (json.RawMessage, error) {
 		b = append(b, ',')
 	}
 	return append(appendSelfLink(b, self), '}'), nil
+}
+
+// alertBuffer is dst, or room for an alert's answer when dst is nil.
+func alertBuffer(dst []byte) []byte {
+	if dst == nil {
+		return make([]byte, 0, 512)
+	}
+	return dst
 }
 
 // bodyBuffers are buffers for the bodies of single resources, used again once written: the

@@ -248,3 +248,7 @@ func (r *ProjectAlertRead) Result() (p herald.Project, found bool, a herald.Aler
 	err = decodeValue(docs, 1, r.docs, &r.alert, func() error { return errAlertNotFound(r.id) })
 	return r.project, true, r.alert, err
 }
+
+// Alert is where Result decoded the alert (its a): what the caller answers from, without a
+// copy of its own on the heap. It is r's, and decoded again by each call of Result.
+func (r *ProjectAlertRead) Alert() *herald.Alert { return &r.alert }

@@ -83,7 +83,7 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 		return check, errors.New("store: CheckAuth without a kept credential")
 	}
 	keys := lastCheckKeys.of(a.Name, a.Address, user, id)
-	cmds := new(checkCmds)
+	cmds := checkCmdsPool.Get().(*checkCmds)
 	pipe := s.pipeline()
 	// The failure counters, what the name names now, and that credential's document: one MGET
 	// on one server, two on a Cluster (the counters share a slot, the name and its document
@@ -103,7 +103,11 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 	for _, r := range reads {
 		r.queue(ctx, pipe)
 	}
-	if err := s.pipelinedOnce(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "WRONGTYPE") {
+	finished, err := s.pipelinedOnceFinished(ctx, pipe)
+	if finished { // else its round trip may still write into cmds: left to the collector
+		defer cmds.release()
+	}
+	if err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "WRONGTYPE") {
 		return check, err // the first error; a missing document or a count in the older layout is dealt with below
 	}
 	advanced, err := s.advanced(ctx, a.Nonce, a.Count, a.CountTTL, counted, dated)
@@ -171,10 +175,20 @@ func (s *Store) Fetch(ctx context.Context, r Read) error {
 	return nil
 }
 
-// checkCmds are the commands CheckAuth sends, in one allocation.
+// checkCmds are the commands CheckAuth sends, in one allocation used again (checkCmdsPool).
 type checkCmds struct {
 	fails, current redis.SliceCmd
 	advance        advanceCmds
+}
+
+// checkCmdsPool holds checkCmds whose check is over, for the next.
+var checkCmdsPool = sync.Pool{New: func() any { return new(checkCmds) }}
+
+// release puts c, its round trip over and its answers read, back in checkCmdsPool, holding
+// nothing of its check.
+func (c *checkCmds) release() {
+	*c = checkCmds{}
+	checkCmdsPool.Put(c)
 }
 
 // queue queues MGET of args (made by checkKeysMemo: "mget" and the keys, boxed) as cmd.

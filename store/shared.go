@@ -174,11 +174,19 @@ func (s *Store) pipeline() redis.Pipeliner {
 // pipelinedOnce is pipelined of a pipe of s.pipeline, which it then empties and keeps for
 // reuse: the caller must not use pipe after (its commands are its own, and stay readable).
 func (s *Store) pipelinedOnce(ctx context.Context, pipe redis.Pipeliner) error {
+	_, err := s.pipelinedOnceFinished(ctx, pipe)
+	return err
+}
+
+// pipelinedOnceFinished is pipelinedOnce, and says whether the round trip of pipe's commands
+// is over (false when ctx ended first: it may still be sending them, and writing their
+// replies).
+func (s *Store) pipelinedOnceFinished(ctx context.Context, pipe redis.Pipeliner) (bool, error) {
 	finished, err := s.shared.runFinished(ctx, pipe.Cmds())
 	if finished { // else its round trip may still read the slice of its commands
 		clear(pipe.Cmds())
 		pipe.Discard()
 		s.shared.pipes.Put(pipe)
 	}
-	return err
+	return finished, err
 }
