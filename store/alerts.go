@@ -228,27 +228,35 @@ func (r *ProjectAlertRead) queue(ctx context.Context, pipe redis.Pipeliner) {
 	_ = pipe.Process(ctx, r.docs) // a pipeline's Process only queues
 }
 
-// Result is what was read: found says whether the project exists; err is then the alert's
-// error (NotFound when it has no alert id), else the project's.
-func (r *ProjectAlertRead) Result() (p herald.Project, found bool, a herald.Alert, err error) {
+// Decode decodes what was read into r (Project, Alert): found says whether the project
+// exists; err is then the alert's error (NotFound when it has no alert id), else the
+// project's. What could not be decoded is left as far as it was.
+func (r *ProjectAlertRead) Decode() (found bool, err error) {
+	r.project, r.alert = herald.Project{}, herald.Alert{} // decoded into here, not on the heap of their own
 	if r.docs == nil {
-		return p, false, a, errProjectNotFound(r.groupID)
+		return false, errProjectNotFound(r.groupID)
 	}
 	docs, err := r.docs.Result()
 	if err != nil {
-		return p, false, a, err
+		return false, err
 	}
-	r.project, r.alert = herald.Project{}, herald.Alert{} // decoded into here, not on the heap of their own
 	if err := decodeValue(docs, 0, r.docs, &r.project, func() error { return errProjectNotFound(r.groupID) }); err != nil {
-		return r.project, false, a, err
+		return false, err
 	}
 	if len(docs) < 2 {
-		return r.project, true, a, errAlertNotFound(r.id)
+		return true, errAlertNotFound(r.id)
 	}
-	err = decodeValue(docs, 1, r.docs, &r.alert, func() error { return errAlertNotFound(r.id) })
-	return r.project, true, r.alert, err
+	return true, decodeValue(docs, 1, r.docs, &r.alert, func() error { return errAlertNotFound(r.id) })
 }
 
-// Alert is where Result decoded the alert (its a): what the caller answers from, without a
-// copy of its own on the heap. It is r's, and decoded again by each call of Result.
-func (r *ProjectAlertRead) Alert() *herald.Alert { return &r.alert }
+// Result is what was read, as Decode says, with copies of the project and the alert.
+func (r *ProjectAlertRead) Result() (p herald.Project, found bool, a herald.Alert, err error) {
+	found, err = r.Decode()
+	return r.project, found, r.alert, err
+}
+
+// Project and Alert are where Decode decoded them: what the caller reads and answers from,
+// without copies (the alert's on the heap, once given as a reply). They are r's, and decoded
+// again by each call of Decode.
+func (r *ProjectAlertRead) Project() *herald.Project { return &r.project }
+func (r *ProjectAlertRead) Alert() *herald.Alert     { return &r.alert }
