@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/heraldhq/herald"
@@ -55,4 +56,20 @@ func spliceSelfLink(t *testing.T, a herald.Alert, self string) []byte {
 		t.Fatal(err)
 	}
 	return append(append(append(b[:len(b)-1:len(b)-1], `,"links":`...), links...), '}')
+}
+
+// A Content-Length value is the length in decimal, one value of length and capacity 1 (a
+// handler adding to it appends to a copy), the same slice for the same length below the bound.
+func TestContentLength(t *testing.T) {
+	for _, n := range []int{0, 7, 99, 100, 655, maxSharedLength - 1, maxSharedLength, 1 << 30} {
+		for range 2 { // made, then kept (below the bound)
+			v := contentLength(n)
+			if len(v) != 1 || cap(v) != 1 || v[0] != strconv.Itoa(n) {
+				t.Fatalf("contentLength(%d) = %q (capacity %d)", n, v, cap(v))
+			}
+		}
+		if shared := &contentLength(n)[0] == &contentLength(n)[0]; shared != (n < maxSharedLength) {
+			t.Errorf("contentLength(%d) shared: %v", n, shared)
+		}
+	}
 }

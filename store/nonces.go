@@ -24,14 +24,15 @@ const nonceCountMember = "nc"
 // (EXPIRE NX, answered 1 the first time), as cmds (the caller's: it may hold them with other
 // commands of its call, see checkCmds).
 func queueAdvance(ctx context.Context, pipe redis.Pipeliner, cmds *advanceCmds, nonce string, nc uint64, ttl time.Duration) (advanced *redis.IntCmd, dated *redis.BoolCmd) {
+	cmds.key = nonceCount(nonce)
 	cmds.score = float64(nc)
 	cmds.seconds = int64((ttl + time.Second - 1) / time.Second) // whole seconds, rounded up
-	key := any(nonceCount(nonce))                               // boxed once, for both commands
 	// As go-redis's ZAddArgs (GT, Ch, one member) and ExpireNX write them
-	// (TestAdvanceCmdsAsGoRedis), without their allocations: the numbers go by pointer, which
-	// go-redis writes as the values.
-	cmds.zadd = [...]any{"zadd", key, "gt", "ch", &cmds.score, nonceCountMember}
-	cmds.expire = [...]any{"expire", key, &cmds.seconds, "NX"}
+	// (TestAdvanceCmdsAsGoRedis), without their allocations: the key and the numbers go by
+	// pointer, which go-redis writes as what they point to (and takes the key's slot from, on
+	// a Cluster).
+	cmds.zadd = [...]any{"zadd", &cmds.key, "gt", "ch", &cmds.score, nonceCountMember}
+	cmds.expire = [...]any{"expire", &cmds.key, &cmds.seconds, "NX"}
 	cmds.advanced = *redis.NewIntCmd(ctx, cmds.zadd[:]...)
 	cmds.dated = *redis.NewBoolCmd(ctx, cmds.expire[:]...)
 	_ = pipe.Process(ctx, &cmds.advanced) // a pipeline's Process only queues
@@ -42,6 +43,7 @@ func queueAdvance(ctx context.Context, pipe redis.Pipeliner, cmds *advanceCmds, 
 // advanceCmds are queueAdvance's two commands and their arguments, in one allocation rather
 // than the ten go-redis's ZAddArgs and ExpireNX make: they go on every authenticated request.
 type advanceCmds struct {
+	key      string  // the nonce's count
 	score    float64 // the count
 	seconds  int64   // how long it is kept, from its first use
 	zadd     [6]any
