@@ -2,7 +2,10 @@ package api
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
 
@@ -73,3 +76,27 @@ func TestContentLength(t *testing.T) {
 		}
 	}
 }
+
+// href of a path in parts is url of the joined path, whatever the base: the request's host
+// over HTTP or TLS, or the configured external URL.
+func TestHrefAsURL(t *testing.T) {
+	a := herald.Alert{GroupID: "g1", ID: "a1"}
+	parts := alertPathParts(&a)
+	for _, external := range []string{"", "https://herald.example.com:8443"} {
+		for _, tls := range []bool{false, true} {
+			r := httptest.NewRequest(http.MethodGet, "http://api.example:8080/x", nil)
+			if tls {
+				r.TLS = &tlsState
+			}
+			c := &call{s: &Server{cfg: Config{ExternalURL: external}}, r: r}
+			if got, want := c.href(parts[:]...), c.url(alertPath(a)); got != want {
+				t.Errorf("external %q, TLS %v: %q, want %q", external, tls, got, want)
+			}
+			if want := map[bool]string{false: "http", true: "https"}[tls] + "://api.example:8080" + BasePath + "/groups/g1/alerts/a1"; external == "" && c.url(alertPath(a)) != want {
+				t.Errorf("TLS %v: %q, want %q", tls, c.url(alertPath(a)), want)
+			}
+		}
+	}
+}
+
+var tlsState tls.ConnectionState
