@@ -219,9 +219,12 @@ func (r *ProjectAlertRead) queue(ctx context.Context, pipe redis.Pipeliner) {
 		return
 	}
 	args := r.args[:2] // as go-redis's MGet: "mget" and the keys
-	args[0], args[1] = "mget", projectDoc(r.groupID)
+	args[0] = "mget"
 	if herald.ValidID(r.id) {
-		args = append(args, alerts(r.groupID).doc(r.id))
+		project, alert := projectDocAnd(alerts(r.groupID), r.id)
+		args[1], args = project, append(args, alert)
+	} else {
+		args[1] = projectDoc(r.groupID)
 	}
 	r.mget = *redis.NewSliceCmd(ctx, args...)
 	r.docs = &r.mget
