@@ -194,15 +194,7 @@ func (f eachCommand) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 func BenchmarkCheckAuth(b *testing.B) {
 	benchForms(b, func(b *testing.B, rdb *redis.Client, st *store.Store) {
 		ctx := context.Background()
-		k := herald.APIKey{ID: herald.NewID(time.Now()), PublicKey: "bench", OrgID: herald.NewID(time.Now()), HA1: "ha1",
-			Roles: []herald.Role{{OrgID: "o", RoleName: herald.OrgReadOnly}}}
-		if err := st.CreateAPIKey(ctx, k, nil); err != nil {
-			b.Fatal(err)
-		}
-		kept, err := st.Credential(ctx, k.PublicKey)
-		if err != nil {
-			b.Fatal(err)
-		}
+		k, kept := keptKey(b, st, "bench")
 		limits := store.AuthLimits{Window: time.Minute, PerPair: 100, PerAddress: 100, PerName: 100}
 		var nonces atomic.Int64
 		var failed atomic.Int64
@@ -344,17 +336,8 @@ func TestCheckAuthRead(t *testing.T) {
 // checks left mid-way must not be, their round trip writing into them still).
 func TestCheckAuthBesideCallersThatLeave(t *testing.T) {
 	ctx := context.Background()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	k := herald.APIKey{ID: herald.NewID(time.Now()), PublicKey: "leaving", OrgID: herald.NewID(time.Now()), HA1: "ha1",
-		Roles: []herald.Role{{OrgID: "o", RoleName: herald.OrgReadOnly}}}
-	if err := st.CreateAPIKey(ctx, k, nil); err != nil {
-		t.Fatal(err)
-	}
-	kept, err := st.Credential(ctx, k.PublicKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := store.New(storetest.Redis(t))
+	k, kept := keptKey(t, st, "leaving")
 	limits := store.AuthLimits{Window: time.Minute, PerPair: 100, PerAddress: 100, PerName: 100}
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -380,4 +363,20 @@ func TestCheckAuthBesideCallersThatLeave(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// keptKey is a new API key named name, and its credential as an API process keeps it.
+func keptKey(tb testing.TB, st *store.Store, name string) (herald.APIKey, store.Credential) {
+	tb.Helper()
+	ctx := context.Background()
+	k := herald.APIKey{ID: herald.NewID(time.Now()), PublicKey: name, OrgID: herald.NewID(time.Now()), HA1: "ha1",
+		Roles: []herald.Role{{OrgID: "o", RoleName: herald.OrgReadOnly}}}
+	if err := st.CreateAPIKey(ctx, k, nil); err != nil {
+		tb.Fatal(err)
+	}
+	kept, err := st.Credential(ctx, k.PublicKey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return k, kept
 }

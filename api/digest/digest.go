@@ -597,16 +597,23 @@ func (p *paramParser) token() string {
 // Control characters other than tab are refused. Without escapes (what clients send) the
 // content is a slice of the header, not a copy.
 func (p *paramParser) quoted() (string, bool) {
-	p.i++ // opening quote
-	start := p.i
 	// What clients send: up to the closing quote, no escape and no control character. Found
-	// with IndexByte (vectorised) rather than byte by byte below, which reads anything else.
+	// with IndexByte (vectorised) rather than byte by byte, which reads anything else.
+	start := p.i + 1 // after the opening quote
 	if n := strings.IndexByte(p.s[start:], '"'); n >= 0 {
 		if content := p.s[start : start+n]; strings.IndexByte(content, '\\') < 0 && !hasCTL(content) {
 			p.i = start + n + 1
 			return content, true
 		}
 	}
+	return p.quotedByteByByte()
+}
+
+// quotedByteByByte is quoted, reading byte by byte: escapes unescaped, control characters
+// refused.
+func (p *paramParser) quotedByteByByte() (string, bool) {
+	p.i++ // opening quote
+	start := p.i
 	var b []byte // the content so far, once an escape made it differ from the header
 	for p.i < len(p.s) {
 		c := p.s[p.i]

@@ -89,9 +89,10 @@ func sameParams(t *testing.T, header string, params map[string]string, err error
 
 func hasKey(m map[string]string, k string) bool { _, ok := m[k]; return ok }
 
-// FuzzQuotedAsByteByByte checks quoted against its byte-by-byte reading (quotedByteByByte, what
-// it was before the common case was found with IndexByte): the same content, the same end,
-// for every input, escapes, control characters and unterminated strings included.
+// FuzzQuotedAsByteByByte checks quoted against its byte-by-byte reading alone
+// (quotedByteByByte, all of it before the common case was found with IndexByte): the same
+// content, the same end, for every input, escapes, control characters and unterminated
+// strings included.
 func FuzzQuotedAsByteByByte(f *testing.F) {
 	for _, s := range []string{`"abc"`, `"a\"b", x`, `"a\\"`, "\"a\tb\"", "\"a\x01b\"", "\"a\x7fb\"", `"unterminated`, `""`,
 		`"a\`, "\"\\\x01\"", "\"\xff\xfe\"", `"a"b"`, `"nonce" , uri="/x"`} {
@@ -108,41 +109,6 @@ func FuzzQuotedAsByteByByte(f *testing.F) {
 			t.Errorf("quoted(%q) = %q %v, ends at %d; byte by byte %q %v, at %d", s, got, ok, p.i, want, wantOK, ref.i)
 		}
 	})
-}
-
-// quotedByteByByte is quoted as it was, reading byte by byte.
-func (p *paramParser) quotedByteByByte() (string, bool) {
-	p.i++ // opening quote
-	start := p.i
-	var b []byte
-	for p.i < len(p.s) {
-		c := p.s[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			if b == nil {
-				return p.s[start : p.i-1], true
-			}
-			return string(b), true
-		case c == '\\':
-			if p.i+1 >= len(p.s) || isCTL(p.s[p.i+1]) {
-				return "", false
-			}
-			if b == nil {
-				b = append([]byte(nil), p.s[start:p.i]...)
-			}
-			b = append(b, p.s[p.i+1])
-			p.i += 2
-		case isCTL(c):
-			return "", false
-		default:
-			if b != nil {
-				b = append(b, c)
-			}
-			p.i++
-		}
-	}
-	return "", false
 }
 
 // The token characters' table is RFC 7230's tchar, byte for byte.
