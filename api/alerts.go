@@ -123,18 +123,20 @@ func (s *Server) getAlert(c *call) (reply, error) {
 	if err := c.fetch(read); err != nil { // one round trip, the authentication check's
 		return reply{}, err
 	}
-	p, found, a, err := read.Result()
+	found, err := read.Decode()
+	p, a := read.Project(), read.Alert() // as the read holds them: no copies (a's on the heap, in the reply)
 	if !found {
-		_, err := c.authorizeProject(herald.ReadProject, p, err)
+		_, err := c.authorizeProject(herald.ReadProject, *p, err)
 		return reply{}, err
 	}
-	if _, err := c.authorizeProject(herald.ReadProject, p, nil); err != nil {
+	if _, err := c.authorizeProject(herald.ReadProject, *p, nil); err != nil {
 		return reply{}, err
 	}
 	if err != nil {
 		return reply{}, err
 	}
-	return c.one(http.StatusOK, a, alertPath(a)), nil
+	self := alertPathParts(a) // c.one's link to alertPath(*a), in one allocation
+	return reply{status: http.StatusOK, one: a, self: c.href(self[:]...)}, nil
 }
 
 // PATCH /groups/{groupId}/alerts/{alertId}: acknowledge, or un-acknowledge with a past time.

@@ -63,7 +63,8 @@ type envelope struct {
 func (s *Server) endpoint(rt route) *endpointHandler {
 	h, bodyLimit := rt.handle, cmp.Or(bodyLimits[rt.pattern], defaultBodyLimit)
 	return &endpointHandler{func(w http.ResponseWriter, r *http.Request) {
-		c := &call{s: s, r: r, ctx: r.Context(), now: s.cfg.Clock.Now(), bodyLimit: bodyLimit}
+		c := newCall(w)
+		*c = call{s: s, r: r, ctx: r.Context(), now: s.cfg.Clock.Now(), bodyLimit: bodyLimit}
 		c.who, c.pending, c.params = authenticated(w)
 		rep, err := c.serve(h)
 		switch s.settle(c) { // nothing is answered before the request's check passed
@@ -95,17 +96,31 @@ func (s *Server) endpoint(rt route) *endpointHandler {
 			s.writeJSON(w, r, rep.status, rep.list, "application/json")
 			return
 		}
-		body, err := withLinks(rep.one, rep.self)
+		buf := bodyBuffers.Get().(*[]byte)
+		body, err := appendWithLinks((*buf)[:0], rep.one, rep.self)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		if env {
 			s.writeJSON(w, r, rep.status, envelope{Content: body, Status: rep.status}, "application/json")
-			return
+		} else {
+			s.writeEncoded(w, r, rep.status, body, "application/json") // encoded already: not again
 		}
-		s.writeEncoded(w, r, rep.status, body, "application/json") // encoded already: not again
+		if cap(body) <= maxKeptBody { // written (a Writer keeps nothing of what it is given): used again
+			*buf = body[:0]
+			bodyBuffers.Put(buf)
+		}
 	}}
+}
+
+// newCall is room for the call of a request to an endpoint (w its ServeHTTP's): in the
+// request's record when ServeHTTP made one.
+func newCall(w http.ResponseWriter) *call {
+	if rec, ok := w.(*statusRecorder); ok {
+		return &rec.call
+	}
+	return new(call)
 }
 
 // serve runs h after checking the shared query parameters.
@@ -141,16 +156,35 @@ func (c *call) one(status int, v any, path string) reply {
 func noContent() reply { return reply{status: http.StatusNoContent} }
 
 // url is the absolute href of path under BasePath.
-func (c *call) url(path string) string {
-	base := c.s.cfg.ExternalURL
-	if base == "" {
-		scheme := "http"
+func (c *call) url(path string) string { return c.href(path) }
+
+// href is url of the path made of parts, in one allocation (the polled alert's self link
+// would be two: its path, and the link).
+func (c *call) href(parts ...string) string {
+	base := [3]string{c.s.cfg.ExternalURL}
+	if base[0] == "" {
+		base = [3]string{"http", "://", c.r.Host}
 		if c.r.TLS != nil {
-			scheme = "https"
+			base[0] = "https"
 		}
-		base = scheme + "://" + c.r.Host
 	}
-	return base + BasePath + path
+	n := len(BasePath)
+	for _, p := range base {
+		n += len(p)
+	}
+	for _, p := range parts {
+		n += len(p)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, p := range base {
+		b.WriteString(p)
+	}
+	b.WriteString(BasePath)
+	for _, p := range parts {
+		b.WriteString(p)
+	}
+	return b.String()
 }
 
 // param is a path parameter.

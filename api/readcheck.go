@@ -40,7 +40,8 @@ func (s *Server) authenticateLater(w *statusRecorder, r *http.Request) (herald.P
 	remote := remoteAddress(r)
 	v := s.verifier // a copy per request, as authenticate's
 	if kept, attempt, found := s.keptAttempt(r, &v, remote, false); found {
-		return kept.Principal(remote), &keptCheck{kept: kept, attempt: attempt, v: v, remote: remote, w: w}, true
+		w.check = keptCheck{kept: kept, attempt: attempt, v: v, remote: remote, w: w}
+		return kept.Principal(remote), &w.check, true
 	}
 	who, ok := s.authenticateStored(w, r, &v, remote, false)
 	return who, nil, ok

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -65,10 +67,31 @@ func (s *Server) writeEncoded(w http.ResponseWriter, r *http.Request, status int
 	} else {
 		h.Set("Content-Type", contentType)
 	}
-	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h["Content-Length"] = contentLength(len(b)) // h.Set's, canonical already
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
+
+// contentLength is the Content-Length header's value of a body of n bytes: made once for each
+// n below maxSharedLength and shared by every response since, as fixedHeaders' values are
+// (length and capacity 1: a handler adding to one appends to a copy). Every answer carries
+// one, and an Itoa and a slice are two allocations.
+func contentLength(n int) []string {
+	if n < 0 || n >= len(contentLengths) {
+		return []string{strconv.Itoa(n)}
+	}
+	if v := contentLengths[n].Load(); v != nil {
+		return *v
+	}
+	v := []string{strconv.Itoa(n)}
+	contentLengths[n].Store(&v) // two racing make the same value: either is kept
+	return v
+}
+
+// maxSharedLength bounds the lengths contentLength keeps a value of (a pointer each).
+const maxSharedLength = 16 << 10
+
+var contentLengths [maxSharedLength]atomic.Pointer[[]string]
 
 // errorBody is the error body of docs/api.md#errors.
 type errorBody struct {
@@ -131,12 +154,17 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, status int
 // withLinks is the JSON of v (an object) with a links array holding its self link (none when
 // self is empty: an answer that is not a resource). Splicing the encoded object keeps domain
 // types free of HTTP links.
-func withLinks(v any, self string) (json.RawMessage, error) {
+func withLinks(v any, self string) (json.RawMessage, error) { return appendWithLinks(nil, v, self) }
+
+// appendWithLinks is withLinks, appended to dst when v is encoded by hand (a herald.Alert).
+func appendWithLinks(dst []byte, v any, self string) (json.RawMessage, error) {
 	var b []byte
 	var err error
 	switch a := v.(type) {
 	case herald.Alert: // the polled one: encoded by hand
-		b, err = appendAlert(make([]byte, 0, 512), &a)
+		b, err = appendAlert(alertBuffer(dst), &a)
+	case *herald.Alert: // as getAlert answers it
+		b, err = appendAlert(alertBuffer(dst), a)
 	default:
 		b, err = marshal(v)
 	}
@@ -152,6 +180,21 @@ func withLinks(v any, self string) (json.RawMessage, error) {
 	}
 	return append(appendSelfLink(b, self), '}'), nil
 }
+
+// alertBuffer is dst, or room for an alert's answer when dst is nil.
+func alertBuffer(dst []byte) []byte {
+	if dst == nil {
+		return make([]byte, 0, 512)
+	}
+	return dst
+}
+
+// bodyBuffers are buffers for the bodies of single resources, used again once written: the
+// polled alert's is made for each request otherwise (withLinks).
+var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxKeptBody bounds the buffers kept in bodyBuffers: a larger body's is left to the collector.
+const maxKeptBody = 16 << 10
 
 func queryBool(r *http.Request, name string) bool {
 	if r.URL.RawQuery == "" { // the usual request: nothing to parse

@@ -270,7 +270,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/metrics" && s.cfg.Metrics != nil:
 		s.cfg.Metrics.ServeHTTP(rec, r)
 		return
-	case p+"/" == MonitoringPath && s.cfg.Monitoring != nil:
+	case p == MonitoringPath[:len(MonitoringPath)-1] && s.cfg.Monitoring != nil: // p+"/" == MonitoringPath, without making p+"/"
 		http.Redirect(rec, r, MonitoringPath, http.StatusMovedPermanently)
 		return
 	case strings.HasPrefix(p, MonitoringPath) && s.cfg.Monitoring != nil:
@@ -389,6 +389,11 @@ type statusRecorder struct {
 	who     herald.Principal // whom authentication found
 	pending *keptCheck       // its check left for the endpoint's read (readcheck.go), if any
 	params  pathValues       // the path's values, when ServeHTTP calls the endpoint itself (names set)
+
+	// Room for the request's pending check and its endpoint's call, so that a polled request
+	// allocates one record rather than three.
+	check keptCheck
+	call  call
 }
 
 // authenticated is whom the request to an endpoint (w its ServeHTTP's) was authenticated as,

@@ -197,10 +197,16 @@ func (s *Store) GlobalConfigProjects(ctx context.Context, configID string) ([]st
 }
 
 // ProjectAlertRead reads project groupID and its alert id in one round trip (both live on the
-// project's slot, and are read by one MGET): its own (Fetch) or another's (CheckAuth).
+// project's slot, and are read by one MGET): its own (Fetch) or another's (CheckAuth). It holds
+// its command and what it decodes, so that a read (one each polling request) is an allocation
+// rather than the command's, its arguments' and the documents' each.
 type ProjectAlertRead struct {
 	groupID, id string
-	docs        *redis.SliceCmd // the project's document, then the alert's (when id is an id)
+	docs        *redis.SliceCmd // the project's document, then the alert's (when id is an id): &mget once queued
+	mget        redis.SliceCmd
+	args        [3]any
+	project     herald.Project // as decoded by Result
+	alert       herald.Alert
 }
 
 // ReadProjectAlert is the read of project groupID and its alert id.
@@ -212,28 +218,48 @@ func (r *ProjectAlertRead) queue(ctx context.Context, pipe redis.Pipeliner) {
 	if !herald.ValidID(r.groupID) {
 		return
 	}
+	args := r.args[:2] // as go-redis's MGet: "mget" and the keys
+	args[0] = "mget"
 	if herald.ValidID(r.id) {
-		r.docs = pipe.MGet(ctx, projectDoc(r.groupID), alerts(r.groupID).doc(r.id))
+		project, alert := projectDocAnd(alerts(r.groupID), r.id)
+		args[1], args = project, append(args, alert)
 	} else {
-		r.docs = pipe.MGet(ctx, projectDoc(r.groupID))
+		args[1] = projectDoc(r.groupID)
 	}
+	r.mget = *redis.NewSliceCmd(ctx, args...)
+	r.docs = &r.mget
+	_ = pipe.Process(ctx, r.docs) // a pipeline's Process only queues
 }
 
-// Result is what was read: found says whether the project exists; err is then the alert's
-// error (NotFound when it has no alert id), else the project's.
-func (r *ProjectAlertRead) Result() (p herald.Project, found bool, a herald.Alert, err error) {
+// Decode decodes what was read into r (Project, Alert): found says whether the project
+// exists; err is then the alert's error (NotFound when it has no alert id), else the
+// project's. What could not be decoded is left as far as it was.
+func (r *ProjectAlertRead) Decode() (found bool, err error) {
+	r.project, r.alert = herald.Project{}, herald.Alert{} // decoded into here, not on the heap of their own
 	if r.docs == nil {
-		return p, false, a, errProjectNotFound(r.groupID)
+		return false, errProjectNotFound(r.groupID)
 	}
 	docs, err := r.docs.Result()
 	if err != nil {
-		return p, false, a, err
+		return false, err
 	}
-	if err := decodeValue(docs, 0, r.docs, &p, func() error { return errProjectNotFound(r.groupID) }); err != nil {
-		return p, false, a, err
+	if err := decodeValue(docs, 0, r.docs, &r.project, func() error { return errProjectNotFound(r.groupID) }); err != nil {
+		return false, err
 	}
 	if len(docs) < 2 {
-		return p, true, a, errAlertNotFound(r.id)
+		return true, errAlertNotFound(r.id)
 	}
-	return p, true, a, decodeValue(docs, 1, r.docs, &a, func() error { return errAlertNotFound(r.id) })
+	return true, decodeValue(docs, 1, r.docs, &r.alert, func() error { return errAlertNotFound(r.id) })
 }
+
+// Result is what was read, as Decode says, with copies of the project and the alert.
+func (r *ProjectAlertRead) Result() (p herald.Project, found bool, a herald.Alert, err error) {
+	found, err = r.Decode()
+	return r.project, found, r.alert, err
+}
+
+// Project and Alert are where Decode decoded them: what the caller reads and answers from,
+// without copies (the alert's on the heap, once given as a reply). They are r's, and decoded
+// again by each call of Decode.
+func (r *ProjectAlertRead) Project() *herald.Project { return &r.project }
+func (r *ProjectAlertRead) Alert() *herald.Alert     { return &r.alert }

@@ -72,16 +72,18 @@ const (
 // came to AuthOK (they are read whatever it comes to, and change nothing).
 func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (AuthCheck, error) {
 	var check AuthCheck
-	ref, doc, id := publicKeyRef(a.Name), "", ""
+	var user bool
+	var id string
 	switch {
 	case a.Kept.APIKey != nil:
-		doc, id = apiKeys().doc(a.Kept.APIKey.ID), a.Kept.APIKey.ID
+		id = a.Kept.APIKey.ID
 	case a.Kept.User != nil:
-		ref, doc, id = usernameRef(a.Name), users().doc(a.Kept.User.ID), a.Kept.User.ID
+		user, id = true, a.Kept.User.ID
 	default:
 		return check, errors.New("store: CheckAuth without a kept credential")
 	}
-	failKeys := lastFailKeys.of(a.Name, a.Address)
+	keys := lastCheckKeys.of(a.Name, a.Address, user, id)
+	cmds := checkCmdsPool.Get().(*checkCmds)
 	pipe := s.pipeline()
 	// The failure counters, what the name names now, and that credential's document: one MGET
 	// on one server, two on a Cluster (the counters share a slot, the name and its document
@@ -89,19 +91,23 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 	// Redis's (BenchmarkCheckAuth).
 	var fails, current *redis.SliceCmd
 	if s.oneNode {
-		fails = pipe.MGet(ctx, failKeys[0], failKeys[1], failKeys[2], ref, doc)
+		fails = cmds.queue(ctx, pipe, &cmds.fails, keys.oneMGet)
 	} else {
-		fails, current = pipe.MGet(ctx, failKeys...), pipe.MGet(ctx, ref, doc)
+		fails, current = cmds.queue(ctx, pipe, &cmds.fails, keys.failsMGet), cmds.queue(ctx, pipe, &cmds.current, keys.currentMGet)
 	}
-	counted, dated := queueAdvance(ctx, pipe, a.Nonce, a.Count, a.CountTTL)
+	counted, dated := queueAdvance(ctx, pipe, &cmds.advance, a.Nonce, a.Count, a.CountTTL)
 	var keyOfName *redis.IntCmd // a key named like a kept user goes before it
-	if a.Kept.User != nil {
-		keyOfName = pipe.Exists(ctx, publicKeyRef(a.Name))
+	if user {
+		keyOfName = pipe.Exists(ctx, keys.keyRef)
 	}
 	for _, r := range reads {
 		r.queue(ctx, pipe)
 	}
-	if err := s.pipelinedOnce(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "WRONGTYPE") {
+	finished, err := s.pipelinedOnceFinished(ctx, pipe)
+	if finished { // else its round trip may still write into cmds: left to the collector
+		defer cmds.release()
+	}
+	if err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "WRONGTYPE") {
 		return check, err // the first error; a missing document or a count in the older layout is dealt with below
 	}
 	advanced, err := s.advanced(ctx, a.Nonce, a.Count, a.CountTTL, counted, dated)
@@ -113,6 +119,7 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 	if err != nil {
 		return check, err
 	}
+	failKeys := keys.fail
 	var now []any       // what the name names now, and its credential's document
 	if current == nil { // one server: both after the counters, in their MGET
 		if len(counters) != len(failKeys)+2 {
@@ -168,36 +175,90 @@ func (s *Store) Fetch(ctx context.Context, r Read) error {
 	return nil
 }
 
-// lastFailKeys are the failed-authentication counters' keys (authFailKeys) of the names and
-// addresses CheckAuth saw lately: a kept caller asks again and again from the same address,
-// and its keys cost three SHA-256 sums and as many strings to make.
-var lastFailKeys failKeysMemo
-
-// maxFailKeys bounds failKeysMemo: past it, everything is forgotten at once.
-const maxFailKeys = 10_000
-
-type failKeysMemo struct {
-	mu sync.Mutex
-	m  map[failPair][]string // read-only once made
+// checkCmds are the commands CheckAuth sends, in one allocation used again (checkCmdsPool).
+type checkCmds struct {
+	fails, current redis.SliceCmd
+	advance        advanceCmds
 }
 
-type failPair struct{ name, address string }
+// checkCmdsPool holds checkCmds whose check is over, for the next.
+var checkCmdsPool = sync.Pool{New: func() any { return new(checkCmds) }}
 
-// of is authFailKeys(name, address), made once (to be read only).
-func (f *failKeysMemo) of(name, address string) []string {
-	pair := failPair{name, address}
+// release puts c, its round trip over and its answers read, back in checkCmdsPool, holding
+// nothing of its check.
+func (c *checkCmds) release() {
+	*c = checkCmds{}
+	checkCmdsPool.Put(c)
+}
+
+// queue queues MGET of args (made by checkKeysMemo: "mget" and the keys, boxed) as cmd.
+func (*checkCmds) queue(ctx context.Context, pipe redis.Pipeliner, cmd *redis.SliceCmd, args []any) *redis.SliceCmd {
+	*cmd = *redis.NewSliceCmd(ctx, args...)
+	_ = pipe.Process(ctx, cmd) // a pipeline's Process only queues
+	return cmd
+}
+
+// lastCheckKeys are the keys CheckAuth reads for the names, addresses and credentials it saw
+// lately, and its MGETs' arguments of them: a kept caller asks again and again from the same
+// address, and its keys cost three SHA-256 sums and as many strings to make, and each key
+// given to go-redis as an argument an allocation more.
+var lastCheckKeys checkKeysMemo
+
+// maxFailKeys bounds checkKeysMemo: past it, everything is forgotten at once.
+const maxFailKeys = 10_000
+
+type checkKeysMemo struct {
+	mu sync.Mutex
+	m  map[checkPair]*checkKeys // read-only once made
+}
+
+// checkPair is a name and address, and the credential of that name kept (a user's, or an
+// API key's, and its id).
+type checkPair struct {
+	name, address string
+	user          bool
+	id            string
+}
+
+// checkKeys are the keys of a checkPair that CheckAuth reads, and its MGETs' arguments (shared
+// by concurrent checks: go-redis only reads a command's arguments).
+type checkKeys struct {
+	fail   []string // the failed-authentication counters' (authFailKeys)
+	keyRef string   // an API key's name: for a user, a key named like it goes before it
+	// MGET's arguments: "mget", the counters, what the name names and the credential's
+	// document, on one server (oneMGet); on a Cluster the counters (failsMGet) and the other
+	// two (currentMGet).
+	oneMGet, failsMGet, currentMGet []any
+}
+
+// of is what CheckAuth reads of pair (name, address, user, id), made once (to be read only).
+func (f *checkKeysMemo) of(name, address string, user bool, id string) *checkKeys {
+	pair := checkPair{name, address, user, id}
 	f.mu.Lock()
 	keys, ok := f.m[pair]
 	f.mu.Unlock()
 	if ok {
 		return keys
 	}
-	keys = authFailKeys(name, address)
+	keys = makeCheckKeys(pair)
 	f.mu.Lock()
 	if f.m == nil || len(f.m) >= maxFailKeys {
-		f.m = make(map[failPair][]string)
+		f.m = make(map[checkPair]*checkKeys)
 	}
 	f.m[pair] = keys
 	f.mu.Unlock()
 	return keys
+}
+
+func makeCheckKeys(p checkPair) *checkKeys {
+	k := &checkKeys{fail: authFailKeys(p.name, p.address), keyRef: publicKeyRef(p.name)}
+	ref, doc := k.keyRef, apiKeys().doc(p.id)
+	if p.user {
+		ref, doc = usernameRef(p.name), users().doc(p.id)
+	}
+	// Every slice full (length = capacity): should anything append to one, it copies.
+	k.oneMGet = []any{"mget", k.fail[0], k.fail[1], k.fail[2], ref, doc}
+	k.failsMGet = k.oneMGet[: 1+len(k.fail) : 1+len(k.fail)]
+	k.currentMGet = []any{"mget", ref, doc}
+	return k
 }

@@ -72,27 +72,45 @@ func TestFailCounts(t *testing.T) {
 	}
 }
 
-// The memo of failed-authentication keys answers what authFailKeys makes, for every name and
-// address, before and after it forgets everything at its bound.
-func TestFailKeysMemo(t *testing.T) {
-	var memo failKeysMemo
-	check := func(name, address string) {
+// The memo of what CheckAuth reads answers what authFailKeys and the key functions make, for
+// every name, address and credential, before and after it forgets everything at its bound.
+func TestCheckKeysMemo(t *testing.T) {
+	var memo checkKeysMemo
+	check := func(name, address string, user bool, id string) {
 		t.Helper()
+		fail := authFailKeys(name, address)
+		ref, doc := publicKeyRef(name), apiKeys().doc(id)
+		if user {
+			ref, doc = usernameRef(name), users().doc(id)
+		}
+		want := &checkKeys{fail: fail, keyRef: publicKeyRef(name),
+			oneMGet:     []any{"mget", fail[0], fail[1], fail[2], ref, doc},
+			failsMGet:   []any{"mget", fail[0], fail[1], fail[2]},
+			currentMGet: []any{"mget", ref, doc},
+		}
 		for range 2 { // made, then remembered
-			if got, want := memo.of(name, address), authFailKeys(name, address); !reflect.DeepEqual(got, want) {
-				t.Fatalf("%q from %q: %q, want %q", name, address, got, want)
+			got := memo.of(name, address, user, id)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q from %q (user %v, %s): %q, want %q", name, address, user, id, got, want)
+			}
+			for _, args := range [][]any{got.oneMGet, got.failsMGet, got.currentMGet} {
+				if len(args) != cap(args) {
+					t.Fatalf("%q has room to append to", args)
+				}
 			}
 		}
 	}
-	check("key1", "10.0.0.1")
-	check("key1", "10.0.0.2")
-	check("key2", "10.0.0.1")
-	check("key1\x0010.0.0.1", "")
+	check("key1", "10.0.0.1", false, "id1")
+	check("key1", "10.0.0.2", false, "id1")
+	check("key2", "10.0.0.1", false, "id2")
+	check("key1\x0010.0.0.1", "", false, "id1")
+	check("key1", "10.0.0.1", false, "id3") // the name now names another key
+	check("key1", "10.0.0.1", true, "id3")  // a user of that name
 	for i := range maxFailKeys {
-		memo.of(fmt.Sprint("k", i), "10.0.0.3")
+		memo.of(fmt.Sprint("k", i), "10.0.0.3", false, "id")
 	}
 	if n := len(memo.m); n > maxFailKeys {
 		t.Errorf("%d pairs kept, bound %d", n, maxFailKeys)
 	}
-	check("key1", "10.0.0.1")
+	check("key1", "10.0.0.1", false, "id1")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -193,15 +194,7 @@ func (f eachCommand) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 func BenchmarkCheckAuth(b *testing.B) {
 	benchForms(b, func(b *testing.B, rdb *redis.Client, st *store.Store) {
 		ctx := context.Background()
-		k := herald.APIKey{ID: herald.NewID(time.Now()), PublicKey: "bench", OrgID: herald.NewID(time.Now()), HA1: "ha1",
-			Roles: []herald.Role{{OrgID: "o", RoleName: herald.OrgReadOnly}}}
-		if err := st.CreateAPIKey(ctx, k, nil); err != nil {
-			b.Fatal(err)
-		}
-		kept, err := st.Credential(ctx, k.PublicKey)
-		if err != nil {
-			b.Fatal(err)
-		}
+		k, kept := keptKey(b, st, "bench")
 		limits := store.AuthLimits{Window: time.Minute, PerPair: 100, PerAddress: 100, PerName: 100}
 		var nonces atomic.Int64
 		var failed atomic.Int64
@@ -335,4 +328,55 @@ func TestCheckAuthRead(t *testing.T) {
 			})
 		}
 	}
+}
+
+// Checks whose callers leave mid-way (their ctx cancelled at once) beside checks that wait:
+// every check that waited comes to what its count says (a new count OK, the same again
+// replayed), though the commands of finished checks are used again by the next (and those of
+// checks left mid-way must not be, their round trip writing into them still).
+func TestCheckAuthBesideCallersThatLeave(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(storetest.Redis(t))
+	k, kept := keptKey(t, st, "leaving")
+	limits := store.AuthLimits{Window: time.Minute, PerPair: 100, PerAddress: 100, PerName: 100}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := store.AuthAttempt{Name: k.PublicKey, Address: "127.0.0.1", Limits: limits, Kept: kept,
+				Nonce: fmt.Sprint("leaving-", g), CountTTL: time.Minute}
+			for a.Count = 1; a.Count <= 150; a.Count++ {
+				if a.Count%3 == 0 { // a caller that leaves: its count may or may not be recorded
+					cctx, cancel := context.WithCancel(ctx)
+					go cancel()
+					_, _ = st.CheckAuth(cctx, a)
+					continue
+				}
+				for _, want := range []store.AuthOutcome{store.AuthOK, store.AuthReplayed} {
+					if check, err := st.CheckAuth(ctx, a); err != nil || check.Outcome() != want {
+						t.Errorf("%s, count %d: %+v (%v), %v; want %v", a.Nonce, a.Count, check, check.Outcome(), err, want)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// keptKey is a new API key named name, and its credential as an API process keeps it.
+func keptKey(tb testing.TB, st *store.Store, name string) (herald.APIKey, store.Credential) {
+	tb.Helper()
+	ctx := context.Background()
+	k := herald.APIKey{ID: herald.NewID(time.Now()), PublicKey: name, OrgID: herald.NewID(time.Now()), HA1: "ha1",
+		Roles: []herald.Role{{OrgID: "o", RoleName: herald.OrgReadOnly}}}
+	if err := st.CreateAPIKey(ctx, k, nil); err != nil {
+		tb.Fatal(err)
+	}
+	kept, err := st.Credential(ctx, k.PublicKey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return k, kept
 }

@@ -21,12 +21,35 @@ const nonceCountMember = "nc"
 
 // queueAdvance queues, on pipe, the recording of count nc of nonce (ZADD GT CH; its answer is
 // 1 when recorded, 0 when the count was not higher than one seen) and the dating of the count
-// (EXPIRE NX, answered 1 the first time).
-func queueAdvance(ctx context.Context, pipe redis.Pipeliner, nonce string, nc uint64, ttl time.Duration) (advanced *redis.IntCmd, dated *redis.BoolCmd) {
-	key := nonceCount(nonce)
-	advanced = pipe.ZAddArgs(ctx, key, redis.ZAddArgs{GT: true, Ch: true, Members: []redis.Z{{Score: float64(nc), Member: nonceCountMember}}})
-	dated = pipe.ExpireNX(ctx, key, (ttl + time.Second - 1).Truncate(time.Second)) // whole seconds, rounded up
-	return advanced, dated
+// (EXPIRE NX, answered 1 the first time), as cmds (the caller's: it may hold them with other
+// commands of its call, see checkCmds).
+func queueAdvance(ctx context.Context, pipe redis.Pipeliner, cmds *advanceCmds, nonce string, nc uint64, ttl time.Duration) (advanced *redis.IntCmd, dated *redis.BoolCmd) {
+	cmds.key = nonceCount(nonce)
+	cmds.score = float64(nc)
+	cmds.seconds = int64((ttl + time.Second - 1) / time.Second) // whole seconds, rounded up
+	// As go-redis's ZAddArgs (GT, Ch, one member) and ExpireNX write them
+	// (TestAdvanceCmdsAsGoRedis), without their allocations: the key and the numbers go by
+	// pointer, which go-redis writes as what they point to (and takes the key's slot from, on
+	// a Cluster).
+	cmds.zadd = [...]any{"zadd", &cmds.key, "gt", "ch", &cmds.score, nonceCountMember}
+	cmds.expire = [...]any{"expire", &cmds.key, &cmds.seconds, "NX"}
+	cmds.advanced = *redis.NewIntCmd(ctx, cmds.zadd[:]...)
+	cmds.dated = *redis.NewBoolCmd(ctx, cmds.expire[:]...)
+	_ = pipe.Process(ctx, &cmds.advanced) // a pipeline's Process only queues
+	_ = pipe.Process(ctx, &cmds.dated)
+	return &cmds.advanced, &cmds.dated
+}
+
+// advanceCmds are queueAdvance's two commands and their arguments, in one allocation rather
+// than the ten go-redis's ZAddArgs and ExpireNX make: they go on every authenticated request.
+type advanceCmds struct {
+	key      string  // the nonce's count
+	score    float64 // the count
+	seconds  int64   // how long it is kept, from its first use
+	zadd     [6]any
+	expire   [4]any
+	advanced redis.IntCmd
+	dated    redis.BoolCmd
 }
 
 // advanced reads queueAdvance's answers: whether the count was recorded. A count in the older
@@ -69,7 +92,7 @@ func (s *Store) NonceCounter() NonceCounter { return NonceCounter{s} }
 // Advance records nc for nonce if it is higher than any count seen, and reports whether it was.
 func (n NonceCounter) Advance(ctx context.Context, nonce string, nc uint64, ttl time.Duration) (bool, error) {
 	pipe := n.s.pipeline()
-	advanced, dated := queueAdvance(ctx, pipe, nonce, nc, ttl)
+	advanced, dated := queueAdvance(ctx, pipe, new(advanceCmds), nonce, nc, ttl)
 	if err := n.s.pipelinedOnce(ctx, pipe); err != nil && !redis.HasErrorPrefix(err, "WRONGTYPE") {
 		return false, err
 	}

@@ -30,6 +30,7 @@ type sharedTrips struct {
 	sending bool // a goroutine is sending (it takes what is waiting before it ends)
 
 	pipes sync.Pool // of redis.Pipeliner, emptied: see pipeline
+	trips sync.Pool // of *sharedTrip whose caller had its answers: see runFinished
 }
 
 // maxSharedTrip bounds how many callers' pipelines go in one round trip (the rest go in the
@@ -40,7 +41,11 @@ const maxSharedTrip = 256
 type sharedTrip struct {
 	ctx  context.Context
 	cmds []redis.Cmder
-	done chan struct{} // closed once every command of cmds has its reply or error
+	// done is sent one value (into its buffer of one: the sender never waits) once every
+	// command of cmds has its reply or error, after which the sender no longer touches the
+	// trip. A trip whose caller received it is its caller's alone, and is used again (with
+	// its channel, empty again); one whose caller's ctx ended first is left to the collector.
+	done chan struct{}
 }
 
 // run sends cmds in the next round trip and returns as Pipeline.Exec does: the first error of
@@ -58,7 +63,11 @@ func (t *sharedTrips) runFinished(ctx context.Context, cmds []redis.Cmder) (fini
 	if len(cmds) == 0 {
 		return true, nil
 	}
-	trip := &sharedTrip{ctx: ctx, cmds: cmds, done: make(chan struct{})}
+	trip, _ := t.trips.Get().(*sharedTrip)
+	if trip == nil {
+		trip = &sharedTrip{done: make(chan struct{}, 1)}
+	}
+	trip.ctx, trip.cmds = ctx, cmds
 	t.mu.Lock()
 	t.waiting = append(t.waiting, trip)
 	if !t.sending {
@@ -68,8 +77,10 @@ func (t *sharedTrips) runFinished(ctx context.Context, cmds []redis.Cmder) (fini
 	t.mu.Unlock()
 	select {
 	case <-trip.done:
+		*trip = sharedTrip{done: trip.done}
+		t.trips.Put(trip)
 		return true, firstError(cmds)
-	case <-ctx.Done():
+	case <-ctx.Done(): // trip is the sender's still
 		return false, ctx.Err()
 	}
 }
@@ -117,7 +128,7 @@ func (t *sharedTrips) roundTrip(trip []*sharedTrip) {
 		}
 	}
 	for _, c := range trip {
-		close(c.done)
+		c.done <- struct{}{} // the last of c touched here: its caller may use it again at once
 	}
 }
 
@@ -163,11 +174,19 @@ func (s *Store) pipeline() redis.Pipeliner {
 // pipelinedOnce is pipelined of a pipe of s.pipeline, which it then empties and keeps for
 // reuse: the caller must not use pipe after (its commands are its own, and stay readable).
 func (s *Store) pipelinedOnce(ctx context.Context, pipe redis.Pipeliner) error {
+	_, err := s.pipelinedOnceFinished(ctx, pipe)
+	return err
+}
+
+// pipelinedOnceFinished is pipelinedOnce, and says whether the round trip of pipe's commands
+// is over (false when ctx ended first: it may still be sending them, and writing their
+// replies).
+func (s *Store) pipelinedOnceFinished(ctx context.Context, pipe redis.Pipeliner) (bool, error) {
 	finished, err := s.shared.runFinished(ctx, pipe.Cmds())
 	if finished { // else its round trip may still read the slice of its commands
 		clear(pipe.Cmds())
 		pipe.Discard()
 		s.shared.pipes.Put(pipe)
 	}
-	return err
+	return finished, err
 }

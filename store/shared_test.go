@@ -162,7 +162,7 @@ func TestSharedRoundTripFailsOnlyTheFailingCaller(t *testing.T) {
 }
 
 // A caller whose ctx ends while it waits returns at once; nothing of it is sent, and the
-// callers beside it still get their answers.
+// callers beside it and after it still get their answers.
 func TestSharedRoundTripCancelledCaller(t *testing.T) {
 	ctx := context.Background()
 	rdb := storetest.Redis(t)
@@ -192,6 +192,15 @@ func TestSharedRoundTripCancelledCaller(t *testing.T) {
 	}
 	if n, err := rdb.Exists(ctx, "gone").Result(); n != 0 || err != nil {
 		t.Errorf("the cancelled caller's command ran (%d, %v)", n, err)
+	}
+	// The caller that left is told its round trip is over without the sender waiting for it
+	// to listen: the callers after get their answers, again and again (the trips of callers
+	// that listened being used again).
+	for i := range 5 {
+		after := call(ctx, st, redis.NewIntCmd(ctx, "incr", "after"))
+		if err := after.result(t, 5*time.Second); err != nil || after.cmds[0].(*redis.IntCmd).Val() != int64(i+1) {
+			t.Fatalf("caller %d after the one that left: %v, %d", i, err, after.cmds[0].(*redis.IntCmd).Val())
+		}
 	}
 }
 

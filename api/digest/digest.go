@@ -597,6 +597,21 @@ func (p *paramParser) token() string {
 // Control characters other than tab are refused. Without escapes (what clients send) the
 // content is a slice of the header, not a copy.
 func (p *paramParser) quoted() (string, bool) {
+	// What clients send: up to the closing quote, no escape and no control character. Found
+	// with IndexByte (vectorised) rather than byte by byte, which reads anything else.
+	start := p.i + 1 // after the opening quote
+	if n := strings.IndexByte(p.s[start:], '"'); n >= 0 {
+		if content := p.s[start : start+n]; strings.IndexByte(content, '\\') < 0 && !hasCTL(content) {
+			p.i = start + n + 1
+			return content, true
+		}
+	}
+	return p.quotedByteByByte()
+}
+
+// quotedByteByByte is quoted, reading byte by byte: escapes unescaped, control characters
+// refused.
+func (p *paramParser) quotedByteByByte() (string, bool) {
 	p.i++ // opening quote
 	start := p.i
 	var b []byte // the content so far, once an escape made it differ from the header
@@ -636,11 +651,23 @@ func trimOWS(s string) string {
 
 func isCTL(c byte) bool { return (c < 0x20 && c != '\t') || c == 0x7f }
 
-// isTokenChar reports whether c is a tchar of RFC 7230.
-func isTokenChar(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
+// hasCTL reports whether s holds a control character (isCTL).
+func hasCTL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isCTL(s[i]) {
+			return true
+		}
 	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+	return false
 }
+
+// isTokenChar reports whether c is a tchar of RFC 7230.
+func isTokenChar(c byte) bool { return tokenChars[c] }
+
+// tokenChars are the tchars of RFC 7230, by byte: every character of a token is looked up.
+var tokenChars = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", byte(c)) >= 0
+	}
+	return t
+}()

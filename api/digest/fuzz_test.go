@@ -88,3 +88,35 @@ func sameParams(t *testing.T, header string, params map[string]string, err error
 }
 
 func hasKey(m map[string]string, k string) bool { _, ok := m[k]; return ok }
+
+// FuzzQuotedAsByteByByte checks quoted against its byte-by-byte reading alone
+// (quotedByteByByte, all of it before the common case was found with IndexByte): the same
+// content, the same end, for every input, escapes, control characters and unterminated
+// strings included.
+func FuzzQuotedAsByteByByte(f *testing.F) {
+	for _, s := range []string{`"abc"`, `"a\"b", x`, `"a\\"`, "\"a\tb\"", "\"a\x01b\"", "\"a\x7fb\"", `"unterminated`, `""`,
+		`"a\`, "\"\\\x01\"", "\"\xff\xfe\"", `"a"b"`, `"nonce" , uri="/x"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !strings.HasPrefix(s, `"`) {
+			s = `"` + s
+		}
+		p, ref := &paramParser{s: s}, &paramParser{s: s}
+		got, ok := p.quoted()
+		want, wantOK := ref.quotedByteByByte()
+		if got != want || ok != wantOK || (ok && p.i != ref.i) {
+			t.Errorf("quoted(%q) = %q %v, ends at %d; byte by byte %q %v, at %d", s, got, ok, p.i, want, wantOK, ref.i)
+		}
+	})
+}
+
+// The token characters' table is RFC 7230's tchar, byte for byte.
+func TestTokenChars(t *testing.T) {
+	for c := range 256 {
+		want := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c))
+		if isTokenChar(byte(c)) != want {
+			t.Errorf("isTokenChar(%q) = %v", byte(c), !want)
+		}
+	}
+}
