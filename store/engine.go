@@ -387,11 +387,7 @@ func (s *Store) SetAside(ctx context.Context, sc Scope, raw ...[]byte) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	vals := make([]any, len(raw))
-	for i, r := range raw {
-		vals[i] = string(r)
-	}
-	return s.rdb.RPush(ctx, sc.outboxAside(), vals...).Err()
+	return s.rdb.RPush(ctx, sc.outboxAside(), stringArgs(raw)...).Err()
 }
 
 // OutboxAside is what SetAside kept of scope, oldest first.
@@ -404,11 +400,16 @@ func (s *Store) DoneOutbox(ctx context.Context, sc Scope, notices ...[]byte) err
 	if len(notices) == 0 {
 		return nil
 	}
-	members := make([]any, len(notices))
-	for i, n := range notices {
-		members[i] = string(n)
+	return s.rdb.ZRem(ctx, sc.outbox(), stringArgs(notices)...).Err()
+}
+
+// stringArgs are bs as a command's arguments: each a string (a copy), as Redis stores it.
+func stringArgs(bs [][]byte) []any {
+	args := make([]any, len(bs))
+	for i, b := range bs {
+		args[i] = string(b)
 	}
-	return s.rdb.ZRem(ctx, sc.outbox(), members...).Err()
+	return args
 }
 
 // NextDue is when the earliest alert of scope is due; ok is false when none is waiting.
