@@ -159,7 +159,7 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if errors.Is(err, asynq.ErrLeaseExpired) {
 		return 100 * time.Millisecond
 	}
-	if errors.Is(err, errWaitingForOpening) || errors.Is(err, errRemovalPending) {
+	if waiting(err) {
 		return time.Second
 	}
 	var f *channels.Failure
@@ -168,7 +168,7 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 		// more keeps it no sooner than the target asked.
 		return f.RetryAfter + time.Second
 	}
-	if errors.Is(err, errBusy) || taskTypes[t.Type()] == retrySoon {
+	if errors.Is(err, errBusy) || taskTypes[t.Type()].retry == retrySoon {
 		return 100 * time.Millisecond * time.Duration(min(n+1, 20))
 	}
 	return min(time.Second<<min(n, 10), 10*time.Minute)
@@ -179,5 +179,11 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 // opening, or an owners' notice waiting for its removal, is no failure of the work or of its
 // target.
 func isFailure(err error) bool {
-	return !errors.Is(err, errBusy) && !errors.Is(err, errWaitingForOpening) && !errors.Is(err, errRemovalPending)
+	return !errors.Is(err, errBusy) && !waiting(err)
+}
+
+// waiting says whether a task's error is a wait for other work to be done (a resolution's
+// opening, an owners' notice's removal), looked at again every second, and no failed try.
+func waiting(err error) bool {
+	return errors.Is(err, errWaitingForOpening) || errors.Is(err, errRemovalPending)
 }

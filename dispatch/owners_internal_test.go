@@ -18,22 +18,6 @@ import (
 	"github.com/heraldhq/herald/store/storetest"
 )
 
-// Every task type has a handler in the worker, and every handler a type with its retries:
-// a task queued is never left on a queue nobody serves.
-func TestEveryTaskTypeIsServed(t *testing.T) {
-	handlers := (&Engine{}).taskHandlers()
-	for typ := range taskTypes {
-		if handlers[typ] == nil {
-			t.Errorf("task type %s has no handler", typ)
-		}
-	}
-	for typ := range handlers {
-		if _, ok := taskTypes[typ]; !ok {
-			t.Errorf("handler of %s, a task type not in taskTypes", typ)
-		}
-	}
-}
-
 // settableClock is a clock a test moves.
 type settableClock struct {
 	mu  sync.Mutex

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -22,14 +23,21 @@ const (
 	QueueEngine = "engine"
 )
 
-// taskTypes are the task types a worker serves (Worker.Start registers a handler for each:
-// TestEveryTaskTypeIsServed), each with how a failed try is retried (retryDelay).
-var taskTypes = map[string]retryKind{
-	TypeObservations: retrySoon,
-	TypeTick:         retrySoon,
-	TypeConfig:       retrySoon,
-	TypeDelivery:     retryBackingOff,
-	TypeOwnersTold:   retryBackingOff,
+// taskTypes are the task types a worker serves, each with its handler (Worker.Start
+// registers them) and how a failed try of it is retried (retryDelay): one table, so that no
+// type is queued that no worker serves or retries as it should.
+var taskTypes = map[string]taskType{
+	TypeObservations: {(*Engine).projectTask, retrySoon},
+	TypeTick:         {(*Engine).projectTask, retrySoon},
+	TypeConfig:       {(*Engine).configTask, retrySoon},
+	TypeDelivery:     {(*Engine).deliverTask, retryBackingOff},
+	TypeOwnersTold:   {(*Engine).ownersTask, retryBackingOff},
+}
+
+// taskType is how a worker runs a task type and retries it.
+type taskType struct {
+	handle func(*Engine, context.Context, *asynq.Task) error
+	retry  retryKind
 }
 
 // retryKind is how a task type's failed tries are retried.

@@ -82,8 +82,8 @@ func (w *Worker) Start() error {
 		return err
 	}
 	mux := asynq.NewServeMux()
-	for typ, h := range w.engine.taskHandlers() {
-		mux.HandleFunc(typ, h)
+	for typ, tt := range taskTypes {
+		mux.HandleFunc(typ, func(ctx context.Context, t *asynq.Task) error { return tt.handle(w.engine, ctx, t) })
 	}
 	if err := w.srv.Start(mux); err != nil {
 		_ = kicks.Close()
@@ -136,18 +136,6 @@ func (w *Worker) Shutdown() {
 	w.kicked.wg.Wait()
 	late.Stop()
 	w.kicked.cancel()
-}
-
-// taskHandlers are the handlers of the task types a worker serves: one for each of taskTypes
-// (TestEveryTaskTypeIsServed).
-func (e *Engine) taskHandlers() map[string]asynq.HandlerFunc {
-	return map[string]asynq.HandlerFunc{
-		TypeObservations: e.projectTask,
-		TypeTick:         e.projectTask,
-		TypeConfig:       e.configTask,
-		TypeDelivery:     e.deliverTask,
-		TypeOwnersTold:   e.ownersTask,
-	}
 }
 
 // projectTask runs a session of the task's project: whatever waits or is due gets done,
