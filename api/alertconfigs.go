@@ -260,9 +260,4 @@ func (s *Server) listConfigAlerts(c *call) (reply, error) {
 }
 
 // alertPath is the path of a project alert.
-func alertPath(a herald.Alert) string { p := alertPathParts(&a); return p[0] + p[1] + p[2] + p[3] }
-
-// alertPathParts are the parts of alertPath(a), for call.href.
-func alertPathParts(a *herald.Alert) [4]string {
-	return [...]string{"/groups/", a.GroupID, "/alerts/", a.ID}
-}
+func alertPath(a herald.Alert) string { return "/groups/" + a.GroupID + "/alerts/" + a.ID }

@@ -2,11 +2,7 @@ package api
 
 import (
 	"bytes"
-	"crypto/tls"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"strconv"
 	"testing"
 
 	"github.com/heraldhq/herald"
@@ -60,43 +56,3 @@ func spliceSelfLink(t *testing.T, a herald.Alert, self string) []byte {
 	}
 	return append(append(append(b[:len(b)-1:len(b)-1], `,"links":`...), links...), '}')
 }
-
-// A Content-Length value is the length in decimal, one value of length and capacity 1 (a
-// handler adding to it appends to a copy), the same slice for the same length below the bound.
-func TestContentLength(t *testing.T) {
-	for _, n := range []int{0, 7, 99, 100, 655, maxSharedLength - 1, maxSharedLength, 1 << 30} {
-		for range 2 { // made, then kept (below the bound)
-			v := contentLength(n)
-			if len(v) != 1 || cap(v) != 1 || v[0] != strconv.Itoa(n) {
-				t.Fatalf("contentLength(%d) = %q (capacity %d)", n, v, cap(v))
-			}
-		}
-		if shared := &contentLength(n)[0] == &contentLength(n)[0]; shared != (n < maxSharedLength) {
-			t.Errorf("contentLength(%d) shared: %v", n, shared)
-		}
-	}
-}
-
-// href of a path in parts is url of the joined path, whatever the base: the request's host
-// over HTTP or TLS, or the configured external URL.
-func TestHrefAsURL(t *testing.T) {
-	a := herald.Alert{GroupID: "g1", ID: "a1"}
-	parts := alertPathParts(&a)
-	for _, external := range []string{"", "https://herald.example.com:8443"} {
-		for _, tls := range []bool{false, true} {
-			r := httptest.NewRequest(http.MethodGet, "http://api.example:8080/x", nil)
-			if tls {
-				r.TLS = &tlsState
-			}
-			c := &call{s: &Server{cfg: Config{ExternalURL: external}}, r: r}
-			if got, want := c.href(parts[:]...), c.url(alertPath(a)); got != want {
-				t.Errorf("external %q, TLS %v: %q, want %q", external, tls, got, want)
-			}
-			if want := map[bool]string{false: "http", true: "https"}[tls] + "://api.example:8080" + BasePath + "/groups/g1/alerts/a1"; external == "" && c.url(alertPath(a)) != want {
-				t.Errorf("TLS %v: %q, want %q", tls, c.url(alertPath(a)), want)
-			}
-		}
-	}
-}
-
-var tlsState tls.ConnectionState

@@ -135,8 +135,7 @@ func (s *Server) getAlert(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	self := alertPathParts(a) // c.one's link to alertPath(*a), in one allocation
-	return reply{status: http.StatusOK, one: a, self: c.href(self[:]...)}, nil
+	return c.one(http.StatusOK, a, alertPath(*a)), nil
 }
 
 // PATCH /groups/{groupId}/alerts/{alertId}: acknowledge, or un-acknowledge with a past time.

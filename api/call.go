@@ -156,35 +156,16 @@ func (c *call) one(status int, v any, path string) reply {
 func noContent() reply { return reply{status: http.StatusNoContent} }
 
 // url is the absolute href of path under BasePath.
-func (c *call) url(path string) string { return c.href(path) }
-
-// href is url of the path made of parts, in one allocation (the polled alert's self link
-// would be two: its path, and the link).
-func (c *call) href(parts ...string) string {
-	base := [3]string{c.s.cfg.ExternalURL}
-	if base[0] == "" {
-		base = [3]string{"http", "://", c.r.Host}
+func (c *call) url(path string) string {
+	base := c.s.cfg.ExternalURL
+	if base == "" {
+		scheme := "http"
 		if c.r.TLS != nil {
-			base[0] = "https"
+			scheme = "https"
 		}
+		base = scheme + "://" + c.r.Host
 	}
-	n := len(BasePath)
-	for _, p := range base {
-		n += len(p)
-	}
-	for _, p := range parts {
-		n += len(p)
-	}
-	var b strings.Builder
-	b.Grow(n)
-	for _, p := range base {
-		b.WriteString(p)
-	}
-	b.WriteString(BasePath)
-	for _, p := range parts {
-		b.WriteString(p)
-	}
-	return b.String()
+	return base + BasePath + path
 }
 
 // param is a path parameter.

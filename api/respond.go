@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -67,31 +66,10 @@ func (s *Server) writeEncoded(w http.ResponseWriter, r *http.Request, status int
 	} else {
 		h.Set("Content-Type", contentType)
 	}
-	h["Content-Length"] = contentLength(len(b)) // h.Set's, canonical already
+	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
-
-// contentLength is the Content-Length header's value of a body of n bytes: made once for each
-// n below maxSharedLength and shared by every response since, as fixedHeaders' values are
-// (length and capacity 1: a handler adding to one appends to a copy). Every answer carries
-// one, and an Itoa and a slice are two allocations.
-func contentLength(n int) []string {
-	if n < 0 || n >= len(contentLengths) {
-		return []string{strconv.Itoa(n)}
-	}
-	if v := contentLengths[n].Load(); v != nil {
-		return *v
-	}
-	v := []string{strconv.Itoa(n)}
-	contentLengths[n].Store(&v) // two racing make the same value: either is kept
-	return v
-}
-
-// maxSharedLength bounds the lengths contentLength keeps a value of (a pointer each).
-const maxSharedLength = 16 << 10
-
-var contentLengths [maxSharedLength]atomic.Pointer[[]string]
 
 // errorBody is the error body of docs/api.md#errors.
 type errorBody struct {

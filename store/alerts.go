@@ -205,7 +205,7 @@ type ProjectAlertRead struct {
 	docs        *redis.SliceCmd // the project's document, then the alert's (when id is an id): &mget once queued
 	mget        redis.SliceCmd
 	args        [3]any
-	project     herald.Project // as decoded by Result
+	project     herald.Project // as decoded by Decode
 	alert       herald.Alert
 }
 
@@ -221,8 +221,7 @@ func (r *ProjectAlertRead) queue(ctx context.Context, pipe redis.Pipeliner) {
 	args := r.args[:2] // as go-redis's MGet: "mget" and the keys
 	args[0] = "mget"
 	if herald.ValidID(r.id) {
-		project, alert := projectDocAnd(alerts(r.groupID), r.id)
-		args[1], args = project, append(args, alert)
+		args[1], args = projectDoc(r.groupID), append(args, alerts(r.groupID).doc(r.id))
 	} else {
 		args[1] = projectDoc(r.groupID)
 	}
@@ -250,12 +249,6 @@ func (r *ProjectAlertRead) Decode() (found bool, err error) {
 		return true, errAlertNotFound(r.id)
 	}
 	return true, decodeValue(docs, 1, r.docs, &r.alert, func() error { return errAlertNotFound(r.id) })
-}
-
-// Result is what was read, as Decode says, with copies of the project and the alert.
-func (r *ProjectAlertRead) Result() (p herald.Project, found bool, a herald.Alert, err error) {
-	found, err = r.Decode()
-	return r.project, found, r.alert, err
 }
 
 // Project and Alert are where Decode decoded them: what the caller reads and answers from,

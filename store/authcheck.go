@@ -91,11 +91,11 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 	// Redis's (BenchmarkCheckAuth).
 	var fails, current *redis.SliceCmd
 	if s.oneNode {
-		fails = cmds.queue(ctx, pipe, &cmds.fails, keys.oneMGet)
+		fails = queueMGet(ctx, pipe, &cmds.fails, keys.oneMGet)
 	} else {
-		fails, current = cmds.queue(ctx, pipe, &cmds.fails, keys.failsMGet), cmds.queue(ctx, pipe, &cmds.current, keys.currentMGet)
+		fails, current = queueMGet(ctx, pipe, &cmds.fails, keys.failsMGet), queueMGet(ctx, pipe, &cmds.current, keys.currentMGet)
 	}
-	counted, dated := queueAdvance(ctx, pipe, &cmds.advance, a.Nonce, a.Count, a.CountTTL)
+	queueAdvance(ctx, pipe, &cmds.advance, a.Nonce, a.Count, a.CountTTL)
 	var keyOfName *redis.IntCmd // a key named like a kept user goes before it
 	if user {
 		keyOfName = pipe.Exists(ctx, keys.keyRef)
@@ -110,11 +110,9 @@ func (s *Store) CheckAuth(ctx context.Context, a AuthAttempt, reads ...Read) (Au
 	if err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "WRONGTYPE") {
 		return check, err // the first error; a missing document or a count in the older layout is dealt with below
 	}
-	advanced, err := s.advanced(ctx, a.Nonce, a.Count, a.CountTTL, counted, dated)
-	if err != nil {
+	if check.Advanced, err = cmds.advance.result(ctx, s.rdb); err != nil {
 		return check, err
 	}
-	check.Advanced = advanced
 	counters, err := fails.Result()
 	if err != nil {
 		return check, err
@@ -191,8 +189,8 @@ func (c *checkCmds) release() {
 	checkCmdsPool.Put(c)
 }
 
-// queue queues MGET of args (made by checkKeysMemo: "mget" and the keys, boxed) as cmd.
-func (*checkCmds) queue(ctx context.Context, pipe redis.Pipeliner, cmd *redis.SliceCmd, args []any) *redis.SliceCmd {
+// queueMGet queues MGET of args (made by checkKeysMemo: "mget" and the keys, boxed) as cmd.
+func queueMGet(ctx context.Context, pipe redis.Pipeliner, cmd *redis.SliceCmd, args []any) *redis.SliceCmd {
 	*cmd = *redis.NewSliceCmd(ctx, args...)
 	_ = pipe.Process(ctx, cmd) // a pipeline's Process only queues
 	return cmd
@@ -204,8 +202,8 @@ func (*checkCmds) queue(ctx context.Context, pipe redis.Pipeliner, cmd *redis.Sl
 // given to go-redis as an argument an allocation more.
 var lastCheckKeys checkKeysMemo
 
-// maxFailKeys bounds checkKeysMemo: past it, everything is forgotten at once.
-const maxFailKeys = 10_000
+// maxCheckKeys bounds checkKeysMemo: past it, everything is forgotten at once.
+const maxCheckKeys = 10_000
 
 type checkKeysMemo struct {
 	mu sync.Mutex
@@ -242,7 +240,7 @@ func (f *checkKeysMemo) of(name, address string, user bool, id string) *checkKey
 	}
 	keys = makeCheckKeys(pair)
 	f.mu.Lock()
-	if f.m == nil || len(f.m) >= maxFailKeys {
+	if f.m == nil || len(f.m) >= maxCheckKeys {
 		f.m = make(map[checkPair]*checkKeys)
 	}
 	f.m[pair] = keys

@@ -106,11 +106,11 @@ func TestCheckKeysMemo(t *testing.T) {
 	check("key1\x0010.0.0.1", "", false, "id1")
 	check("key1", "10.0.0.1", false, "id3") // the name now names another key
 	check("key1", "10.0.0.1", true, "id3")  // a user of that name
-	for i := range maxFailKeys {
+	for i := range maxCheckKeys {
 		memo.of(fmt.Sprint("k", i), "10.0.0.3", false, "id")
 	}
-	if n := len(memo.m); n > maxFailKeys {
-		t.Errorf("%d pairs kept, bound %d", n, maxFailKeys)
+	if n := len(memo.m); n > maxCheckKeys {
+		t.Errorf("%d pairs kept, bound %d", n, maxCheckKeys)
 	}
 	check("key1", "10.0.0.1", false, "id1")
 }

@@ -295,7 +295,7 @@ func TestCheckAuthRead(t *testing.T) {
 		if err := st.Fetch(ctx, want); err != nil {
 			t.Fatal(err)
 		}
-		wp, wfound, wa, werr := want.Result()
+		wp, wfound, wa, werr := decoded(want)
 		for _, cluster := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/cluster=%v", c.name, cluster), func(t *testing.T) {
 				s := store.New(rdb)
@@ -318,7 +318,7 @@ func TestCheckAuthRead(t *testing.T) {
 				if n := mgets.n.Load() - before; n != wantMGETs {
 					t.Errorf("%d MGETs, want %d", n, wantMGETs)
 				}
-				p, found, got, err := r.Result()
+				p, found, got, err := decoded(r)
 				if fmt.Sprint(p, found, got, err) != fmt.Sprint(wp, wfound, wa, werr) {
 					t.Errorf("read with the check: %v %v %+v %v\nread alone: %v %v %+v %v", p, found, got, err, wp, wfound, wa, werr)
 				}
@@ -379,4 +379,10 @@ func keptKey(tb testing.TB, st *store.Store, name string) (herald.APIKey, store.
 		tb.Fatal(err)
 	}
 	return k, kept
+}
+
+// decoded is what r read, decoded.
+func decoded(r *store.ProjectAlertRead) (herald.Project, bool, herald.Alert, error) {
+	found, err := r.Decode()
+	return *r.Project(), found, *r.Alert(), err
 }

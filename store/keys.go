@@ -33,41 +33,19 @@ func orgTag(orgID string) string { return "{o:" + orgID + "}" }
 // key builds "herald:<tag>:<part>:<part>..." (in one allocation: keys are built on every
 // request's path).
 func key(tag string, parts ...string) string {
-	var b strings.Builder
-	b.Grow(keyLen(tag, parts...))
-	writeKey(&b, tag, parts...)
-	return b.String()
-}
-
-// keyLen is len(key(tag, parts...)).
-func keyLen(tag string, parts ...string) int {
 	n := len("herald:") + len(tag) + len(parts)
 	for _, p := range parts {
 		n += len(p)
 	}
-	return n
-}
-
-// writeKey writes key(tag, parts...) to b.
-func writeKey(b *strings.Builder, tag string, parts ...string) {
+	var b strings.Builder
+	b.Grow(n)
 	b.WriteString("herald:")
 	b.WriteString(tag)
 	for _, p := range parts {
 		b.WriteByte(':')
 		b.WriteString(p)
 	}
-}
-
-// projectDocAnd is the project's document (projectDoc) and c.doc(id), c a collection of a
-// project (under its tag: alerts(groupID)), in one allocation: a polled read reads both.
-func projectDocAnd(c collection, id string) (project, doc string) {
-	n := keyLen(c.tag, projectDocName)
-	var b strings.Builder
-	b.Grow(n + keyLen(c.tag, c.name, id))
-	writeKey(&b, c.tag, projectDocName)
-	writeKey(&b, c.tag, c.name, id)
-	both := b.String()
-	return both[:n], both[n:]
+	return b.String()
 }
 
 // collection is a kind of document under one tag: documents at <name>:<id>, indexes at
@@ -234,7 +212,7 @@ func events(groupID, orgID string) collection {
 }
 
 // Single keys.
-func projectDoc(groupID string) string       { return key(groupTag(groupID), projectDocName) }
+func projectDoc(groupID string) string       { return key(groupTag(groupID), "project") }
 func projectName(orgID, name string) string  { return key(globalTag, "groupname", orgID, name) }
 func orgName(name string) string             { return key(globalTag, "orgname", name) }
 func publicKeyRef(publicKey string) string   { return key(keysTag, "pub", publicKey) }
@@ -251,9 +229,6 @@ func disksSet(groupID, hostID string) string {
 func legacyDisksSet(groupID, hostID string) string {
 	return key(groupTag(groupID), "host", hostID, "disks")
 }
-
-// projectDocName is the last part of a project's document's key (projectDoc).
-const projectDocName = "project"
 
 func nonceCount(nonce string) string { return "herald:{nonce:" + nonce + "}:nc" }
 func nonceSecret() string            { return key(keysTag, "nonce-secret") }

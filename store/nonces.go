@@ -19,11 +19,11 @@ import (
 // count is at most 8 hex digits (2^32), so its score, a float64, is exact.
 const nonceCountMember = "nc"
 
-// queueAdvance queues, on pipe, the recording of count nc of nonce (ZADD GT CH; its answer is
-// 1 when recorded, 0 when the count was not higher than one seen) and the dating of the count
+// queueAdvance queues, on pipe, the recording of count nc of nonce (ZADD GT CH; answered 1
+// when recorded, 0 when the count was not higher than one seen) and the dating of the count
 // (EXPIRE NX, answered 1 the first time), as cmds (the caller's: it may hold them with other
-// commands of its call, see checkCmds).
-func queueAdvance(ctx context.Context, pipe redis.Pipeliner, cmds *advanceCmds, nonce string, nc uint64, ttl time.Duration) (advanced *redis.IntCmd, dated *redis.BoolCmd) {
+// commands of its call, see checkCmds), whose result then says what came of it.
+func queueAdvance(ctx context.Context, pipe redis.Pipeliner, cmds *advanceCmds, nonce string, nc uint64, ttl time.Duration) {
 	cmds.key = nonceCount(nonce)
 	cmds.score = float64(nc)
 	cmds.seconds = int64((ttl + time.Second - 1) / time.Second) // whole seconds, rounded up
@@ -37,7 +37,6 @@ func queueAdvance(ctx context.Context, pipe redis.Pipeliner, cmds *advanceCmds, 
 	cmds.dated = *redis.NewBoolCmd(ctx, cmds.expire[:]...)
 	_ = pipe.Process(ctx, &cmds.advanced) // a pipeline's Process only queues
 	_ = pipe.Process(ctx, &cmds.dated)
-	return &cmds.advanced, &cmds.dated
 }
 
 // advanceCmds are queueAdvance's two commands and their arguments, in one allocation rather
@@ -52,19 +51,20 @@ type advanceCmds struct {
 	dated    redis.BoolCmd
 }
 
-// advanced reads queueAdvance's answers: whether the count was recorded. A count in the older
-// layout, a string that API processes before this one kept (WRONGTYPE), is advanced in that
-// layout (advanceStringCount), so that processes of both versions refuse a count either saw.
-func (s *Store) advanced(ctx context.Context, nonce string, nc uint64, ttl time.Duration, advanced *redis.IntCmd, dated *redis.BoolCmd) (bool, error) {
-	n, err := advanced.Result()
+// result is whether the count c queued was recorded, once its round trip is over. A count
+// in the older layout, a string that API processes before this one kept (WRONGTYPE), is
+// advanced in that layout (advanceStringCount), so that processes of both versions refuse a
+// count either saw.
+func (c *advanceCmds) result(ctx context.Context, rdb redis.Scripter) (bool, error) {
+	n, err := c.advanced.Result()
 	if err != nil && redis.HasErrorPrefix(err, "WRONGTYPE") {
-		n, err = advanceStringCount.Run(ctx, s.rdb, []string{nonceCount(nonce)}, nc, ttl.Milliseconds()).Int64()
+		n, err = advanceStringCount.Run(ctx, rdb, []string{c.key}, uint64(c.score), c.seconds*1000).Int64()
 		return n == 1, err
 	}
 	if err != nil {
 		return false, err
 	}
-	if err := dated.Err(); err != nil {
+	if err := c.dated.Err(); err != nil {
 		return false, err
 	}
 	return n == 1, nil
@@ -91,12 +91,12 @@ func (s *Store) NonceCounter() NonceCounter { return NonceCounter{s} }
 
 // Advance records nc for nonce if it is higher than any count seen, and reports whether it was.
 func (n NonceCounter) Advance(ctx context.Context, nonce string, nc uint64, ttl time.Duration) (bool, error) {
-	pipe := n.s.pipeline()
-	advanced, dated := queueAdvance(ctx, pipe, new(advanceCmds), nonce, nc, ttl)
+	pipe, cmds := n.s.pipeline(), new(advanceCmds)
+	queueAdvance(ctx, pipe, cmds, nonce, nc, ttl)
 	if err := n.s.pipelinedOnce(ctx, pipe); err != nil && !redis.HasErrorPrefix(err, "WRONGTYPE") {
 		return false, err
 	}
-	return n.s.advanced(ctx, nonce, nc, ttl, advanced, dated)
+	return cmds.result(ctx, n.s.rdb)
 }
 
 // NonceSecret returns the key that signs digest nonces, shared by every API process: made once

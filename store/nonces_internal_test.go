@@ -21,7 +21,9 @@ func TestAdvanceCmdsAsGoRedis(t *testing.T) {
 		ttl time.Duration
 	}{{1, 5 * time.Minute}, {255, 5*time.Minute + time.Millisecond}, {1 << 32, 999 * time.Millisecond}, {7, 0}} {
 		pipe := rdb.Pipeline()
-		advanced, dated := queueAdvance(ctx, pipe, new(advanceCmds), "n0nce", c.nc, c.ttl)
+		cmds := new(advanceCmds)
+		queueAdvance(ctx, pipe, cmds, "n0nce", c.nc, c.ttl)
+		advanced, dated := &cmds.advanced, &cmds.dated
 		want := rdb.Pipeline() // go-redis's own, also only queued
 		wantZ := want.ZAddArgs(ctx, nonceCount("n0nce"), redis.ZAddArgs{GT: true, Ch: true, Members: []redis.Z{{Score: float64(c.nc), Member: nonceCountMember}}})
 		wantE := want.ExpireNX(ctx, nonceCount("n0nce"), (c.ttl + time.Second - 1).Truncate(time.Second))
@@ -31,7 +33,7 @@ func TestAdvanceCmdsAsGoRedis(t *testing.T) {
 		if got, want := derefArgs(dated.Args()), wantE.Args(); !reflect.DeepEqual(got, want) {
 			t.Errorf("lifetime %v: %v, want %v", c.ttl, got, want)
 		}
-		if got := pipe.Cmds(); len(got) != 2 || got[0] != advanced || got[1] != dated {
+		if got := pipe.Cmds(); len(got) != 2 || got[0] != redis.Cmder(advanced) || got[1] != redis.Cmder(dated) {
 			t.Errorf("queued %v", got)
 		}
 	}

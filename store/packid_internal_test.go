@@ -49,18 +49,8 @@ func BenchmarkPackIDBefore(b *testing.B) {
 	}
 }
 
-// projectDocAnd makes projectDoc's key and the collection's document's, as key does each, in
-// one allocation; key makes one in one.
-func TestProjectDocAnd(t *testing.T) {
-	for _, id := range []string{"a1", "6730d1f0aa00000000000002", ""} {
-		project, doc := projectDocAnd(alerts("g1"), id)
-		if project != projectDoc("g1") || doc != alerts("g1").doc(id) {
-			t.Errorf("%q: %q %q, want %q %q", id, project, doc, projectDoc("g1"), alerts("g1").doc(id))
-		}
-	}
-	if n := testing.AllocsPerRun(100, func() { projectDocAnd(alerts("6730d1f0aa00000000000001"), "6730d1f0aa00000000000002") }); n != 1 {
-		t.Errorf("projectDocAnd: %v allocations, want 1", n)
-	}
+// key makes a key in one allocation: keys are built on every request's path.
+func TestKeyAllocatesOnce(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { key(keysTag, "pub", "some-public-key") }); n != 1 {
 		t.Errorf("key: %v allocations, want 1", n)
 	}
