@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald/store"
 )
 
 // redisServer is the redis-server the benchmark runs against: its own, on a unix socket in a
@@ -41,7 +43,7 @@ func startRedis(ctx context.Context) (*redisServer, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	rs := &redisServer{proc: proc, dir: dir, sock: sock, Client: redis.NewClient(&redis.Options{Network: "unix", Addr: sock})}
+	rs := &redisServer{proc: proc, dir: dir, sock: sock, Client: redis.NewClient(&redis.Options{Network: "unix", Addr: sock, Protocol: store.Protocol})}
 	if err := poll(ctx, 10*time.Second, func() (bool, error) { return rs.Client.Ping(ctx).Err() == nil, nil }); err != nil {
 		rs.stop()
 		return nil, fmt.Errorf("redis-server did not answer: %w", err)

@@ -275,7 +275,7 @@ func TestReclaimTasksGrace(t *testing.T) {
 func TestReclaimTasksOnACluster(t *testing.T) {
 	cl := storetest.StartCluster(t, 3)
 	ctx := context.Background()
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs})
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, Protocol: store.Protocol})
 	t.Cleanup(func() { _ = rdb.Close() })
 	slotErrs := storetest.WatchSlotErrors(rdb)
 	st := store.New(rdb)

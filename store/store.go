@@ -16,6 +16,17 @@ import (
 	"github.com/heraldhq/herald"
 )
 
+// Protocol is the version of the Redis protocol every client of the store speaks (go-redis's
+// Protocol option; the store's tests, herald's connections and the benchmark's all set it).
+// RESP2: Herald uses nothing of RESP3 (no client-side caching, no push messages on the
+// connections that run commands; asynq's pub/sub works on either), and on a RESP3 connection
+// go-redis looks for push notifications before reading each reply of a pipeline: under the
+// API's polled reads that was more than half of the time spent reading replies, 3 % of the
+// API's CPU a request. Replies differ between the two only in their types (a map, a double,
+// a script's boolean), which go-redis's typed commands read either way; the store reads
+// nothing untyped that would differ.
+const Protocol = 2
+
 // Store is Herald's state in Redis. It is safe for concurrent use; every method is one
 // pipeline or transaction where the data allows it.
 type Store struct {

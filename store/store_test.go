@@ -3,9 +3,12 @@ package store_test
 import (
 	"context"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
@@ -165,5 +168,25 @@ func TestEveryKeyIsHashTagged(t *testing.T) {
 	}
 	if inProject < 6 {
 		t.Errorf("only %d keys under the project's tag: %v", inProject, keys)
+	}
+}
+
+// The store's clients in tests speak the protocol production's do (store.Protocol), on the
+// wire where the server tells (redis-server; the embedded store has no CLIENT INFO): a
+// script's or a map's reply is read here as it is there.
+func TestTestClientsSpeakTheStoresProtocol(t *testing.T) {
+	for name, rdb := range map[string]*redis.Client{"redis": storetest.Redis(t), "embedded": storetest.Embedded(t)} {
+		if p := rdb.Options().Protocol; p != store.Protocol {
+			t.Errorf("%s: the client is set to RESP%d, want RESP%d", name, p, store.Protocol)
+		}
+		info, err := rdb.ClientInfo(context.Background()).Result()
+		if err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown subcommand") {
+			continue // the embedded store
+		} else if err != nil {
+			t.Fatalf("%s: CLIENT INFO: %v", name, err)
+		}
+		if info.Resp != store.Protocol {
+			t.Errorf("%s: the connection speaks RESP%d, want RESP%d", name, info.Resp, store.Protocol)
+		}
 	}
 }

@@ -76,13 +76,14 @@ func (r redisSettings) connector() (redisConnector, error) {
 		if err != nil {
 			return redisConnector{}, err
 		}
+		o.Protocol = store.Protocol // whatever the URL's protocol= says
 		return redisConnector{single: o, name: "Redis at " + o.Addr}, nil
 	case r.RedisCluster != "":
 		addrs, err := hostPorts("HERALD_REDIS_CLUSTER", r.RedisCluster)
 		if err != nil {
 			return redisConnector{}, err
 		}
-		return redisConnector{cluster: &redis.ClusterOptions{Addrs: addrs, Password: r.redisPassword},
+		return redisConnector{cluster: &redis.ClusterOptions{Addrs: addrs, Password: r.redisPassword, Protocol: store.Protocol},
 			name: "Redis Cluster " + strings.Join(addrs, ",")}, nil
 	}
 	if r.RedisSentinels == "" || r.RedisMaster == "" {
@@ -92,7 +93,7 @@ func (r redisSettings) connector() (redisConnector, error) {
 	if err != nil {
 		return redisConnector{}, err
 	}
-	return redisConnector{failover: &redis.FailoverOptions{MasterName: r.RedisMaster, SentinelAddrs: addrs, Password: r.redisPassword},
+	return redisConnector{failover: &redis.FailoverOptions{MasterName: r.RedisMaster, SentinelAddrs: addrs, Password: r.redisPassword, Protocol: store.Protocol},
 		name: fmt.Sprintf("Redis Sentinel master %q (sentinels %s)", r.RedisMaster, strings.Join(addrs, ","))}, nil
 }
 

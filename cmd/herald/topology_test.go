@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
@@ -381,6 +382,7 @@ func TestRedisTopologySettings(t *testing.T) {
 	}{
 		{redisSettings{RedisURL: "redis://127.0.0.1:6379/2"}, "", "*redis.Client"},
 		{redisSettings{RedisURL: "unix:///run/redis.sock"}, "", "*redis.Client"},
+		{redisSettings{RedisURL: "redis://127.0.0.1:6379/2?protocol=3"}, "", "*redis.Client"}, // the store's protocol all the same
 		{redisSettings{RedisSentinels: "10.0.0.1:26379, 10.0.0.2:26379", RedisMaster: "herald"}, "", "*redis.Client"},
 		{redisSettings{RedisCluster: "10.0.0.1:6379,10.0.0.2:6379"}, "", "*redis.ClusterClient"},
 		{redisSettings{RedisCluster: "10.0.0.1:6379"}, "", "*redis.ClusterClient"},
@@ -404,6 +406,16 @@ func TestRedisTopologySettings(t *testing.T) {
 			rdb := conn.newClient()
 			if got := fmt.Sprintf("%T", rdb); got != c.kind {
 				t.Errorf("%+v: %s, want %s", c.r, got, c.kind)
+			}
+			protocol := -1
+			switch rdb := rdb.(type) {
+			case *redis.Client:
+				protocol = rdb.Options().Protocol
+			case *redis.ClusterClient:
+				protocol = rdb.Options().Protocol
+			}
+			if protocol != store.Protocol {
+				t.Errorf("%+v: the client speaks RESP%d, want the store's RESP%d", c.r, protocol, store.Protocol)
 			}
 			_ = rdb.Close()
 		}

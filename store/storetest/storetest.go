@@ -41,7 +41,7 @@ func Redis(t testing.TB) *redis.Client {
 		t.Fatalf("start redis-server: %v", err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: sock})
+	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, Protocol: store.Protocol})
 	t.Cleanup(func() { _ = rdb.Close() })
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -59,6 +59,7 @@ func shared(t testing.TB, url string) *redis.Client {
 	if err != nil {
 		t.Fatalf("HERALD_TEST_REDIS_URL: %v", err)
 	}
+	opt.Protocol = store.Protocol
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { _ = rdb.Close() })
 	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
@@ -87,6 +88,7 @@ func Embedded(t testing.TB) *redis.Client {
 	}
 	t.Cleanup(e.Close)
 	opt, _ := redis.ParseURL(e.URL())
+	opt.Protocol = store.Protocol
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { _ = rdb.Close() })
 	return rdb
