@@ -47,3 +47,6 @@ func NonceCountKey(nonce string) string { return nonceCount(nonce) }
 
 // CheckRedisVersion is checkRedisVersion.
 var CheckRedisVersion = checkRedisVersion
+
+// VersionInInfo and VersionInHello read a server's version in its answers.
+var VersionInInfo, VersionInHello = versionInInfo, versionInHello

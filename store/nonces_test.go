@@ -130,28 +130,3 @@ func TestNonceCountOlderLayout(t *testing.T) {
 		}
 	}
 }
-
-// Herald refuses to start on a Redis older than 7.0, naming it, and on an answer without a
-// version it can read.
-func TestCheckRedisVersion(t *testing.T) {
-	for _, c := range []struct {
-		info string
-		ok   bool
-	}{
-		{"# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n", true},
-		{"# Server\r\nredis_version:8.2.1\r\n", true},
-		{"redis_version:7.2.4\r\n", true}, // Valkey says it is 7.2.4
-		{"# Server\r\nredis_version:6.2.14\r\n", false},
-		{"# Server\r\nredis_version:6.99.0\r\n", false},
-		{"# Server\r\nredis_mode:standalone\r\n", false},
-		{"# Server\r\nredis_version:seven\r\n", false},
-	} {
-		err := store.CheckRedisVersion(c.info)
-		if (err == nil) != c.ok {
-			t.Errorf("%q: %v, want ok %v", c.info, err, c.ok)
-		}
-	}
-	if err := store.New(storetest.Redis(t)).RequireRedis(context.Background()); err != nil {
-		t.Errorf("the test's Redis: %v", err)
-	}
-}
