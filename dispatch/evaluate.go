@@ -34,12 +34,18 @@ func (s *session) observe(ctx context.Context) (bool, error) {
 			}
 		}
 		if d := decoded[i]; d.err != nil {
-			// The API validated it; an undecodable batch can only be damage. Keep going.
-			s.e.Log.Error("dropping an undecodable observations batch", zap.String("groupId", s.project.ID), zap.Error(d.err))
+			// The API validated it: a batch this worker cannot read is damaged, or a newer
+			// API's (a rollback, or workers upgraded after the APIs). Its sender was told it
+			// was accepted, so it is kept, out of the way of the project's next batches.
+			if err := s.lock.SetObservationsAside(ctx, s.project.ID, b); err != nil {
+				return true, err
+			}
+			s.e.Observer.EngineError(ErrObservationsSetAside, 1)
+			s.e.Log.Error("a batch of observations this worker cannot read was set aside, not evaluated: a newer version's, or damaged",
+				zap.String("groupId", s.project.ID), zap.Int("bytes", len(b)), zap.Error(d.err))
 		} else if err := s.evaluate(ctx, d.obs); err != nil {
 			return true, err
-		}
-		if err := s.lock.DropObservation(ctx, s.project.ID, b); err != nil {
+		} else if err := s.lock.DropObservation(ctx, s.project.ID, b); err != nil {
 			return true, err
 		}
 		if err := alive(ctx); err != nil {

@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -183,6 +184,45 @@ func TestSessionSeesConfigurationsCommittedBeforeTheObservation(t *testing.T) {
 		return false
 	}) {
 		t.Fatal("the observation was evaluated without the configuration created before it")
+	}
+}
+
+// A batch of observations a worker cannot read (damaged, or a newer API's after a rollback)
+// was accepted by the API: it is kept aside whole, in order, not dropped, and the project's
+// next batches are evaluated all the same; the backlog it held is given back.
+func TestUnreadableObservationBatchesAreSetAside(t *testing.T) {
+	rec := &recorder{}
+	r := newRigWith(t, 100*time.Millisecond, func(c *dispatch.EngineConfig) { c.Observer = rec })
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 100_000)}})
+	ctx := context.Background()
+	bad := []string{`not json`, `[{"hostId":`}
+	for _, b := range bad {
+		if err := r.Store.AppendObservations(ctx, r.project, []byte(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.observe(hostDown("h1", true)) // queued behind the two, and evaluated all the same
+	r.recv.waitCount(t, 1, 5*time.Second)
+	var aside []string
+	if !eventually(5*time.Second, func() bool {
+		aside, _ = r.Store.ObservationsAside(ctx, r.project)
+		return len(aside) == len(bad)
+	}) {
+		t.Fatalf("set aside %q, want %q", aside, bad)
+	}
+	if !slices.Equal(aside, bad) {
+		t.Errorf("set aside %q, want %q in their order", aside, bad)
+	}
+	if !eventually(5*time.Second, func() bool {
+		n, err := r.Store.Redis().Exists(ctx, "herald:{g:"+r.project+"}:obs", "herald:{g:"+r.project+"}:obs-bytes").Result()
+		return err == nil && n == 0
+	}) {
+		t.Error("the project's queue of observations, or its backlog count, is left behind")
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !slices.Equal(rec.engineErrors, []string{dispatch.ErrObservationsSetAside, dispatch.ErrObservationsSetAside}) {
+		t.Errorf("engine errors %v, want 2 × %s", rec.engineErrors, dispatch.ErrObservationsSetAside)
 	}
 }
 

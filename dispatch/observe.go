@@ -29,10 +29,13 @@ const (
 	// ErrOutboxSetAside: outbox entries or notices a worker could not read, set aside in the
 	// project's outbox-aside list rather than sent (store.SetAside).
 	ErrOutboxSetAside = "outbox_set_aside"
+	// ErrObservationsSetAside: batches of observations a worker could not read, set aside in
+	// the project's obs-aside list rather than evaluated (store.SetObservationsAside).
+	ErrObservationsSetAside = "observations_set_aside"
 )
 
 // EngineErrors are every value of EngineError's what.
-var EngineErrors = []string{ErrLeaseRelease, ErrOutboxSetAside}
+var EngineErrors = []string{ErrLeaseRelease, ErrOutboxSetAside, ErrObservationsSetAside}
 
 // nopObserver is the Observer of an engine configured without one.
 type nopObserver struct{}

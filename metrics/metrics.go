@@ -127,7 +127,7 @@ func New() *Metrics {
 		}),
 		engineErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_engine_errors_total",
-			Help: "What the alert engine could not do and no caller hears of, by what: a project lease not given back (lease_release), outbox entries that could not be read and were set aside (outbox_set_aside).",
+			Help: "What the alert engine could not do and no caller hears of, by what: a project lease not given back (lease_release), outbox entries that could not be read and were set aside (outbox_set_aside), batches of observations that could not be read and were set aside (observations_set_aside).",
 		}, []string{"what"}),
 	}
 	m.registry.MustRegister(

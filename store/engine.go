@@ -117,6 +117,9 @@ func TargetID(targetKey string) string {
 // obsBytes counts the bytes of a project's waiting batches, for the backlog cap.
 func obsBytes(groupID string) string { return key(groupTag(groupID), "obs-bytes") }
 
+// obsAside is where batches of observations the engine could not read are kept.
+func obsAside(groupID string) string { return key(groupTag(groupID), "obs-aside") }
+
 // appendWithin queues a batch unless the waiting ones already hold the cap (ARGV[2]) of bytes;
 // it answers 1 when queued.
 var appendWithin = redis.NewScript(`
@@ -175,7 +178,8 @@ func (s *Store) PendingObservations(ctx context.Context, groupID string, n int) 
 // dropObservation removes the oldest batch of a project's list KEYS[1] only if it is still
 // ARGV[2] and the lease KEYS[2] is still held by ARGV[1]: a session that lost its lease (or
 // a batch another session removed first) removes nothing. The batch's bytes leave the
-// backlog's count KEYS[3]. Returns 1 when it removed it.
+// backlog's count KEYS[3]. With a fourth key, the batch is kept at the end of that list as
+// it leaves (SetObservationsAside), in the same step. Returns 1 when it removed it.
 //
 // The head is compared by LPOS (MAXLEN 1: the head only) and removed by LTRIM, inside Redis:
 // fetching it (LINDEX) and popping it (LPOP) each handed the script a copy of the batch
@@ -183,6 +187,7 @@ func (s *Store) PendingObservations(ctx context.Context, groupID string, n int) 
 var dropObservation = redis.NewScript(`
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return -1 end
 if redis.call('LPOS', KEYS[1], ARGV[2], 'MAXLEN', 1) ~= 0 then return 0 end
+if KEYS[4] then redis.call('RPUSH', KEYS[4], ARGV[2]) end
 redis.call('LTRIM', KEYS[1], 1, -1)
 local left = redis.call('DECRBY', KEYS[3], #ARGV[2])
 if left <= 0 or redis.call('LLEN', KEYS[1]) == 0 then redis.call('DEL', KEYS[3]) end
@@ -196,7 +201,23 @@ var ErrLeaseLost = errors.New("store: project lease lost")
 // DropObservation removes batch, which the holder of lock read and evaluated, from the head
 // of its project's queue: exactly that batch, and only while lock still holds the project.
 func (l *ProjectLock) DropObservation(ctx context.Context, groupID string, batch []byte) error {
-	n, err := dropObservation.Run(ctx, l.s.rdb, []string{obsList(groupID), l.key, obsBytes(groupID)}, l.token, batch).Int()
+	return l.dropObservation(ctx, []string{obsList(groupID), l.key, obsBytes(groupID)}, batch)
+}
+
+// SetObservationsAside is DropObservation of a batch the engine cannot read (damaged, or
+// written by a newer API before a rollback), which is moved whole to the project's
+// obs-aside list rather than dropped: the API told its sender it was accepted.
+func (l *ProjectLock) SetObservationsAside(ctx context.Context, groupID string, batch []byte) error {
+	return l.dropObservation(ctx, []string{obsList(groupID), l.key, obsBytes(groupID), obsAside(groupID)}, batch)
+}
+
+// ObservationsAside is what SetObservationsAside kept of a project, oldest first.
+func (s *Store) ObservationsAside(ctx context.Context, groupID string) ([]string, error) {
+	return s.rdb.LRange(ctx, obsAside(groupID), 0, -1).Result()
+}
+
+func (l *ProjectLock) dropObservation(ctx context.Context, keys []string, batch []byte) error {
+	n, err := dropObservation.Run(ctx, l.s.rdb, keys, l.token, batch).Int()
 	if err != nil {
 		return err
 	}

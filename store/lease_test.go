@@ -53,6 +53,25 @@ func TestProjectLeaseIsPerSessionAndFenced(t *testing.T) {
 	if len(got) != 2 || string(got[0]) != "b2" || string(got[1]) != "b3" {
 		t.Errorf("left %q, want b2 b3", got)
 	}
+	// Setting a batch aside is fenced and takes only the head, as dropping one is.
+	if err := first.SetObservationsAside(ctx, g, []byte("b2")); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("the first session set observations aside without its lease: %v", err)
+	}
+	if err := second.SetObservationsAside(ctx, g, []byte("b3")); err != nil { // not the head: nothing
+		t.Fatal(err)
+	}
+	if aside, err := st.ObservationsAside(ctx, g); err != nil || len(aside) != 0 {
+		t.Errorf("set aside %q (%v) by a session without the lease, or off the head", aside, err)
+	}
+	if err := second.SetObservationsAside(ctx, g, []byte("b2")); err != nil {
+		t.Fatal(err)
+	}
+	if aside, err := st.ObservationsAside(ctx, g); err != nil || len(aside) != 1 || aside[0] != "b2" {
+		t.Errorf("set aside %q (%v), want b2", aside, err)
+	}
+	if got, err := st.PendingObservations(ctx, g, 10); err != nil || len(got) != 1 || string(got[0]) != "b3" {
+		t.Errorf("left %q (%v), want b3", got, err)
+	}
 	if err := second.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
