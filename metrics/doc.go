@@ -11,6 +11,7 @@
 //	herald_schedule_lateness_seconds{task}            histogram: due time to start
 //	herald_tasks_reclaimed_total{outcome}             counter: dead workers' tasks (workers)
 //	herald_task_reclaim_errors_total                  counter: failed runs of the reclaimer
+//	herald_scheduler_runs_total{job, outcome}         counter: scheduler job runs: ok, failed, interrupted (schedulers)
 //	herald_engine_errors_total{what}                  counter: what the engine could not do, unseen by any caller
 //
 // route is the API's route pattern ("/api/public/v1.0/groups/{groupId}/alerts"), never the

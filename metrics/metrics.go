@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/scheduler"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -27,6 +28,7 @@ type Metrics struct {
 	lateness         *prometheus.HistogramVec
 	reclaimed        *prometheus.CounterVec
 	reclaimErrors    prometheus.Counter
+	schedulerRuns    *prometheus.CounterVec
 	engineErrors     *prometheus.CounterVec
 
 	// series are the requests' series by route, method and status, and deliveryKinds the
@@ -125,6 +127,10 @@ func New() *Metrics {
 			Name: "herald_task_reclaim_errors_total",
 			Help: "Runs of the worker's reclaimer of dead workers' tasks that failed (tried again a few seconds later).",
 		}),
+		schedulerRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_scheduler_runs_total",
+			Help: "Runs of the leading scheduler's jobs (reconcile, retention), by how they ended: ok, failed (the run, or a part of its work; its log line says what; the next run tries again), interrupted (shutdown).",
+		}, []string{"job", "outcome"}),
 		engineErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_engine_errors_total",
 			Help: "What the alert engine could not do and no caller hears of, by what: a project lease not given back (lease_release), outbox entries that could not be read and were set aside (outbox_set_aside), batches of observations that could not be read and were set aside (observations_set_aside).",
@@ -134,7 +140,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.deliveries, m.deliveryDuration, m.lateness,
-		m.reclaimed, m.reclaimErrors, m.engineErrors,
+		m.reclaimed, m.reclaimErrors, m.schedulerRuns, m.engineErrors,
 	)
 	// Every kind's series exist from the start, at zero, so that rate() and alerts on absence
 	// work before the first delivery: the kinds are the registry's senders (people are
@@ -150,6 +156,11 @@ func New() *Metrics {
 	}
 	for _, what := range dispatch.EngineErrors {
 		m.engineErrors.WithLabelValues(what)
+	}
+	for _, job := range scheduler.Jobs {
+		for _, outcome := range scheduler.RunOutcomes {
+			m.schedulerRuns.WithLabelValues(job, outcome)
+		}
 	}
 	return m
 }
@@ -226,10 +237,16 @@ func (m *Metrics) deliverySeries(k deliverySeriesKey) deliverySeries {
 }
 
 // Lateness records how long after its due time an alert's step started.
-func (m *Metrics) Lateness(d time.Duration) { m.JobLateness(TaskAlert, d) }
+func (m *Metrics) Lateness(d time.Duration) { m.observeLateness(TaskAlert, d) }
 
-// JobLateness records how long after its due time a run of scheduled work started.
-func (m *Metrics) JobLateness(task string, d time.Duration) {
+// SchedulerRun records a run of a scheduler job: how late it started, and how it ended.
+func (m *Metrics) SchedulerRun(r scheduler.Run) {
+	m.observeLateness(r.Job, r.Lateness)
+	m.schedulerRuns.WithLabelValues(r.Job, r.Outcome).Inc()
+}
+
+// observeLateness records how long after its due time a run of scheduled work started.
+func (m *Metrics) observeLateness(task string, d time.Duration) {
 	m.lateness.WithLabelValues(task).Observe(max(d, 0).Seconds())
 }
 

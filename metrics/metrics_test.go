@@ -24,6 +24,7 @@ import (
 	"github.com/heraldhq/herald/api/digest"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/metrics"
+	"github.com/heraldhq/herald/scheduler"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
 )
@@ -160,7 +161,7 @@ func TestProcessMetrics(t *testing.T) {
 	m.Delivery("PAGING", store.OutcomeRejected, 10*time.Millisecond)
 	m.Lateness(2 * time.Second)
 	m.Lateness(500 * time.Millisecond)
-	m.JobLateness("reconcile", -time.Millisecond) // a clock step: never negative
+	m.SchedulerRun(scheduler.Run{Job: scheduler.JobReconcile, Lateness: -time.Millisecond, Outcome: scheduler.RunOK}) // a clock step: never negative
 
 	e := scrape(t, m.Handler())
 	e.want(t, "herald_api_requests_total", map[string]string{"route": alertsRoute, "method": "GET", "code": "200"}, 2)
@@ -216,6 +217,26 @@ func TestEngineErrorMetrics(t *testing.T) {
 	e = scrape(t, m.Handler())
 	e.want(t, "herald_engine_errors_total", map[string]string{"what": dispatch.ErrOutboxSetAside}, 3)
 	e.want(t, "herald_engine_errors_total", map[string]string{"what": dispatch.ErrLeaseRelease}, 2)
+}
+
+// Every scheduler job's runs are counted by how they ended, in series that exist at zero
+// before the first: a retention that fails every hour shows without reading the log.
+func TestSchedulerRunMetrics(t *testing.T) {
+	m := metrics.New()
+	e := scrape(t, m.Handler())
+	for _, job := range scheduler.Jobs {
+		for _, outcome := range scheduler.RunOutcomes {
+			e.want(t, "herald_scheduler_runs_total", map[string]string{"job": job, "outcome": outcome}, 0)
+		}
+	}
+	m.SchedulerRun(scheduler.Run{Job: scheduler.JobRetention, Lateness: time.Second, Outcome: scheduler.RunFailed})
+	m.SchedulerRun(scheduler.Run{Job: scheduler.JobRetention, Outcome: scheduler.RunFailed})
+	m.SchedulerRun(scheduler.Run{Job: scheduler.JobReconcile, Outcome: scheduler.RunOK})
+	e = scrape(t, m.Handler())
+	e.want(t, "herald_scheduler_runs_total", map[string]string{"job": scheduler.JobRetention, "outcome": scheduler.RunFailed}, 2)
+	e.want(t, "herald_scheduler_runs_total", map[string]string{"job": scheduler.JobReconcile, "outcome": scheduler.RunOK}, 1)
+	e.want(t, "herald_scheduler_runs_total", map[string]string{"job": scheduler.JobReconcile, "outcome": scheduler.RunFailed}, 0)
+	e.want(t, "herald_schedule_lateness_seconds", map[string]string{"task": scheduler.JobRetention}, 2, 1)
 }
 
 // Deliveries counted at once from many goroutines (a sender's) are each counted, in their

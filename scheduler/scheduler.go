@@ -35,8 +35,9 @@ type Config struct {
 	Parallel          int           // projects worked on at once (default 8)
 	Clock             herald.Clock
 	Log               *zap.Logger
-	// ObserveLateness, when set, is told how late each run started (Run.Lateness), for metrics.
-	ObserveLateness func(job string, late time.Duration)
+	// ObserveRun, when set, is told of each run as it ends (how late it started, how it
+	// ended), for metrics.
+	ObserveRun func(Run)
 }
 
 // Defaults of Config.
@@ -58,6 +59,23 @@ const (
 	JobRetention = "retention"
 )
 
+// Jobs are every job's name.
+var Jobs = []string{JobReconcile, JobRetention}
+
+// How a run ended (Run.Outcome).
+const (
+	RunOK = "ok"
+	// RunFailed: the run's error, or a part of its work failed (its report's "failed"
+	// count: a project it could not reconcile, a kind of data it could not purge); its log
+	// line says what. The next run tries again.
+	RunFailed = "failed"
+	// RunInterrupted: the process was shutting down.
+	RunInterrupted = "interrupted"
+)
+
+// RunOutcomes are every value of Run.Outcome.
+var RunOutcomes = []string{RunOK, RunFailed, RunInterrupted}
+
 // Run is what the scheduler knows about a job's last run, for logs and metrics.
 type Run struct {
 	Job       string
@@ -67,6 +85,7 @@ type Run struct {
 	Duration  time.Duration
 	Counts    map[string]int // what it did (the job's report)
 	Err       error
+	Outcome   string // one of RunOutcomes
 }
 
 // Scheduler runs the periodic jobs in the background: Start, then Shutdown.
@@ -206,12 +225,12 @@ func (s *Scheduler) record(ctx context.Context, name string, run func(context.Co
 	}
 	counts, err := run(ctx)
 	r := Run{Job: name, Scheduled: scheduled, Started: started, Lateness: started.Sub(scheduled),
-		Duration: time.Since(started), Counts: counts, Err: err}
+		Duration: time.Since(started), Counts: counts, Err: err, Outcome: outcome(ctx, counts, err)}
 	s.mu.Lock()
 	s.last[name] = r
 	s.mu.Unlock()
-	if s.cfg.ObserveLateness != nil {
-		s.cfg.ObserveLateness(name, r.Lateness)
+	if s.cfg.ObserveRun != nil {
+		s.cfg.ObserveRun(r)
 	}
 
 	// Every run is logged with its counts: at info when it repaired, deleted or failed
@@ -220,9 +239,9 @@ func (s *Scheduler) record(ctx context.Context, name string, run func(context.Co
 	for _, k := range slices.Sorted(maps.Keys(counts)) {
 		fields = append(fields, zap.Int(k, counts[k]))
 	}
-	notable := name == JobRetention || counts["repaired"] > 0 || counts["failed"] > 0
+	notable := name == JobRetention || counts["repaired"] > 0 || r.Outcome == RunFailed
 	switch {
-	case err != nil && ctx.Err() != nil:
+	case r.Outcome == RunInterrupted:
 		s.cfg.Log.Info("scheduler run interrupted by shutdown", fields...)
 	case err != nil:
 		s.cfg.Log.Error("scheduler run failed", append(fields, zap.Error(err))...)
@@ -231,6 +250,17 @@ func (s *Scheduler) record(ctx context.Context, name string, run func(context.Co
 	default:
 		s.cfg.Log.Debug("scheduler run", fields...)
 	}
+}
+
+// outcome is how a run that reported counts and err ended, ctx being its context.
+func outcome(ctx context.Context, counts map[string]int, err error) string {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return RunInterrupted
+	case err != nil || counts["failed"] > 0:
+		return RunFailed
+	}
+	return RunOK
 }
 
 // eachProject calls fn for every project, cfg.Parallel at a time, until ctx ends.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -235,12 +237,15 @@ func TestReconcileRepairsALostDueEntry(t *testing.T) {
 
 	// Each job's last run is known, with its lateness.
 	runs := s.LastRuns()
-	for _, job := range []string{scheduler.JobReconcile, scheduler.JobRetention} {
+	if len(runs) != len(scheduler.Jobs) {
+		t.Errorf("runs of %v, want one of each of scheduler.Jobs %v", slices.Collect(maps.Keys(runs)), scheduler.Jobs)
+	}
+	for _, job := range scheduler.Jobs {
 		r, ok := runs[job]
 		if !ok {
 			t.Fatalf("no %s run recorded: %+v", job, runs)
 		}
-		if r.Err != nil || r.Scheduled.IsZero() || r.Lateness < 0 || r.Lateness > time.Second || r.Counts == nil {
+		if r.Err != nil || r.Scheduled.IsZero() || r.Lateness < 0 || r.Lateness > time.Second || r.Counts == nil || r.Outcome != scheduler.RunOK {
 			t.Errorf("%s run: %+v", job, r)
 		}
 	}

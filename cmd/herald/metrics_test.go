@@ -84,7 +84,8 @@ func TestRolesServeMetrics(t *testing.T) {
 	}{
 		{"worker", []string{"go_goroutines", "process_resident_memory_bytes", `herald_deliveries_total{kind="WEBHOOK",outcome="delivered"} 0`, `herald_deliveries_total{kind="SMS",outcome="failed"} 0`}, []string{"herald_queue_size", "herald_open_alerts"}},
 		{"scheduler", []string{"go_goroutines", `herald_queue_size{queue="engine",state="pending"}`,
-			`herald_open_alerts{scope="project",status="open"}`, `herald_schedule_lateness_seconds_count{task="reconcile"}`}, nil},
+			`herald_open_alerts{scope="project",status="open"}`, `herald_schedule_lateness_seconds_count{task="reconcile"}`,
+			`herald_scheduler_runs_total{job="retention",outcome="failed"} 0`}, nil},
 	} {
 		t.Run(tc.role, func(t *testing.T) {
 			base := startRoleServingMetrics(t, tc.role, redisURL)

@@ -41,7 +41,7 @@ func (p *periodic) validate() error {
 // startScheduler starts the periodic jobs on st.
 func startScheduler(st *store.Store, d *dispatch.Dispatcher, p periodic, log *zap.Logger) (*scheduler.Scheduler, error) {
 	sch := scheduler.New(st, d, scheduler.Config{ReconcileInterval: p.ReconcileInterval, Retention: p.Retention,
-		ObserveLateness: processMetrics().JobLateness, Clock: herald.SystemClock{}, Log: log.Named("scheduler")})
+		ObserveRun: processMetrics().SchedulerRun, Clock: herald.SystemClock{}, Log: log.Named("scheduler")})
 	return sch, sch.Start()
 }
 
