@@ -32,10 +32,14 @@ const (
 	// ErrObservationsSetAside: batches of observations a worker could not read, set aside in
 	// the project's obs-aside list rather than evaluated (store.SetObservationsAside).
 	ErrObservationsSetAside = "observations_set_aside"
+	// ErrNoticeEnd: how a try of an opening or repeat went was not recorded (a store error,
+	// store.EndNotice): its alert's resolution waits for the try's mark to lapse
+	// (sendingMax), or goes to a target the failed opening never reached.
+	ErrNoticeEnd = "notice_end"
 )
 
 // EngineErrors are every value of EngineError's what.
-var EngineErrors = []string{ErrLeaseRelease, ErrOutboxSetAside, ErrObservationsSetAside}
+var EngineErrors = []string{ErrLeaseRelease, ErrOutboxSetAside, ErrObservationsSetAside, ErrNoticeEnd}
 
 // nopObserver is the Observer of an engine configured without one.
 type nopObserver struct{}

@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -108,6 +109,38 @@ func TestLeaseNotReleasedIsCounted(t *testing.T) {
 	}
 	r.observe(hostDown("h2", true)) // the lease still held: its session waits for it to lapse (2 s)
 	r.recv.waitCount(t, 2, 10*time.Second)
+}
+
+// How a try of an opening went, when it could not be recorded (a store error), is counted
+// (EngineError), and the notice is still delivered by its retry task.
+func TestNoticeEndNotRecordedIsCounted(t *testing.T) {
+	rec := &recorder{}
+	r := newRigWith(t, 100*time.Millisecond, func(c *dispatch.EngineConfig) { c.Observer = rec })
+	fixed := r.recv.failing(http.StatusServiceUnavailable) // the session's quick tries all fail
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 100_000)}})
+	r.waitEngineIdle(10 * time.Second)
+	// The failed opening's end: EVALSHA sha 1 <reach key> <target> <reached> <ttl> <opening>.
+	r.faults.fail(1, func(name string, args []any) bool {
+		k, _ := argAt(args, 3).(string)
+		return name == "evalsha" && len(args) == 8 && strings.Contains(k, ":reach:")
+	})
+	r.observe(hostDown("h1", true))
+	if !eventually(10*time.Second, func() bool { return r.faults.injected() == 1 }) {
+		t.Fatal("the opening's end was never recorded")
+	}
+	fixed.Store(true)
+	if !eventually(10*time.Second, func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return slices.Contains(rec.attempts, "WEBHOOK DELIVERED")
+	}) {
+		t.Fatal("the opening was never delivered by its retry")
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !slices.Equal(rec.engineErrors, []string{dispatch.ErrNoticeEnd}) {
+		t.Errorf("engine errors %v, want one %s", rec.engineErrors, dispatch.ErrNoticeEnd)
+	}
 }
 
 func argAt(args []any, i int) any {

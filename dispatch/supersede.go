@@ -95,6 +95,7 @@ func (e *Engine) try(ctx context.Context, n notice, r *recipient, retry bool) (o
 		if endErr := e.store.EndNotice(context.WithoutCancel(ctx), sc, n.AlertID, target, reached, opening); endErr != nil {
 			// A retry's mark lapses after sendingMax (the resolution then goes, as the try may
 			// have reached the target); a failed opening left unmarked has its resolution sent.
+			e.Observer.EngineError(ErrNoticeEnd, 1)
 			e.Log.Warn("recording how an opening went", zap.String("delivery", r.delivery.ID), zap.Error(endErr))
 		}
 	}

@@ -133,7 +133,7 @@ func New() *Metrics {
 		}, []string{"job", "outcome"}),
 		engineErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_engine_errors_total",
-			Help: "What the alert engine could not do and no caller hears of, by what: a project lease not given back (lease_release), outbox entries that could not be read and were set aside (outbox_set_aside), batches of observations that could not be read and were set aside (observations_set_aside).",
+			Help: "What the alert engine could not do and no caller hears of, by what: a project lease not given back (lease_release), outbox entries that could not be read and were set aside (outbox_set_aside), batches of observations that could not be read and were set aside (observations_set_aside), how a try of a notice went left unrecorded (notice_end).",
 		}, []string{"what"}),
 	}
 	m.registry.MustRegister(
