@@ -402,7 +402,7 @@ func (s *Store) HoldOutbox(ctx context.Context, sc Scope, until time.Time, notic
 
 // SetAside keeps, at the end of scope's outbox-aside list, outbox entries or notices that the
 // engine could not read (damaged, or written by a newer version it was rolled back from):
-// kept whole, for an operator or a newer worker, rather than dropped with the entry they
+// kept whole, for an operator (nothing reads them back), rather than dropped with the entry they
 // came in. They leave the outbox itself as any entry does (DoneOutbox).
 func (s *Store) SetAside(ctx context.Context, sc Scope, raw ...[]byte) error {
 	if len(raw) == 0 {
