@@ -201,14 +201,14 @@ var ErrLeaseLost = errors.New("store: project lease lost")
 // DropObservation removes batch, which the holder of lock read and evaluated, from the head
 // of its project's queue: exactly that batch, and only while lock still holds the project.
 func (l *ProjectLock) DropObservation(ctx context.Context, groupID string, batch []byte) error {
-	return l.dropObservation(ctx, []string{obsList(groupID), l.key, obsBytes(groupID)}, batch)
+	return l.takeHead(ctx, []string{obsList(groupID), l.key, obsBytes(groupID)}, batch)
 }
 
 // SetObservationsAside is DropObservation of a batch the engine cannot read (damaged, or
 // written by a newer API before a rollback), which is moved whole to the project's
 // obs-aside list rather than dropped: the API told its sender it was accepted.
 func (l *ProjectLock) SetObservationsAside(ctx context.Context, groupID string, batch []byte) error {
-	return l.dropObservation(ctx, []string{obsList(groupID), l.key, obsBytes(groupID), obsAside(groupID)}, batch)
+	return l.takeHead(ctx, []string{obsList(groupID), l.key, obsBytes(groupID), obsAside(groupID)}, batch)
 }
 
 // ObservationsAside is what SetObservationsAside kept of a project, oldest first.
@@ -216,7 +216,8 @@ func (s *Store) ObservationsAside(ctx context.Context, groupID string) ([]string
 	return s.rdb.LRange(ctx, obsAside(groupID), 0, -1).Result()
 }
 
-func (l *ProjectLock) dropObservation(ctx context.Context, keys []string, batch []byte) error {
+// takeHead runs dropObservation on keys for batch, as its holder.
+func (l *ProjectLock) takeHead(ctx context.Context, keys []string, batch []byte) error {
 	n, err := dropObservation.Run(ctx, l.s.rdb, keys, l.token, batch).Int()
 	if err != nil {
 		return err
