@@ -219,10 +219,8 @@ func TestUnreadableObservationBatchesAreSetAside(t *testing.T) {
 	}) {
 		t.Error("the project's queue of observations, or its backlog count, is left behind")
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if !slices.Equal(rec.engineErrors, []string{dispatch.ErrObservationsSetAside, dispatch.ErrObservationsSetAside}) {
-		t.Errorf("engine errors %v, want 2 × %s", rec.engineErrors, dispatch.ErrObservationsSetAside)
+	if want := slices.Repeat([]string{dispatch.ErrObservationsSetAside}, len(bad)); !slices.Equal(rec.errors(), want) {
+		t.Errorf("engine errors %v, want %v", rec.errors(), want)
 	}
 }
 
@@ -260,9 +258,7 @@ func TestUnreadableOutboxEntriesAreSetAside(t *testing.T) {
 	if left, err := r.Store.Redis().ZRange(ctx, outbox, 0, -1).Result(); err != nil || len(left) != 0 {
 		t.Errorf("the outbox still holds %q (%v)", left, err)
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.engineErrors) != 4 || rec.engineErrors[0] != dispatch.ErrOutboxSetAside {
-		t.Errorf("engine errors %v, want 4 × %s", rec.engineErrors, dispatch.ErrOutboxSetAside)
+	if want := slices.Repeat([]string{dispatch.ErrOutboxSetAside}, len(entries)); !slices.Equal(rec.errors(), want) {
+		t.Errorf("engine errors %v, want %v", rec.errors(), want)
 	}
 }

@@ -219,11 +219,9 @@ func (r *ProjectAlertRead) queue(ctx context.Context, pipe redis.Pipeliner) {
 		return
 	}
 	args := r.args[:2] // as go-redis's MGet: "mget" and the keys
-	args[0] = "mget"
+	args[0], args[1] = "mget", projectDoc(r.groupID)
 	if herald.ValidID(r.id) {
-		args[1], args = projectDoc(r.groupID), append(args, alerts(r.groupID).doc(r.id))
-	} else {
-		args[1] = projectDoc(r.groupID)
+		args = append(args, alerts(r.groupID).doc(r.id))
 	}
 	r.mget = *redis.NewSliceCmd(ctx, args...)
 	r.docs = &r.mget
