@@ -35,6 +35,12 @@ func (r *rig) openingInRetry() (alertID string, recovered *atomic.Bool) {
 	r.observe(hostDown("h1", true))
 	alertID = r.onlyAlert("OPEN")["id"].(string)
 	r.recv.waitCount(r.t, 3, 10*time.Second)
+	// The target's third answer comes before the session ends that try (store.EndNotice, which
+	// would clear a mark the caller set meanwhile) and records the tries (their delivery id,
+	// which the caller may read): the tries are over once recorded.
+	if !eventually(10*time.Second, func() bool { return len(r.attemptsOf(alertID)) >= 3 }) {
+		r.t.Fatalf("the opening's three tries were not recorded: %v", r.attemptsOf(alertID))
+	}
 	return alertID, recovered
 }
 
@@ -161,6 +167,9 @@ func TestResolutionDoesNotWaitForADeadTry(t *testing.T) {
 	var deliveryID string
 	for _, a := range r.attemptsOf(id) {
 		deliveryID, _ = a["deliveryId"].(string)
+	}
+	if deliveryID == "" {
+		t.Fatalf("no delivery id among the opening's attempts: %v", r.attemptsOf(id))
 	}
 	sc := store.Scope{GroupID: r.project}
 	if ok, err := r.Store.BeginNotice(ctx, sc, id, "0", deliveryID, time.Now().Add(2*time.Minute)); err != nil || !ok {
