@@ -50,9 +50,11 @@ func (d *Dispatcher) observed(ctx context.Context, groupID string) error {
 // caller must not be told of a failure and send the work again).
 func (d *Dispatcher) kick(ctx context.Context, groupID string) { _ = d.store.Kick(ctx, groupID) }
 
-// WakeAt makes sure a session of the project runs at at. Ticks of the same second are one task.
+// WakeAt makes sure a session of the project runs at at: an alert's due time or the end of a
+// claim on its notices (a session waits in its task for either, so its tick is queued early:
+// wakeAt). Ticks of the same second are one task.
 func (d *Dispatcher) WakeAt(ctx context.Context, groupID string, at time.Time) error {
-	return d.wakeAt(ctx, groupID, at, 0)
+	return d.wakeAt(ctx, groupID, at, dueLead)
 }
 
 // wakeAt queues the project's tick lead before at. asynq keeps a scheduled task's time in

@@ -163,10 +163,11 @@ func (e *Engine) runLoop(ctx context.Context, groupID string, first func(*sessio
 	started := time.Now()
 	var cfg *configSet
 	for fn := first; ; fn = nil {
-		next, err := e.session(ctx, groupID, fn, &cfg, p.kicked)
+		w, err := e.session(ctx, groupID, fn, &cfg, p.kicked)
 		if err != nil {
 			return err
 		}
+		next := w.at()
 		if time.Since(started) <= sessionMax && !ready(e.stopping) && p.took() {
 			continue // a batch was queued during the session, maybe after its last look
 		}
@@ -192,12 +193,48 @@ func (e *Engine) runLoop(ctx context.Context, groupID string, first func(*sessio
 			return e.dispatcher.wakeAt(ctx, groupID, next, dueLead) // another worker's turn
 		case <-p.kicked: // a batch was queued: a session now, and then the wait again
 			done()
-		case <-time.After(time.Until(next) - holdWithin):
-			// A little early: the session's start (the lease, the configurations' version,
-			// the outbox) is done by the due time, which the session then waits for itself.
+		case <-time.After(time.Until(w.start())):
 			done()
 		}
 	}
+}
+
+// wake is when a project needs its next session, as a session ends.
+type wake struct {
+	due time.Time // its next alert's due time (zero: none)
+	// claimed: when notices another sender holds come back if their sender does not renew
+	// its claim (zero: none). A session ends with none of its own held, and a live sender
+	// holds the project's lease, so these are a dead one's: the next session takes them over
+	// then, rather than at the scheduler's next look.
+	claimed time.Time
+}
+
+// at is the earliest of w's times (zero: none).
+func (w wake) at() time.Time {
+	if w.due.IsZero() || !w.claimed.IsZero() && w.claimed.Before(w.due) {
+		return w.claimed
+	}
+	return w.due
+}
+
+// claimSlack is how long after a claim's end its session starts: the claim's time is the
+// clock of the worker that made it, and a session that found it not yet over would leave its
+// notices until the next look.
+const claimSlack = 10 * time.Millisecond
+
+// start is when an in-process wait for w ends: a little before the due time (the session's
+// start, the lease, the configurations' version, the outbox, is done by then, and the
+// session then waits for the due time itself), but only after a claim's end (the session
+// takes claimed notices over as it starts, and waits for no claim itself).
+func (w wake) start() time.Time {
+	var t time.Time
+	if !w.due.IsZero() {
+		t = w.due.Add(-holdWithin)
+	}
+	if c := w.claimed.Add(claimSlack); !w.claimed.IsZero() && (t.IsZero() || c.Before(t)) {
+		t = c
+	}
+	return t
 }
 
 // waiters are the tasks of one engine waiting in-process for their project's next due time.
@@ -240,26 +277,26 @@ func (w *waiters) add(groupID string, at time.Time) (done func(), first bool) {
 // then whatever waits or is due, gives the lease back, and says when the project's next alert
 // is due. cfg holds the configurations of the task's last session (nil: none yet), which this
 // one uses if still current, and gets this one's. kicked tells of work queued meanwhile.
-func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) error, cfg **configSet, kicked chan struct{}) (time.Time, error) {
+func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) error, cfg **configSet, kicked chan struct{}) (wake, error) {
 	var lock *store.ProjectLock
 	backoff := 5 * time.Millisecond
 	for deadline := time.Now().Add(lockWait); ; {
 		l, ok, err := e.store.LockProject(ctx, groupID, e.Lease)
 		if err != nil {
-			return time.Time{}, err
+			return wake{}, err
 		}
 		if ok {
 			lock = l
 			break
 		}
 		if time.Now().After(deadline) {
-			return time.Time{}, errBusy
+			return wake{}, errBusy
 		}
 		select {
 		case <-ctx.Done():
-			return time.Time{}, ctx.Err()
+			return wake{}, ctx.Err()
 		case <-e.stopping:
-			return time.Time{}, errBusy // retried, by another worker
+			return wake{}, errBusy // retried, by another worker
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 50*time.Millisecond)
@@ -281,9 +318,9 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 	if err != nil {
 		if herald.IsNotFound(err) {
 			e.Log.Warn("work for a project that does not exist", zap.String("groupId", groupID))
-			return time.Time{}, nil
+			return wake{}, nil
 		}
-		return time.Time{}, err
+		return wake{}, err
 	}
 	beat := make(chan struct{})
 	beating := make(chan struct{})
@@ -299,9 +336,14 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 		err = cause
 	}
 	if err != nil {
-		return time.Time{}, err
+		return wake{}, err
 	}
-	return s.nextDue(sctx)
+	due, err := s.nextDue(sctx)
+	if err != nil {
+		return wake{}, err
+	}
+	claimed, err := e.store.OutboxClaimedUntil(sctx, groupID, e.Clock.Now())
+	return wake{due: due, claimed: claimed}, err
 }
 
 // heartbeat renews the session's lease and holds its notices being sent, every quarter of

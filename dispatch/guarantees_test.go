@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -156,6 +157,64 @@ func TestKilledSessionsProjectResumesWithin10s(t *testing.T) {
 		t.Errorf("the project resumed %s after its session was killed, over 10 s", took)
 	} else {
 		t.Logf("resumed after %s", took.Round(time.Millisecond))
+	}
+}
+
+// Notices a dead sender held are taken over when its claim ends: the project's session that
+// ends while they are still claimed starts again for them at the claim's end, not at the
+// scheduler's next look (there is no scheduler here) nor a second later.
+func TestClaimedNoticesTakenOverWhenTheClaimEnds(t *testing.T) {
+	r := newRig(t, 200*time.Millisecond)
+	slow := new(atomic.Bool)
+	slow.Store(true)
+	r.recv.respond = func(n int, w http.ResponseWriter) {
+		if slow.Load() {
+			time.Sleep(time.Second)
+		}
+	}
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	ctx := context.Background()
+	outbox := "herald:{g:" + r.project + "}:outbox"
+	// A real outbox entry, read while its sender waits on the slow target: after its delivery
+	// it is put back, as a sender that died holding it would have left it.
+	r.observe(hostDown("h1", true))
+	var entry string
+	if !eventually(5*time.Second, func() bool {
+		es, err := r.Store.Redis().ZRange(ctx, outbox, 0, -1).Result()
+		if err == nil && len(es) == 1 {
+			entry = es[0]
+		}
+		return entry != ""
+	}) {
+		t.Fatal("no outbox entry while the opening was being sent")
+	}
+	r.recv.waitCount(t, 1, 5*time.Second)
+	slow.Store(false)
+	r.waitEngineIdle(10 * time.Second)
+	if !eventually(5*time.Second, func() bool { n, _ := r.Store.Redis().ZCard(ctx, outbox).Result(); return n == 0 }) {
+		t.Fatal("the outbox did not empty after the delivery")
+	}
+	claimEnds := time.Now().Add(1200 * time.Millisecond)
+	if err := r.Store.Redis().ZAdd(ctx, outbox, redis.Z{Score: float64(claimEnds.UnixMilli()), Member: entry}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r.observe(hostDown("h2", true)) // a session, which ends while the entry is still claimed
+	var taken time.Time
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if n, err := r.Store.Redis().ZCard(ctx, outbox).Result(); err == nil && n == 0 {
+			taken = time.Now()
+			break
+		}
+	}
+	switch {
+	case taken.IsZero():
+		t.Fatal("the claimed entry was never taken over")
+	case taken.Before(claimEnds):
+		t.Errorf("taken over %s before its claim ended", claimEnds.Sub(taken))
+	case taken.Sub(claimEnds) > 400*time.Millisecond:
+		t.Errorf("taken over %s after its claim ended, want within 400 ms", taken.Sub(claimEnds))
+	default:
+		t.Logf("taken over %s after its claim ended", taken.Sub(claimEnds).Round(time.Millisecond))
 	}
 }
 

@@ -87,9 +87,9 @@ func (s *Scheduler) reconcileProject(ctx context.Context, gid string, now time.T
 	}
 	if !w.OutboxClaimedUntil.IsZero() {
 		// A sender holds notices: should it have died, a session takes them over as soon as its
-		// claim runs out, not at a later run. A second later, since asynq may start a task up to
-		// a second early, and a session finding the claim not yet run out would leave them.
-		if err := s.engine.WakeAt(ctx, gid, w.OutboxClaimedUntil.Add(time.Second)); err != nil {
+		// claim runs out, not at a later run (a session that starts early waits in its task
+		// for the claim's end).
+		if err := s.engine.WakeAt(ctx, gid, w.OutboxClaimedUntil); err != nil {
 			errs = append(errs, fmt.Errorf("scheduling a tick for claimed notices: %w", err))
 		}
 	}

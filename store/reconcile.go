@@ -357,29 +357,57 @@ func (w WaitingWork) Any() bool { return w.Observations > 0 || w.Outbox > 0 }
 // whose lease ran out by now (those ClaimOutbox would hand out).
 func (s *Store) Waiting(ctx context.Context, groupID string, now time.Time) (WaitingWork, error) {
 	var obs, out, gout *redis.IntCmd
-	var claimed [2]*redis.ZSliceCmd
+	var claimed earliestClaim
 	ms := strconv.FormatInt(now.UnixMilli(), 10)
 	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		obs = pipe.LLen(ctx, obsList(groupID))
 		out = pipe.ZCount(ctx, Scope{GroupID: groupID}.outbox(), "-inf", ms)
 		gout = pipe.ZCount(ctx, Scope{GroupID: groupID, Global: true}.outbox(), "-inf", ms)
-		for i, sc := range []Scope{{GroupID: groupID}, {GroupID: groupID, Global: true}} {
-			claimed[i] = pipe.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: sc.outbox(), Start: "(" + ms, Stop: "+inf", ByScore: true, Count: 1})
-		}
+		claimed.queue(ctx, pipe, groupID, ms)
 		return nil
 	})
 	if err != nil {
 		return WaitingWork{}, err
 	}
-	w := WaitingWork{Observations: obs.Val(), Outbox: out.Val() + gout.Val()}
-	for _, c := range claimed {
-		if zs := c.Val(); len(zs) > 0 {
-			if at := time.UnixMilli(int64(zs[0].Score)); w.OutboxClaimedUntil.IsZero() || at.Before(w.OutboxClaimedUntil) {
-				w.OutboxClaimedUntil = at
+	return WaitingWork{Observations: obs.Val(), Outbox: out.Val() + gout.Val(), OutboxClaimedUntil: claimed.at()}, nil
+}
+
+// OutboxClaimedUntil is when the earliest notice of project groupID (project or global) that a
+// sender still holds after now comes back if that sender does not renew its claim (zero: none
+// is claimed): WaitingWork.OutboxClaimedUntil alone.
+func (s *Store) OutboxClaimedUntil(ctx context.Context, groupID string, now time.Time) (time.Time, error) {
+	var claimed earliestClaim
+	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		claimed.queue(ctx, pipe, groupID, strconv.FormatInt(now.UnixMilli(), 10))
+		return nil
+	})
+	if err != nil {
+		return time.Time{}, err
+	}
+	return claimed.at(), nil
+}
+
+// earliestClaim reads the earliest claim after a moment on a project's two outboxes.
+type earliestClaim [2]*redis.ZSliceCmd
+
+// queue queues the reads of the claims after ms (milliseconds) on pipe.
+func (c *earliestClaim) queue(ctx context.Context, pipe redis.Pipeliner, groupID, ms string) {
+	for i, sc := range []Scope{{GroupID: groupID}, {GroupID: groupID, Global: true}} {
+		c[i] = pipe.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: sc.outbox(), Start: "(" + ms, Stop: "+inf", ByScore: true, Count: 1})
+	}
+}
+
+// at is the earliest of the claims read (zero: none).
+func (c *earliestClaim) at() time.Time {
+	var first time.Time
+	for _, cmd := range c {
+		if zs := cmd.Val(); len(zs) > 0 {
+			if at := time.UnixMilli(int64(zs[0].Score)); first.IsZero() || at.Before(first) {
+				first = at
 			}
 		}
 	}
-	return w, nil
+	return first
 }
 
 // ProjectNextDue is when the earliest alert of project groupID, project or global, is due; ok
