@@ -105,6 +105,7 @@ func run(sz sizes, profileDir string, timeout time.Duration) int {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	defer removeBuiltHerald() // after the processes it ran have stopped (measure stops them)
 	rep, err := measure(ctx, sz, profileDir)
 	if err != nil {
 		log.Print(err)
