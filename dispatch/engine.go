@@ -199,22 +199,19 @@ func (e *Engine) runLoop(ctx context.Context, groupID string, first func(*sessio
 	}
 }
 
-// wake is when a project needs its next session, as a session ends.
-type wake struct {
-	due time.Time // its next alert's due time (zero: none)
-	// claimed: when notices another sender holds come back if their sender does not renew
-	// its claim (zero: none). A session ends with none of its own held, and a live sender
-	// holds the project's lease, so these are a dead one's: the next session takes them over
-	// then, rather than at the scheduler's next look.
-	claimed time.Time
-}
+// wake is when a project needs its next session, as a session ends: its next alert's due time,
+// and when notices another sender holds come back if their sender does not renew its claim.
+// A session ends with none of its own held, and a live sender holds the project's lease, so
+// those are a dead one's: the next session takes them over then, rather than at the
+// scheduler's next look.
+type wake store.NextWork
 
 // at is the earliest of w's times (zero: none).
 func (w wake) at() time.Time {
-	if w.due.IsZero() || !w.claimed.IsZero() && w.claimed.Before(w.due) {
-		return w.claimed
+	if w.Due.IsZero() || !w.ClaimedUntil.IsZero() && w.ClaimedUntil.Before(w.Due) {
+		return w.ClaimedUntil
 	}
-	return w.due
+	return w.Due
 }
 
 // claimSlack is how long after a claim's end its session starts: the claim's time is the
@@ -228,10 +225,10 @@ const claimSlack = 10 * time.Millisecond
 // takes claimed notices over as it starts, and waits for no claim itself).
 func (w wake) start() time.Time {
 	var t time.Time
-	if !w.due.IsZero() {
-		t = w.due.Add(-holdWithin)
+	if !w.Due.IsZero() {
+		t = w.Due.Add(-holdWithin)
 	}
-	if c := w.claimed.Add(claimSlack); !w.claimed.IsZero() && (t.IsZero() || c.Before(t)) {
+	if c := w.ClaimedUntil.Add(claimSlack); !w.ClaimedUntil.IsZero() && (t.IsZero() || c.Before(t)) {
 		t = c
 	}
 	return t
@@ -338,12 +335,8 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 	if err != nil {
 		return wake{}, err
 	}
-	due, err := s.nextDue(sctx)
-	if err != nil {
-		return wake{}, err
-	}
-	claimed, err := e.store.OutboxClaimedUntil(sctx, groupID, e.Clock.Now())
-	return wake{due: due, claimed: claimed}, err
+	next, err := e.store.ProjectNextWork(sctx, groupID, e.Clock.Now())
+	return wake(next), err
 }
 
 // heartbeat renews the session's lease and holds its notices being sent, every quarter of
@@ -673,7 +666,7 @@ func (s *session) run(ctx context.Context) error {
 		if observed || due {
 			continue
 		}
-		next, err := s.nextDue(ctx)
+		next, _, err := s.e.store.ProjectNextDue(ctx, s.project.ID)
 		if err != nil {
 			return err
 		}
@@ -710,21 +703,6 @@ func (s *session) kickedWhileSending(ctx context.Context) bool {
 		}
 	}
 	return false
-}
-
-// nextDue is when the project's next alert is due (zero: none is waiting).
-func (s *session) nextDue(ctx context.Context) (time.Time, error) {
-	var next time.Time
-	for _, sc := range s.scopes() {
-		at, ok, err := s.e.store.NextDue(ctx, sc)
-		if err != nil {
-			return next, err
-		}
-		if ok && (next.IsZero() || at.Before(next)) {
-			next = at
-		}
-	}
-	return next, nil
 }
 
 func (s *session) scopes() []store.Scope {

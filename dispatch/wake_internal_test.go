@@ -18,12 +18,12 @@ func TestWakeAtAndStart(t *testing.T) {
 		at, starts time.Time
 	}{
 		{"nothing", wake{}, time.Time{}, time.Time{}},
-		{"due only", wake{due: t0}, t0, t0.Add(-holdWithin)},
-		{"claim only", wake{claimed: t0}, t0, t0.Add(claimSlack)},
-		{"claim first", wake{due: t0.Add(s), claimed: t0}, t0, t0.Add(claimSlack)},
-		{"due first", wake{due: t0, claimed: t0.Add(s)}, t0, t0.Add(-holdWithin)},
-		{"together", wake{due: t0, claimed: t0}, t0, t0.Add(-holdWithin)},
-		{"claim just before the due time's hold", wake{due: t0.Add(holdWithin), claimed: t0.Add(-claimSlack)}, t0.Add(-claimSlack), t0},
+		{"due only", wake{Due: t0}, t0, t0.Add(-holdWithin)},
+		{"claim only", wake{ClaimedUntil: t0}, t0, t0.Add(claimSlack)},
+		{"claim first", wake{Due: t0.Add(s), ClaimedUntil: t0}, t0, t0.Add(claimSlack)},
+		{"due first", wake{Due: t0, ClaimedUntil: t0.Add(s)}, t0, t0.Add(-holdWithin)},
+		{"together", wake{Due: t0, ClaimedUntil: t0}, t0, t0.Add(-holdWithin)},
+		{"claim just before the due time's hold", wake{Due: t0.Add(holdWithin), ClaimedUntil: t0.Add(-claimSlack)}, t0.Add(-claimSlack), t0},
 	} {
 		if got := c.w.at(); !got.Equal(c.at) {
 			t.Errorf("%s: at %v, want %v", c.name, got, c.at)

@@ -434,15 +434,6 @@ func stringArgs(bs [][]byte) []any {
 	return args
 }
 
-// NextDue is when the earliest alert of scope is due; ok is false when none is waiting.
-func (s *Store) NextDue(ctx context.Context, sc Scope) (time.Time, bool, error) {
-	zs, err := s.rdb.ZRangeWithScores(ctx, sc.due(), 0, 0).Result()
-	if err != nil || len(zs) == 0 {
-		return time.Time{}, false, err
-	}
-	return time.UnixMilli(int64(zs[0].Score)), true, nil
-}
-
 // WakeNoLaterThan moves an alert's due time earlier to at (never later), as when an
 // acknowledgement that must expire at at is given.
 func (s *Store) WakeNoLaterThan(ctx context.Context, sc Scope, alertID string, at time.Time) error {

@@ -39,9 +39,9 @@ func TestRenewExpiring(t *testing.T) {
 	}
 	due := func() time.Time {
 		t.Helper()
-		at, ok, err := st.NextDue(ctx, sc)
+		at, ok, err := st.ProjectNextDue(ctx, gid)
 		if err != nil || !ok {
-			t.Fatalf("NextDue: %v %v", ok, err)
+			t.Fatalf("ProjectNextDue: %v %v", ok, err)
 		}
 		return at
 	}

@@ -357,13 +357,13 @@ func (w WaitingWork) Any() bool { return w.Observations > 0 || w.Outbox > 0 }
 // whose lease ran out by now (those ClaimOutbox would hand out).
 func (s *Store) Waiting(ctx context.Context, groupID string, now time.Time) (WaitingWork, error) {
 	var obs, out, gout *redis.IntCmd
-	var claimed earliestClaim
+	var claimed earliest
 	ms := strconv.FormatInt(now.UnixMilli(), 10)
 	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		obs = pipe.LLen(ctx, obsList(groupID))
 		out = pipe.ZCount(ctx, Scope{GroupID: groupID}.outbox(), "-inf", ms)
 		gout = pipe.ZCount(ctx, Scope{GroupID: groupID, Global: true}.outbox(), "-inf", ms)
-		claimed.queue(ctx, pipe, groupID, ms)
+		claimed.queueClaims(ctx, pipe, groupID, ms)
 		return nil
 	})
 	if err != nil {
@@ -372,35 +372,69 @@ func (s *Store) Waiting(ctx context.Context, groupID string, now time.Time) (Wai
 	return WaitingWork{Observations: obs.Val(), Outbox: out.Val() + gout.Val(), OutboxClaimedUntil: claimed.at()}, nil
 }
 
-// OutboxClaimedUntil is when the earliest notice of project groupID (project or global) that a
-// sender still holds after now comes back if that sender does not renew its claim (zero: none
-// is claimed): WaitingWork.OutboxClaimedUntil alone.
-func (s *Store) OutboxClaimedUntil(ctx context.Context, groupID string, now time.Time) (time.Time, error) {
-	var claimed earliestClaim
+// NextWork is when project groupID next needs a session, as one ends: its earliest due alert
+// (project or global) and when the earliest of its notices that a sender still holds comes
+// back if that sender does not renew its claim (each zero: none).
+type NextWork struct {
+	Due, ClaimedUntil time.Time
+}
+
+// ProjectNextWork reads a project's NextWork after now in one round trip.
+func (s *Store) ProjectNextWork(ctx context.Context, groupID string, now time.Time) (NextWork, error) {
+	var due, claimed earliest
 	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		claimed.queue(ctx, pipe, groupID, strconv.FormatInt(now.UnixMilli(), 10))
+		due.queueDue(ctx, pipe, groupID)
+		claimed.queueClaims(ctx, pipe, groupID, strconv.FormatInt(now.UnixMilli(), 10))
 		return nil
 	})
 	if err != nil {
-		return time.Time{}, err
+		return NextWork{}, err
 	}
-	return claimed.at(), nil
+	return NextWork{Due: due.at(), ClaimedUntil: claimed.at()}, nil
 }
 
-// earliestClaim reads the earliest claim after a moment on a project's two outboxes.
-type earliestClaim [2]*redis.ZSliceCmd
+// ProjectNextDue is when the earliest alert of project groupID, project or global, is due; ok
+// is false when none is waiting.
+func (s *Store) ProjectNextDue(ctx context.Context, groupID string) (time.Time, bool, error) {
+	var due earliest
+	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		due.queueDue(ctx, pipe, groupID)
+		return nil
+	})
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	at := due.at()
+	return at, !at.IsZero(), nil
+}
 
-// queue queues the reads of the claims after ms (milliseconds) on pipe.
-func (c *earliestClaim) queue(ctx context.Context, pipe redis.Pipeliner, groupID, ms string) {
-	for i, sc := range []Scope{{GroupID: groupID}, {GroupID: groupID, Global: true}} {
-		c[i] = pipe.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: sc.outbox(), Start: "(" + ms, Stop: "+inf", ByScore: true, Count: 1})
+// earliest reads the earliest entry of one sorted set in each of a project's two scopes
+// (project and global), by score in unix milliseconds.
+type earliest [2]*redis.ZSliceCmd
+
+// projectScopes are a project's two scopes, in earliest's order.
+func projectScopes(groupID string) [2]Scope {
+	return [2]Scope{{GroupID: groupID}, {GroupID: groupID, Global: true}}
+}
+
+// queueDue queues the reads of the earliest due alerts on pipe.
+func (e *earliest) queueDue(ctx context.Context, pipe redis.Pipeliner, groupID string) {
+	for i, sc := range projectScopes(groupID) {
+		e[i] = pipe.ZRangeWithScores(ctx, sc.due(), 0, 0)
 	}
 }
 
-// at is the earliest of the claims read (zero: none).
-func (c *earliestClaim) at() time.Time {
+// queueClaims queues the reads of the earliest outbox claims after ms (milliseconds) on pipe.
+func (e *earliest) queueClaims(ctx context.Context, pipe redis.Pipeliner, groupID, ms string) {
+	for i, sc := range projectScopes(groupID) {
+		e[i] = pipe.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: sc.outbox(), Start: "(" + ms, Stop: "+inf", ByScore: true, Count: 1})
+	}
+}
+
+// at is the earliest of the entries read (zero: none).
+func (e *earliest) at() time.Time {
 	var first time.Time
-	for _, cmd := range c {
+	for _, cmd := range e {
 		if zs := cmd.Val(); len(zs) > 0 {
 			if at := time.UnixMilli(int64(zs[0].Score)); first.IsZero() || at.Before(first) {
 				first = at
@@ -408,21 +442,4 @@ func (c *earliestClaim) at() time.Time {
 		}
 	}
 	return first
-}
-
-// ProjectNextDue is when the earliest alert of project groupID, project or global, is due; ok
-// is false when none is waiting.
-func (s *Store) ProjectNextDue(ctx context.Context, groupID string) (time.Time, bool, error) {
-	var next time.Time
-	found := false
-	for _, sc := range []Scope{{GroupID: groupID}, {GroupID: groupID, Global: true}} {
-		at, ok, err := s.NextDue(ctx, sc)
-		if err != nil {
-			return time.Time{}, false, err
-		}
-		if ok && (!found || at.Before(next)) {
-			next, found = at, true
-		}
-	}
-	return next, found, nil
 }

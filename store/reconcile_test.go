@@ -250,6 +250,33 @@ func TestWaiting(t *testing.T) {
 	}
 }
 
+// A project's next work, read as a session ends: the earliest due alert and the earliest
+// claim after now, each the earlier of the project's and its global alerts'; a claim that ran
+// out by now is not one (the session takes it over itself).
+func TestProjectNextWork(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	gid := herald.NewID(time.Now())
+	now := time.UnixMilli(time.Now().UnixMilli())
+	proj, glob := store.Scope{GroupID: gid}, store.Scope{GroupID: gid, Global: true}
+	if w, err := st.ProjectNextWork(ctx, gid, now); err != nil || w != (store.NextWork{}) {
+		t.Fatalf("empty project: %+v %v", w, err)
+	}
+	ms := func(d time.Duration) float64 { return float64(now.Add(d).UnixMilli()) }
+	rdb.ZAdd(ctx, dueKey(proj), redis.Z{Score: ms(time.Hour), Member: "a"}, redis.Z{Score: ms(2 * time.Hour), Member: "b"})
+	rdb.ZAdd(ctx, dueKey(glob), redis.Z{Score: ms(30 * time.Minute), Member: "g"})
+	rdb.ZAdd(ctx, outboxKey(proj), redis.Z{Score: ms(-time.Second), Member: "ran out"}, redis.Z{Score: ms(8 * time.Second), Member: "claimed"})
+	rdb.ZAdd(ctx, outboxKey(glob), redis.Z{Score: ms(5 * time.Second), Member: "claimed"})
+	want := store.NextWork{Due: now.Add(30 * time.Minute), ClaimedUntil: now.Add(5 * time.Second)}
+	if w, err := st.ProjectNextWork(ctx, gid, now); err != nil || !w.Due.Equal(want.Due) || !w.ClaimedUntil.Equal(want.ClaimedUntil) {
+		t.Errorf("ProjectNextWork = %+v %v, want %+v", w, err, want)
+	}
+	if at, ok, err := st.ProjectNextDue(ctx, gid); err != nil || !ok || !at.Equal(want.Due) {
+		t.Errorf("ProjectNextDue = %v %v %v, want %v", at, ok, err, want.Due)
+	}
+}
+
 // One scheduler leads at a time; it renews its lease, another takes over once it resigns.
 func TestSchedulerLeadership(t *testing.T) {
 	ctx := context.Background()
