@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/http1"
 )
 
 // NewHTTPClient is the client every HTTP sender uses: connection reuse, the given timeout
@@ -27,17 +28,13 @@ func NewHTTPClient(allowPrivate bool, timeout time.Duration) *http.Client {
 	if !allowPrivate {
 		dialer.Control = refusePrivate
 	}
-	transport := &http.Transport{
-		Proxy:             nil,
-		DialContext:       dialer.DialContext,
-		ForceAttemptHTTP2: true,
+	transport := &http1.Transport{
+		Dial: dialer.DialContext,
 		// A dispatcher sends many notices to one service at once (64 in flight): keep those
 		// connections rather than dialling anew for most of them.
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   128,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
+		MaxIdlePerAddr:      128,
+		IdleTimeout:         90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
 	}
 	return &http.Client{
 		Transport: directTransport{transport},
@@ -50,7 +47,7 @@ func NewHTTPClient(allowPrivate bool, timeout time.Duration) *http.Client {
 
 // directTransport is the transport of a client of NewHTTPClient: its type tells Exchange that
 // the client adds nothing to a request that its transport would not (see do).
-type directTransport struct{ *http.Transport }
+type directTransport struct{ *http1.Transport }
 
 // ReasonTargetNotAllowed is the failure of a delivery whose target's address the client
 // refused: it names the setting that allows it, so that a delivery record says what to change.
