@@ -32,7 +32,10 @@ func NewHTTPClient(allowPrivate bool, timeout time.Duration) *http.Client {
 		Dial: dialer.DialContext,
 		// A dispatcher sends many notices to one service at once (64 in flight): keep those
 		// connections rather than dialling anew for most of them.
-		MaxIdlePerAddr:      128,
+		MaxIdlePerAddr: 128,
+		// And no more than 256 over every target: a worker delivering to thousands of
+		// targets does not hold a descriptor for each until its idle timeout.
+		MaxIdle:             256,
 		IdleTimeout:         90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
 	}

@@ -27,11 +27,16 @@ type Transport struct {
 	TLSHandshakeTimeout time.Duration
 	// MaxIdlePerAddr is how many idle connections are kept per scheme and address (0: 2).
 	MaxIdlePerAddr int
+	// MaxIdle is how many idle connections are kept over every address together (0: 256):
+	// past it, the one idle the longest is closed. A worker delivering to thousands of
+	// targets would otherwise hold a descriptor for each of them until IdleTimeout.
+	MaxIdle int
 	// IdleTimeout is how long an idle connection is kept (0: 90 s).
 	IdleTimeout time.Duration
 
 	mu       sync.Mutex
 	idle     map[string][]*conn // by scheme://addr, most recently used last
+	idleN    int                // connections in idle
 	sweeping bool               // a sweep of idle connections is scheduled
 }
 
@@ -257,6 +262,7 @@ func (t *Transport) takeIdle(key string) *conn {
 	c := cs[len(cs)-1]
 	cs[len(cs)-1] = nil
 	t.idle[key] = cs[:len(cs)-1]
+	t.idleN--
 	return c
 }
 
@@ -271,17 +277,50 @@ func (t *Transport) release(c *conn, keep bool) {
 	if t.idle == nil {
 		t.idle = map[string][]*conn{}
 	}
-	if len(t.idle[c.key]) >= t.maxIdle() {
+	if len(t.idle[c.key]) >= t.maxIdlePerAddr() {
 		t.mu.Unlock()
 		c.Close()
 		return
 	}
+	var evicted *conn
+	if t.idleN >= t.maxIdle() {
+		evicted = t.takeOldestLocked()
+	}
 	t.idle[c.key] = append(t.idle[c.key], c)
+	t.idleN++
 	if !t.sweeping {
 		t.sweeping = true
 		time.AfterFunc(t.idleTimeout(), t.sweep)
 	}
 	t.mu.Unlock()
+	if evicted != nil {
+		evicted.Close()
+	}
+}
+
+// takeOldestLocked takes out of idle the connection idle the longest: the first of one of its
+// lists (each is in the order its connections were released). t.mu is held.
+func (t *Transport) takeOldestLocked() *conn {
+	var oldest string
+	for key, cs := range t.idle {
+		if len(cs) > 0 && (oldest == "" || cs[0].idleAt.Before(t.idle[oldest][0].idleAt)) {
+			oldest = key
+		}
+	}
+	if oldest == "" {
+		return nil
+	}
+	cs := t.idle[oldest]
+	c := cs[0]
+	n := copy(cs, cs[1:])
+	cs[n] = nil
+	if n == 0 {
+		delete(t.idle, oldest)
+	} else {
+		t.idle[oldest] = cs[:n]
+	}
+	t.idleN--
+	return c
 }
 
 // sweep closes the connections idle for longer than IdleTimeout, and comes again while any
@@ -300,6 +339,7 @@ func (t *Transport) sweep() {
 			}
 		}
 		clear(cs[len(kept):])
+		t.idleN -= len(cs) - len(kept)
 		if len(kept) == 0 {
 			delete(t.idle, key)
 		} else {
@@ -321,7 +361,7 @@ func (t *Transport) sweep() {
 func (t *Transport) CloseIdleConnections() {
 	t.mu.Lock()
 	idle := t.idle
-	t.idle = nil
+	t.idle, t.idleN = nil, 0
 	t.mu.Unlock()
 	for _, cs := range idle {
 		for _, c := range cs {
@@ -330,11 +370,18 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
-func (t *Transport) maxIdle() int {
+func (t *Transport) maxIdlePerAddr() int {
 	if t.MaxIdlePerAddr > 0 {
 		return t.MaxIdlePerAddr
 	}
 	return 2
+}
+
+func (t *Transport) maxIdle() int {
+	if t.MaxIdle > 0 {
+		return t.MaxIdle
+	}
+	return 256
 }
 
 func (t *Transport) idleTimeout() time.Duration {

@@ -466,3 +466,51 @@ func BenchmarkPost(b *testing.B) {
 		})
 	}
 }
+
+// Past MaxIdle idle connections over every address, the one idle the longest is closed, and
+// the others are still used again.
+func TestIdleConnectionsAreBoundedOverEveryAddress(t *testing.T) {
+	type target struct {
+		srv          *httptest.Server
+		opened, shut *atomic.Int64
+	}
+	targets := make([]target, 3)
+	for i := range targets {
+		var opened, shut atomic.Int64
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			switch s {
+			case http.StateNew:
+				opened.Add(1)
+			case http.StateClosed:
+				shut.Add(1)
+			}
+		}
+		srv.Start()
+		t.Cleanup(srv.Close)
+		targets[i] = target{srv, &opened, &shut}
+	}
+	tr := newTransport()
+	tr.MaxIdle = 2
+	for _, tg := range targets {
+		if _, _, err := post(context.Background(), tr, tg.srv.URL, "x"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond) // each released after the one before
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for targets[0].shut.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if targets[0].shut.Load() != 1 {
+		t.Fatal("the connection idle the longest was not closed when a third was kept with MaxIdle 2")
+	}
+	for i, tg := range targets[1:] {
+		if _, _, err := post(context.Background(), tr, tg.srv.URL, "x"); err != nil {
+			t.Fatal(err)
+		}
+		if n := tg.opened.Load(); n != 1 || tg.shut.Load() != 0 {
+			t.Errorf("target %d: %d connections opened, %d closed; want its kept one used again", i+1, n, tg.shut.Load())
+		}
+	}
+}
