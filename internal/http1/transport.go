@@ -85,22 +85,22 @@ var (
 //
 // A request the server may safely receive twice (one net/http would replay: GET, HEAD,
 // OPTIONS or TRACE, or one with an Idempotency-Key header) with a body it can send again is
-// sent again on a new connection when a reused one turns out closed by its server before a
-// byte of an answer came back: the server's idle close racing the request, which net/http
-// replays the same way.
+// sent again, once and on a new connection (another kept one may be as stale), when a reused
+// one turns out closed by its server before a byte of an answer came back: the server's idle
+// close racing the request, which net/http replays the same way.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	if req.URL == nil || req.URL.Host == "" {
 		closeBody(req)
 		return nil, errors.New("http1: request without a host")
 	}
-	key, addr, err := target(req)
+	key, addr, useTLS, err := target(req)
 	if err != nil {
 		closeBody(req)
 		return nil, err
 	}
-	for attempt := 0; ; attempt++ {
-		c, reused, err := t.conn(ctx, key, addr, req.URL.Hostname())
+	for replay := false; ; replay = true {
+		c, reused, err := t.conn(ctx, key, addr, useTLS, req.URL.Hostname(), !replay)
 		if err != nil {
 			closeBody(req)
 			return nil, contextErr(ctx, err)
@@ -109,21 +109,23 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err == nil {
 			return resp, nil
 		}
-		if !reused || !sentNothing || attempt > 0 || !replayable(req) || ctx.Err() != nil {
+		if !reused || !sentNothing || !replayable(req) || ctx.Err() != nil {
 			return nil, contextErr(ctx, err)
 		}
-		body, gerr := req.GetBody()
-		if gerr != nil {
-			return nil, err
+		if req.GetBody != nil { // the body Write sent (and closed), anew; a request without one goes as it is
+			body, gerr := req.GetBody()
+			if gerr != nil {
+				return nil, contextErr(ctx, err)
+			}
+			r := *req
+			r.Body = body
+			req = &r
 		}
-		r := *req
-		r.Body = body
-		req = &r
 	}
 }
 
 // exchange writes req on c and reads its answer. sentNothing says that the failure came before
-// any byte of an answer: a closed connection found only now.
+// any byte of an answer (an informational one included): a closed connection found only now.
 func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (_ *http.Response, sentNothing bool, _ error) {
 	deadline, _ := ctx.Deadline()
 	if err := c.SetDeadline(deadline); err != nil {
@@ -144,9 +146,9 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (_
 	}
 	var resp *http.Response
 	c.left = MaxHeaderBytes
-	for {
+	for informational := 0; ; informational++ {
 		if _, err := c.br.Peek(1); err != nil {
-			return fail(err, true)
+			return fail(err, informational == 0)
 		}
 		r, err := http.ReadResponse(c.br, req)
 		if err != nil {
@@ -207,9 +209,10 @@ func (b *body) Close() error {
 	return err
 }
 
-// conn is an idle connection to key, or a new one.
-func (t *Transport) conn(ctx context.Context, key, addr, host string) (*conn, bool, error) {
-	for {
+// conn is an idle connection to key (when mayReuse), or a new one to addr, under TLS for host
+// when useTLS. reused says which.
+func (t *Transport) conn(ctx context.Context, key, addr string, useTLS bool, host string, mayReuse bool) (_ *conn, reused bool, _ error) {
+	for mayReuse {
 		c := t.takeIdle(key)
 		if c == nil {
 			break
@@ -225,7 +228,7 @@ func (t *Transport) conn(ctx context.Context, key, addr, host string) (*conn, bo
 		return nil, false, err
 	}
 	nc := raw
-	if key[:5] == "https" {
+	if useTLS {
 		cfg := &tls.Config{}
 		if t.TLSConfig != nil {
 			cfg = t.TLSConfig.Clone()
@@ -391,8 +394,9 @@ func (t *Transport) idleTimeout() time.Duration {
 	return 90 * time.Second
 }
 
-// target is the key of req's connections (scheme://host:port) and the address to dial.
-func target(req *http.Request) (key, addr string, err error) {
+// target is the key of req's connections (scheme://host:port), the address to dial and whether
+// the connection is under TLS.
+func target(req *http.Request) (key, addr string, useTLS bool, err error) {
 	port := req.URL.Port()
 	switch req.URL.Scheme {
 	case "http":
@@ -404,10 +408,10 @@ func target(req *http.Request) (key, addr string, err error) {
 			port = "443"
 		}
 	default:
-		return "", "", fmt.Errorf("%w %q", errUnsupportedScheme, req.URL.Scheme)
+		return "", "", false, fmt.Errorf("%w %q", errUnsupportedScheme, req.URL.Scheme)
 	}
 	addr = net.JoinHostPort(req.URL.Hostname(), port)
-	return req.URL.Scheme + "://" + addr, addr, nil
+	return req.URL.Scheme + "://" + addr, addr, req.URL.Scheme == "https", nil
 }
 
 // replayable says whether req may be sent again after a reused connection failed before any

@@ -237,6 +237,127 @@ func TestAReusedConnectionClosedUnderARequestReplaysOnlyIdempotentOnes(t *testin
 	}
 }
 
+// A GET (no body, so nothing to get again) is replayed as a POST with a key is.
+func TestAReusedConnectionClosedUnderAGetReplaysIt(t *testing.T) {
+	var requests atomic.Int64
+	url := rawServer(t, func(n int, c net.Conn) {
+		br := bufio.NewReader(c)
+		if _, _, err := readRequest(br); err != nil {
+			return
+		}
+		requests.Add(1)
+		io.WriteString(c, okAnswer)
+		if n == 0 { // the next request on the first connection is read, not answered
+			if _, _, err := readRequest(br); err == nil {
+				requests.Add(1)
+			}
+		}
+	})
+	tr := newTransport()
+	get := func() (int, error) {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			return 0, err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	for i := range 2 {
+		if code, err := get(); err != nil || code != 200 {
+			t.Fatalf("GET %d: %d %v, want 200 (the second sent again on a new connection)", i, code, err)
+		}
+	}
+	if requests.Load() != 3 {
+		t.Errorf("server read %d requests, want 3", requests.Load())
+	}
+}
+
+// The replay goes on a new connection, not on another kept one that may be as stale: here both
+// kept connections read the next request and close without answering.
+func TestAReplayDialsANewConnection(t *testing.T) {
+	var requests, opened atomic.Int64
+	bothOpen := make(chan struct{})
+	url := rawServer(t, func(n int, c net.Conn) {
+		if opened.Add(1) == 2 {
+			close(bothOpen)
+		}
+		br := bufio.NewReader(c)
+		if _, _, err := readRequest(br); err != nil {
+			return
+		}
+		requests.Add(1)
+		if n < 2 {
+			select { // the first two answer once both are open, so that both are kept
+			case <-bothOpen:
+			case <-time.After(5 * time.Second):
+			}
+		}
+		io.WriteString(c, okAnswer)
+		if n < 2 {
+			if _, _, err := readRequest(br); err == nil {
+				requests.Add(1)
+			}
+			return
+		}
+		for { // a new connection serves every request
+			if _, _, err := readRequest(br); err != nil {
+				return
+			}
+			requests.Add(1)
+			io.WriteString(c, okAnswer)
+		}
+	})
+	tr := newTransport()
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			if _, _, err := post(context.Background(), tr, url, "first"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	code, _, err := post(context.Background(), tr, url, "again", "Idempotency-Key", "k1")
+	if err != nil || code != 200 {
+		t.Fatalf("got %d %v, want 200 from the replay on a new connection", code, err)
+	}
+	if n := opened.Load(); n != 3 {
+		t.Errorf("%d connections opened, want 3 (two kept, one new for the replay)", n)
+	}
+}
+
+// A connection closed after an informational answer is not a request that was never
+// answered: not sent again, even with an Idempotency-Key.
+func TestNoReplayAfterAnInformationalAnswer(t *testing.T) {
+	var requests atomic.Int64
+	url := rawServer(t, func(n int, c net.Conn) {
+		br := bufio.NewReader(c)
+		if _, _, err := readRequest(br); err != nil {
+			return
+		}
+		requests.Add(1)
+		io.WriteString(c, okAnswer)
+		if n == 0 {
+			if _, _, err := readRequest(br); err == nil {
+				requests.Add(1)
+				io.WriteString(c, "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n")
+			}
+		}
+	})
+	tr := newTransport()
+	if _, _, err := post(context.Background(), tr, url, "first"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := post(context.Background(), tr, url, "second", "Idempotency-Key", "k1"); err == nil {
+		t.Fatal("got an answer, want the closed connection's error")
+	}
+	if requests.Load() != 2 {
+		t.Errorf("server read %d requests, want 2 (the second not sent again)", requests.Load())
+	}
+}
+
 func TestAConnectionIsKeptOnlyWhenBothSidesAllow(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
