@@ -51,16 +51,18 @@ func hostileTarget(t *testing.T, answer func(c net.Conn)) (string, *atomic.Int64
 // connection it spoiled is not used again: the next delivery to a well-behaved answer on the
 // same address succeeds.
 func TestHostileTargetsFailRetryably(t *testing.T) {
+	const failed, timedOut = "connection failed", "request timed out"
 	for _, tc := range []struct {
 		name   string
 		answer func(c net.Conn)
+		reason string // the *Failure's: a bad answer is found at once, a silent one by the timeout
 	}{
-		{"closes without answering", func(c net.Conn) { c.Close() }},
-		{"answers garbage", func(c net.Conn) { io.WriteString(c, "SMTP? 220 hello\r\n\r\n") }},
+		{"closes without answering", func(c net.Conn) { c.Close() }, failed},
+		{"answers garbage", func(c net.Conn) { io.WriteString(c, "SMTP? 220 hello\r\n\r\n") }, failed},
 		{"closes halfway through the headers", func(c net.Conn) {
 			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Len")
 			c.Close()
-		}},
+		}, failed},
 		{"sends headers without end", func(c net.Conn) {
 			io.WriteString(c, "HTTP/1.1 200 OK\r\n")
 			line := "X-Pad: " + strings.Repeat("p", 4000) + "\r\n"
@@ -69,12 +71,12 @@ func TestHostileTargetsFailRetryably(t *testing.T) {
 					return
 				}
 			}
-		}},
-		{"never answers", func(c net.Conn) { time.Sleep(5 * time.Second) }},
+		}, failed}, // cut off at the transport's bound, not left to the timeout
+		{"never answers", func(c net.Conn) { time.Sleep(5 * time.Second) }, timedOut},
 		{"5xx with a body that never ends", func(c net.Conn) {
 			io.WriteString(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 1000000\r\n\r\npart")
 			time.Sleep(5 * time.Second)
-		}},
+		}, "target answered 503 Service Unavailable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url, requests := hostileTarget(t, tc.answer)
@@ -82,8 +84,8 @@ func TestHostileTargetsFailRetryably(t *testing.T) {
 			start := time.Now()
 			err := post(t, client, url)
 			var f *Failure
-			if !errors.As(err, &f) || !f.Retry {
-				t.Fatalf("got %v, want a retryable *Failure", err)
+			if !errors.As(err, &f) || !f.Retry || f.Reason != tc.reason {
+				t.Fatalf("got %v, want a retryable *Failure, %q", err, tc.reason)
 			}
 			if d := time.Since(start); d > 3*time.Second {
 				t.Errorf("the failure took %s with a 500 ms timeout", d)
