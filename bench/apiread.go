@@ -120,6 +120,12 @@ func (b *bench) readRound(ctx context.Context, a *apiUnderTest, plain *plainServ
 	if err != nil {
 		return r, err
 	}
+	// With -profile, the load generator's own CPU against each server has a profile of its
+	// own (the scenario's profile holds both): the clients' cost a request is part of what the
+	// ratio weighs, the two servers sharing the machine with them.
+	if err := b.profileTo(fmt.Sprintf("apiread.plain-clients.%d", round)); err != nil {
+		return r, err
+	}
 	if r.plain, err = runLoad(ctx, clientsOf(readClients, "", ""), d, http.StatusOK, 0, getter(plain.base+path)); err != nil {
 		return r, fmt.Errorf("plain handler: %w", err)
 	}
@@ -141,8 +147,14 @@ func (b *bench) readRound(ctx context.Context, a *apiUnderTest, plain *plainServ
 	if err != nil {
 		return r, err
 	}
+	if err := b.profileTo(fmt.Sprintf("apiread.herald-clients.%d", round)); err != nil {
+		return r, err
+	}
 	if r.herald, err = runLoad(ctx, clientsOf(readClients, benchPublicKey, benchPrivateKey), d, http.StatusOK, 0, getter(a.base+api.BasePath+path)); err != nil {
 		return r, fmt.Errorf("herald: %w", err)
+	}
+	if err := b.profileTo("apiread.after-loads"); err != nil {
+		return r, err
 	}
 	api1, redis1, err := b.heraldCPU(ctx, a)
 	if err != nil {

@@ -44,18 +44,29 @@ func keepAliveClient(username, password string) *http.Client {
 	return &http.Client{Transport: rt, Timeout: time.Minute}
 }
 
+// loadGrace is how long past its end a load's last requests may take before they fail it.
+const loadGrace = time.Minute
+
 // runLoad runs clients closed loops for d, each sending what newRequest makes and expecting
 // status want (or tolerate, counted apart; 0: none); the first other answer ends the load
 // with an error.
 func runLoad(ctx context.Context, clients []*http.Client, d time.Duration, want, tolerate int, newRequest func(ctx context.Context, client int) (*http.Request, error)) (loadResult, error) {
+	start := time.Now()
+	deadline := start.Add(d)
+	// Every request is bounded by the load's deadline (its end and loadGrace), not by each
+	// client's Timeout: net/http applies a Client.Timeout to a RoundTripper other than its
+	// own Transport (Digest's is one) with a goroutine, a timer and two channels a request,
+	// which the clients of the plain handler, on net/http's Transport, do not pay. Both
+	// sides' clients cost the same for what they share.
+	ctx, cancelDeadline := context.WithDeadline(ctx, deadline.Add(loadGrace))
+	defer cancelDeadline()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var mu sync.Mutex
 	var res loadResult
-	start := time.Now()
-	deadline := start.Add(d)
 	var wg sync.WaitGroup
 	for i, c := range clients {
+		c := &http.Client{Transport: c.Transport, Jar: c.Jar, CheckRedirect: c.CheckRedirect} // without its Timeout
 		wg.Go(func() {
 			var lat []time.Duration
 			tolerated := 0
