@@ -80,7 +80,9 @@
 //     then Herald: the ratio and rates are the median round's, with every round's ratio,
 //     and p99 and CPU a request the worst round's. One round's ratio moved between 0.39 and
 //     0.50 on the same builds.
-//     With -profile, each Herald process writes its own profile (HERALD_CPU_PROFILE).
+//     With -profile, each Herald process writes its own profile (HERALD_CPU_PROFILE), and the
+//     load generator one a load (apiread.plain-clients.N and apiread.herald-clients.N): the
+//     clients' CPU a request is part of what the ratio weighs.
 //   - 8, observations ingested: 16 agents post batches of -batch HOST_DOWN observations (hosts
 //     of their own, the same each time) to `herald api` for -ingest-for while `herald worker`
 //     evaluates them. Targets: at least 50,000 observations accepted (202) a second; the API
