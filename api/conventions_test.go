@@ -163,3 +163,33 @@ func TestExternalURLLinks(t *testing.T) {
 		t.Errorf("item self link %s", got)
 	}
 }
+
+// A body naming an attribute twice in one object (as encoding/json matches names: in any case)
+// is refused whole, rather than taking the last value as encoding/json does: what a proxy or
+// an audit reads of such a body (often the first) is not what Herald would act on. The same
+// name in two objects is two attributes.
+func TestDuplicateKeysAreRefused(t *testing.T) {
+	e := newEnv(t)
+	p := e.project(e.org("acme"), "prod")
+	cfg := e.Owner.do("GET", "/groups/"+p+"/alertConfigs", nil).wantStatus(200).results()[0]
+	path := "/groups/" + p + "/alertConfigs/" + cfg["id"].(string)
+	if cfg["enabled"] != true {
+		t.Fatalf("a default configuration is enabled: %v", cfg)
+	}
+	for _, body := range []string{`{"enabled":true,"enabled":false}`, `{"enabled":true,"Enabled":false}`} {
+		r := e.Owner.do("PATCH", path, body).wantError(400, "INVALID_JSON")
+		if params, _ := r.Body["parameters"].([]any); len(params) != 1 || !strings.EqualFold(params[0].(string), "enabled") {
+			t.Errorf("%s: the error names the attribute: %s", body, r.Raw)
+		}
+		if got := e.Owner.do("GET", path, nil).wantStatus(200); got.Body["enabled"] != true {
+			t.Fatalf("%s changed the configuration: %s", body, got.Raw)
+		}
+	}
+	e.Owner.do("POST", "/orgs", `{"name":"a","name":"b"}`).wantError(400, "INVALID_JSON")
+	e.Owner.do("POST", "/groups/"+p+"/maintenanceWindows", `{"alertTypeNames":["HOST"],"startDate":"2026-01-01T00:00:00Z",`+
+		`"endDate":"2099-01-01T00:00:00Z","endDate":"2099-01-02T00:00:00Z"}`).wantError(400, "INVALID_JSON")
+	// The same name in sibling and nested objects is not a duplicate.
+	e.Owner.do("POST", "/groups/"+p+"/alertConfigs", `{"eventTypeName":"HOST_DOWN","enabled":true,"notifications":[`+
+		`{"typeName":"GROUP","intervalMin":5,"delayMin":0,"emailEnabled":true},`+
+		`{"typeName":"GROUP","intervalMin":10,"delayMin":0,"emailEnabled":true}]}`).wantStatus(201)
+}

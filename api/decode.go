@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/heraldhq/herald"
 )
@@ -208,19 +210,31 @@ type shapeFrame struct {
 	array   bool
 	wantKey bool   // an object whose next token is a key
 	key     string // an object's current key
+	object  int    // an object's number in the walk, for its keys in seen
 	items   int    // an array's items so far
 	limit   int    // an array's cap
 	name    string // the attribute the array is, for the error
 }
 
+// shapeKey is an attribute name of one object (numbered by checkShape's walk) as
+// encoding/json matches names to fields: case-insensitively (foldName).
+type shapeKey struct {
+	object int
+	name   string
+}
+
 // checkShape walks the tokens of one JSON value (depth levels below the body's top) and
-// refuses nesting deeper than herald.MaxNesting and arrays over their cap: a top-level
-// "notifications" holds herald.MaxNotificationsPerConfig, any other array herald.MaxArrayItems.
-// It stops at the first refusal; syntax errors are left to the decoder, which names them.
+// refuses nesting deeper than herald.MaxNesting, arrays over their cap (a top-level
+// "notifications" holds herald.MaxNotificationsPerConfig, any other array
+// herald.MaxArrayItems) and an object naming an attribute twice: encoding/json would take the
+// last value silently, where whatever else reads the body (a proxy, an audit) may take the
+// first. It stops at the first refusal; syntax errors are left to the decoder, which names them.
 func checkShape(b []byte, depth int) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber() // numbers stay text: a 1e999 is the decoder's to refuse
 	var stack []shapeFrame
+	var seen map[shapeKey]bool // the names of the objects walked (made at the first)
+	objects := 0
 	valueDone := func() {
 		if n := len(stack); n > 0 && !stack[n-1].array {
 			stack[n-1].wantKey = true
@@ -244,6 +258,15 @@ func checkShape(b []byte, depth int) error {
 		if parent != nil && parent.wantKey {
 			parent.key, _ = tok.(string)
 			parent.wantKey = false
+			k := shapeKey{parent.object, foldName(parent.key)}
+			if seen[k] {
+				return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, []any{parent.key},
+					"The request body names attribute %s twice in one object.", parent.key)
+			}
+			if seen == nil {
+				seen = map[shapeKey]bool{}
+			}
+			seen[k] = true
 			continue
 		}
 		if parent != nil && parent.array {
@@ -259,6 +282,10 @@ func checkShape(b []byte, depth int) error {
 			return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body nests deeper than %d levels.", herald.MaxNesting)
 		}
 		f := shapeFrame{array: d == '[', wantKey: d == '{', limit: herald.MaxArrayItems}
+		if !f.array {
+			objects++
+			f.object = objects
+		}
 		if parent != nil {
 			f.name = parent.name
 			if !parent.array {
@@ -270,4 +297,33 @@ func checkShape(b []byte, depth int) error {
 		}
 		stack = append(stack, f)
 	}
+}
+
+// foldName is name as encoding/json compares attribute names: two names fold alike when
+// bytes.EqualFold holds ("Enabled", "enabled" and "enabſed" name one field). Each rune
+// becomes one of its simple case-folding orbit: an ASCII letter's lower case (the Kelvin sign
+// and the long s are in the orbits of k and s), any other the smallest. A name of lower-case
+// ASCII, the usual one, is its own.
+func foldName(name string) string {
+	i := 0
+	for i < len(name) && name[i] < utf8.RuneSelf && !('A' <= name[i] && name[i] <= 'Z') {
+		i++
+	}
+	if i == len(name) {
+		return name
+	}
+	var b strings.Builder
+	b.Grow(len(name))
+	b.WriteString(name[:i])
+	for _, r := range name[i:] {
+		low := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			low = min(low, f)
+		}
+		if 'A' <= low && low <= 'Z' {
+			low += 'a' - 'A'
+		}
+		b.WriteRune(low)
+	}
+	return b.String()
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -112,5 +113,19 @@ func BenchmarkDecodeBatch(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(items)), "ns/observation")
 		})
+	}
+}
+
+// Two attribute names are one to checkShape exactly when encoding/json matches them to the
+// same field (bytes.EqualFold), the odd orbits of case folding included.
+func TestFoldNameIsEqualFold(t *testing.T) {
+	names := []string{"enabled", "Enabled", "ENABLED", "enabſed", "eventTypeName", "EVENTTYPENAME", "s", "S", "ſ",
+		"k", "K", "\u212a", "σ", "ς", "Σ", "é", "É", "ß", "ẞ", "ǅ", "ǆ", "Ǆ", "", "a\ufffdb"}
+	for _, a := range names {
+		for _, b := range names {
+			if same, want := foldName(a) == foldName(b), bytes.EqualFold([]byte(a), []byte(b)); same != want {
+				t.Errorf("%q and %q fold alike: %v, EqualFold: %v", a, b, same, want)
+			}
+		}
 	}
 }
