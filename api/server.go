@@ -128,8 +128,13 @@ type route struct {
 	handle  handler
 }
 
-// mountPath is where a route's path is served.
+// mountPath is where a route's path is served. A path ending in "/" (the document's form of
+// creating a maintenance window) is that path only ({$}): the mux would serve it every path
+// under it too, so that a POST to a window's own path would create another window.
 func mountPath(path string) string {
+	if strings.HasSuffix(path, "/") {
+		path += "{$}"
+	}
 	if isPrometheusPath(path) {
 		return path
 	}

@@ -301,3 +301,22 @@ func TestWindowRoles(t *testing.T) {
 	admin := e.key(org, herald.Role{GroupID: p, RoleName: herald.GroupMonitoringAdmin})
 	admin.do("PATCH", path, map[string]any{"description": "by the monitoring admin"}).wantStatus(201)
 }
+
+// The document's trailing-slash form of creating a window is that path only: a POST to a
+// window's own path (a client updating with the wrong method) or to any path under it is 405
+// (404 when nothing is there) and creates nothing, rather than a new window that silences
+// alerts.
+func TestWindowCreateOnlyAtTheCollection(t *testing.T) {
+	e := newEnv(t)
+	p := e.project(e.org("acme"), "prod")
+	id := createTestWindow(e, p, time.Hour, "HOST").str("id")
+	now := time.Now()
+	body := map[string]any{"alertTypeNames": []string{"BACKUP"}, "startDate": iso(now), "endDate": iso(now.Add(time.Hour))}
+	e.Owner.do("POST", "/groups/"+p+"/maintenanceWindows/"+id, body).wantError(405, "METHOD_NOT_ALLOWED")
+	e.Owner.do("POST", "/groups/"+p+"/maintenanceWindows/"+id+"/more", body).wantError(404, "RESOURCE_NOT_FOUND")
+	r := e.Owner.do("GET", "/groups/"+p+"/maintenanceWindows", nil).wantStatus(200)
+	wantIDs(t, r, id)
+	if evs := auditEvents(t, e, store.EventScope{GroupID: p}, herald.EventWindowAdded); len(evs) != 1 {
+		t.Fatalf("%d windows recorded added, want the one created", len(evs))
+	}
+}
