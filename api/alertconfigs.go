@@ -9,14 +9,15 @@ import (
 
 // alertConfigRequest is the body of a create or replace of a project or global alert
 // configuration. The read-only fields of a configuration read back are accepted (so a read can
-// be edited and written back) but must not change; links and the deprecated typeName are
-// ignored.
+// be edited and written back) but must not change (readOnlyFields): a create, which has none
+// yet, takes none of them; updated, which the replace itself changes, and links and the
+// deprecated typeName are ignored.
 type alertConfigRequest struct {
 	herald.AlertRuleInput
 	ID       *string         `json:"id"`
 	GroupID  *string         `json:"groupId"`
-	Created  json.RawMessage `json:"created"`
-	Updated  json.RawMessage `json:"updated"`
+	Created  *herald.Time    `json:"created"`
+	Updated  *herald.Time    `json:"updated"`
 	Links    json.RawMessage `json:"links"`
 	TypeName json.RawMessage `json:"typeName"`
 	// Global configurations only.
@@ -33,6 +34,26 @@ func readOnly(name string, given *string, actual string) error {
 	return nil
 }
 
+// readOnlyFields refuses the read-only fields of in given with other values than the
+// configuration has: its id and created (currentID "": the request creates it, and none of
+// them, nor updated, may be given); updated, which a replace itself changes, is not compared.
+func (in alertConfigRequest) readOnlyFields(currentID string, created herald.Time) error {
+	creating := currentID == ""
+	for _, f := range []struct {
+		name    string
+		changed bool
+	}{
+		{"id", in.ID != nil && (creating || *in.ID != currentID)},
+		{"created", in.Created != nil && (creating || !in.Created.Equal(created.Time))},
+		{"updated", in.Updated != nil && creating},
+	} {
+		if f.changed {
+			return herald.Invalid(herald.CodeAttributeReadOnly, f.name, "Attribute %s is read-only.", f.name)
+		}
+	}
+	return nil
+}
+
 // projectRule validates the rule of a configuration request for project p that creates a
 // configuration (current is zero) or replaces current, whose secrets a request may give back
 // masked.
@@ -45,7 +66,7 @@ func (c *call) projectRule(p herald.Project, in alertConfigRequest, current hera
 	case in.Tags != nil:
 		return herald.AlertRule{}, herald.InvalidAttribute("tags", "tags applies only to global alert configurations.")
 	}
-	if err := readOnly("id", in.ID, current.ID); err != nil {
+	if err := in.readOnlyFields(current.ID, current.Created); err != nil {
 		return herald.AlertRule{}, err
 	}
 	if err := readOnly("groupId", in.GroupID, p.ID); err != nil {
@@ -116,9 +137,6 @@ func (s *Server) createAlertConfig(c *call) (reply, error) {
 	var in alertConfigRequest
 	if err := c.decode(&in); err != nil {
 		return reply{}, err
-	}
-	if in.ID != nil {
-		return reply{}, herald.Invalid(herald.CodeAttributeReadOnly, "id", "Attribute id is read-only.")
 	}
 	rule, err := c.projectRule(p, in, herald.AlertConfig{})
 	if err != nil {

@@ -437,6 +437,9 @@ func TestCreateAlertConfigInvalid(t *testing.T) {
 		{"two values", `{} {}`, herald.CodeInvalidJSON, ""},
 		{"an id", emailConfig(func(b fields) { b["id"] = herald.NewID(time.Now()) }), herald.CodeAttributeReadOnly, "id"},
 		{"another project's groupId", emailConfig(func(b fields) { b["groupId"] = other }), herald.CodeAttributeReadOnly, "groupId"},
+		{"a created date", emailConfig(func(b fields) { b["created"] = "2020-01-01T00:00:00Z" }), herald.CodeAttributeReadOnly, "created"},
+		{"an updated date", emailConfig(func(b fields) { b["updated"] = "2020-01-01T00:00:00Z" }), herald.CodeAttributeReadOnly, "updated"},
+		{"created not a date", emailConfig(func(b fields) { b["created"] = fields{"any": []any{"thing"}} }), herald.CodeInvalidDate, "created"},
 		{"a masked secret that stands for none stored", emailConfig(withNotification(fields{"typeName": "PAGING", "serviceKey": tailMasked(pagingKey)})), herald.CodeInvalidAttribute, "notifications[0].serviceKey"},
 	}
 	for _, f := range requiredNotificationFields {
@@ -596,6 +599,8 @@ func TestReplaceAlertConfig(t *testing.T) {
 	}{
 		{"another id", herald.CodeAttributeReadOnly, "id", emailConfig(func(b map[string]any) { b["id"] = herald.NewID(time.Now()) })},
 		{"another groupId", herald.CodeAttributeReadOnly, "groupId", emailConfig(func(b map[string]any) { b["groupId"] = other })},
+		{"another created date", herald.CodeAttributeReadOnly, "created", emailConfig(func(b map[string]any) { b["created"] = "2020-01-01T00:00:00Z" })},
+		{"updated not a date", herald.CodeInvalidDate, "updated", emailConfig(func(b map[string]any) { b["updated"] = 7 })},
 		{"no notifications", herald.CodeMissingNotifications, "notifications", emailConfig(func(b map[string]any) { delete(b, "notifications") })},
 		{"intervalMin 4", herald.CodeNotificationIntervalRange, "notifications[0].intervalMin",
 			emailConfig(withNotification(map[string]any{"typeName": "EMAIL", "emailAddress": "a@example.com", "intervalMin": 4}))},

@@ -23,8 +23,8 @@ func (c *call) globalConfigEvent(typ string, cfg herald.GlobalAlertConfig) heral
 // tags array counts as absent, so that what a read shows can be written back.
 func (c *call) globalConfig(in alertConfigRequest) (herald.GlobalAlertConfig, error) {
 	var cfg herald.GlobalAlertConfig
-	if in.ID != nil {
-		return cfg, herald.Invalid(herald.CodeAttributeReadOnly, "id", "Attribute id is read-only.")
+	if err := in.readOnlyFields("", herald.Time{}); err != nil {
+		return cfg, err
 	}
 	if in.GroupID != nil {
 		return cfg, herald.InvalidAttribute("groupId", "A global alert configuration names its projects in groupIds, not groupId.")

@@ -95,6 +95,7 @@ func TestCreateGlobalAlertConfig(t *testing.T) {
 	}{
 		{allProjectsConfig(func(b map[string]any) { b["groupId"] = p1 }), "INVALID_ATTRIBUTE", "groupId"},
 		{allProjectsConfig(func(b map[string]any) { b["id"] = herald.NewID(time.Now()) }), "ATTRIBUTE_READ_ONLY", "id"},
+		{allProjectsConfig(func(b map[string]any) { b["created"] = "2020-01-01T00:00:00Z" }), "ATTRIBUTE_READ_ONLY", "created"},
 		{allProjectsConfig(func(b map[string]any) { b["groupIds"] = []string{p1} }), "INVALID_ATTRIBUTE", "groupIds"},
 		{allProjectsConfig(func(b map[string]any) { b["tags"] = []string{" "} }), "INVALID_ATTRIBUTE", "tags"},
 		{allProjectsConfig(func(b map[string]any) { b["forAllGroups"] = "yes" }), "INVALID_ATTRIBUTE", "forAllGroups"},
