@@ -184,26 +184,30 @@ func (s *Server) assignAPIKey(c *call) (reply, error) {
 	}
 	id := c.param("apiKeyId")
 	k, err := s.store.APIKey(c.ctx, id)
-	if err == nil && k.OrgID != p.OrgID {
-		err = herald.NotFound(herald.CodeAPIKeyNotFound, "API key", id)
-	}
 	if err != nil {
 		return reply{}, err
 	}
 	// The ceiling covers the roles given and those taken away: a caller neither raises a key
-	// (itself included) above its own roles nor changes one that outranks it.
+	// (itself included) above its own roles nor changes one that outranks it. It is judged on
+	// the key as written, not as read here: an owner may be raising it meanwhile.
 	given := make([]herald.Role, len(names))
 	for i, n := range names {
 		given[i] = herald.Role{GroupID: p.ID, RoleName: n}
 	}
-	held := slices.DeleteFunc(slices.Clone(k.Roles), func(r herald.Role) bool { return r.GroupID != p.ID })
-	if err := c.grant(p.Scope(), append(given, held...)...); err != nil {
+	allowed := func(k herald.APIKey) error {
+		if k.OrgID != p.OrgID {
+			return herald.NotFound(herald.CodeAPIKeyNotFound, "API key", id)
+		}
+		held := slices.DeleteFunc(slices.Clone(k.Roles), func(r herald.Role) bool { return r.GroupID != p.ID })
+		return c.grant(p.Scope(), append(slices.Clone(given), held...)...)
+	}
+	if err := allowed(k); err != nil {
 		return reply{}, err
 	}
 	ev := c.event(herald.EventAPIKeyAddedToGroup, p.Scope())
 	ev.TargetPublicKey = k.PublicKey
 	ev.Raw["keyId"], ev.Raw["roles"] = k.ID, names
-	k, err = s.store.AssignAPIKey(c.ctx, id, p.ID, names, ev)
+	k, err = s.store.AssignAPIKey(c.ctx, id, p.ID, names, ev, allowed)
 	if err != nil {
 		return reply{}, err
 	}

@@ -80,29 +80,28 @@ func (s *Store) GlobalAPIKeys(ctx context.Context, p Page) ([]herald.APIKey, int
 }
 
 // AssignAPIKey gives organization key id the project roles names in project groupID
-// (replacing its earlier roles there) and records ev in the project.
-func (s *Store) AssignAPIKey(ctx context.Context, id, groupID string, names []string, ev herald.Event) (herald.APIKey, error) {
+// (replacing its earlier roles there) and records ev in the project, in one transaction.
+// allowed judges the key as it is when written (after any change that came meanwhile, the
+// transaction being tried again on it), and its error refuses the change: a caller's right to
+// change a key depends on the roles the key holds, which another caller may be changing.
+func (s *Store) AssignAPIKey(ctx context.Context, id, groupID string, names []string, ev herald.Event, allowed func(herald.APIKey) error) (herald.APIKey, error) {
 	if !herald.ValidID(id) {
 		return herald.APIKey{}, errAPIKeyNotFound(id)
 	}
-	k, err := update(ctx, s, apiKeys().doc(id), errAPIKeyNotFound(id), apiKeys(),
+	return update(ctx, s, apiKeys().doc(id), errAPIKeyNotFound(id), events(groupID, ""),
 		func(k *herald.APIKey) ([]herald.Event, error) {
 			if k.OrgID == "" {
 				return nil, errAPIKeyNotFound(id) // a global key is not an organization key
 			}
+			if err := allowed(*k); err != nil {
+				return nil, err
+			}
 			k.Roles = k.WithProjectRoles(groupID, names)
-			return nil, nil
+			return []herald.Event{ev}, nil
 		},
 		func(k herald.APIKey, pipe redis.Pipeliner) {
 			pipe.ZAdd(ctx, apiKeys().index("group", groupID), redis.Z{Score: score(k.Created), Member: k.ID})
 		})
-	if err != nil {
-		return k, err
-	}
-	_, err = s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
-		return recordEvent(ctx, pipe, events(groupID, ""), ev)
-	})
-	return k, err
 }
 
 // SetMonitoringHA1 gives a key made before the monitoring console had its own realm the HA1 it

@@ -104,7 +104,7 @@ func testCheckAuth(t *testing.T, rdb *redis.Client, st *store.Store, mgets *mget
 			}},
 		{name: "roles changed", count: 1, want: store.AuthChanged, thenNC: 1,
 			then: func(t *testing.T, _ string, c store.Credential) {
-				if _, err := st.AssignAPIKey(ctx, c.APIKey.ID, herald.NewID(time.Now()), []string{herald.GroupOwner}, herald.Event{ID: herald.NewID(time.Now())}); err != nil {
+				if _, err := st.AssignAPIKey(ctx, c.APIKey.ID, herald.NewID(time.Now()), []string{herald.GroupOwner}, herald.Event{ID: herald.NewID(time.Now())}, func(herald.APIKey) error { return nil }); err != nil {
 					t.Fatal(err)
 				}
 			}},
