@@ -27,20 +27,20 @@ func NewDispatcher(st *store.Store, clock herald.Clock) *Dispatcher {
 }
 
 // Observe queues a validated batch of a project's observations, durably and in order, and a
-// task to evaluate it.
+// task to evaluate it. Once the batch is queued its caller must be told it was accepted, even
+// should its task fail to queue (Redis lost, or the caller gone, between the two): told of a
+// failure, an agent sends the batch again, and a batch evaluated twice can close the alert it
+// opened (a flapping host's batch clears its condition and reports it again). A batch left
+// without a task is not lost: the next batch's task evaluates it, and the scheduler's
+// reconcile starts a session for any project with batches waiting (store.Waiting).
 func (d *Dispatcher) Observe(ctx context.Context, groupID string, batch []byte) error {
 	if err := d.store.AppendObservations(ctx, groupID, batch); err != nil {
 		return err
 	}
-	return d.observed(ctx, groupID)
-}
-
-func (d *Dispatcher) observed(ctx context.Context, groupID string) error {
 	if _, err := d.client.EnqueueContext(ctx, newTask(TypeObservations, projectTask{GroupID: groupID}),
-		asynq.Queue(QueueEngine), asynq.MaxRetry(50)); err != nil {
-		return err
+		asynq.Queue(QueueEngine), asynq.MaxRetry(50)); err == nil {
+		d.kick(ctx, groupID)
 	}
-	d.kick(ctx, groupID)
 	return nil
 }
 

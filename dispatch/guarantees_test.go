@@ -327,3 +327,30 @@ func TestUnreadableOutboxEntriesAreSetAside(t *testing.T) {
 		t.Errorf("engine errors %v, want %v", rec.errors(), want)
 	}
 }
+
+// A batch queued whose task could not be (Redis lost between the two, or the caller gone) was
+// accepted all the same: the agent is answered 202, not an error that would make it send the
+// batch again to be evaluated twice. The batch waits, as reconcile sees it (store.Waiting),
+// and the next batch's session evaluates both, each once.
+func TestBatchQueuedWithoutItsTaskIsAccepted(t *testing.T) {
+	r := newRig(t, time.Minute)
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 100_000)}})
+	r.waitEngineIdle(10 * time.Second)
+	// asynq's enqueue: EVALSHA sha 2 <task key> <queue's pending list> ...
+	pending := "asynq:{" + dispatch.QueueEngine + "}:pending"
+	r.faults.fail(1, func(name string, args []any) bool { return name == "evalsha" && argAt(args, 4) == pending })
+	r.observe(hostDown("h1", true)) // 202, or the rig fails the test
+	if r.faults.injected() != 1 {
+		t.Fatalf("%d enqueue failures injected, want 1", r.faults.injected())
+	}
+	w, err := r.Store.Waiting(context.Background(), r.project, time.Now())
+	if err != nil || w.Observations != 1 {
+		t.Fatalf("waiting %+v (%v), want the batch queued for reconcile to find", w, err)
+	}
+	r.observe(hostDown("h2", true))
+	got := r.recv.waitCount(t, 2, 10*time.Second)
+	r.waitEngineIdle(10 * time.Second)
+	if n := len(r.recv.deliveries()); n != 2 || len(r.alerts("?status=OPEN")) != 2 {
+		t.Errorf("%d deliveries (%v), %d open alerts; want each host's alert opened and notified once", n, got, len(r.alerts("?status=OPEN")))
+	}
+}
