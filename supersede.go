@@ -21,6 +21,7 @@ const (
 	SupersededClosed       = "its alert closed since"
 	SupersededCancelled    = "its alert was cancelled since"
 	SupersededAcknowledged = "its alert is acknowledged"
+	SupersededSilenced     = "a maintenance window silences its alert"
 	SupersededNeverOpened  = "the alert's opening never reached this target"
 )
 
@@ -32,14 +33,16 @@ type NoticeAbout struct {
 }
 
 // Superseded says why a notice about alert a, of the configuration rule (nil: deleted), must
-// not be sent at now; "" when it still should be:
+// not be sent at now, silenced saying whether a maintenance window silences a now; "" when it
+// still should be:
 //   - its configuration no longer has the notification, or the notification changed (its
 //     fingerprint differs): it is not sent to whatever target the notification names now;
 //   - an opening or a repeat of an alert that closed, was cancelled or is acknowledged says
-//     something no longer true;
+//     something no longer true; one of an alert a maintenance window silences now is not sent
+//     while it does (Advance skips the slots a window covers: the alert resumes at its next);
 //   - a resolution is sent once its alert closed, whatever came since (but see
 //     SupersededNeverOpened: the engine checks that the target saw the opening).
-func (n NoticeAbout) Superseded(a Alert, rule *AlertRule, now time.Time) string {
+func (n NoticeAbout) Superseded(a Alert, rule *AlertRule, silenced bool, now time.Time) string {
 	switch {
 	case rule == nil:
 		return SupersededConfigGone
@@ -55,6 +58,8 @@ func (n NoticeAbout) Superseded(a Alert, rule *AlertRule, now time.Time) string 
 		return SupersededCancelled
 	case a.Acknowledged(now):
 		return SupersededAcknowledged
+	case silenced:
+		return SupersededSilenced
 	}
 	return ""
 }

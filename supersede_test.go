@@ -17,24 +17,27 @@ func TestNoticeSuperseded(t *testing.T) {
 		notice NoticeAbout
 		alert  Alert
 		rule   *AlertRule
+		silent bool // a maintenance window silences the alert
 		want   string
 	}{
-		{"opening of an open alert", open, lcAlert(StatusOpen), &rule, ""},
-		{"opening of a tracking alert (repeat slot)", open, lcAlert(StatusTracking), &rule, ""},
-		{"opening of a closed alert", open, lcAlert(StatusClosed), &rule, SupersededClosed},
-		{"opening of a cancelled alert", open, lcAlert(StatusCancelled), &rule, SupersededCancelled},
-		{"opening of an acknowledged alert", open, lcAcked(StatusOpen, lcM(20)), &rule, SupersededAcknowledged},
-		{"opening after the acknowledgement expired", open, lcAcked(StatusOpen, lcM(5)), &rule, ""},
-		{"configuration deleted", open, lcAlert(StatusOpen), nil, SupersededConfigGone},
-		{"notification edited", open, lcAlert(StatusOpen), &edited, SupersededNotification},
-		{"notification removed", NoticeAbout{Notification: 2, Fingerprint: fp}, lcAlert(StatusOpen), &rule, SupersededNotification},
-		{"notice of an older Herald: no fingerprint", NoticeAbout{Notification: 1}, lcAlert(StatusOpen), &edited, ""},
-		{"resolution of a closed alert", closing, lcAlert(StatusClosed), &rule, ""},
-		{"resolution of a closed, acknowledged alert", closing, lcAcked(StatusClosed, lcM(20)), &rule, ""},
-		{"resolution to an edited notification", closing, lcAlert(StatusClosed), &edited, SupersededNotification},
-		{"resolution, configuration deleted", closing, lcAlert(StatusClosed), nil, SupersededConfigGone},
+		{"opening of an open alert", open, lcAlert(StatusOpen), &rule, false, ""},
+		{"opening of a tracking alert (repeat slot)", open, lcAlert(StatusTracking), &rule, false, ""},
+		{"opening of a closed alert", open, lcAlert(StatusClosed), &rule, false, SupersededClosed},
+		{"opening of a cancelled alert", open, lcAlert(StatusCancelled), &rule, false, SupersededCancelled},
+		{"opening of an acknowledged alert", open, lcAcked(StatusOpen, lcM(20)), &rule, false, SupersededAcknowledged},
+		{"opening after the acknowledgement expired", open, lcAcked(StatusOpen, lcM(5)), &rule, false, ""},
+		{"opening while a maintenance window silences the alert", open, lcAlert(StatusOpen), &rule, true, SupersededSilenced},
+		{"resolution while a maintenance window silences the alert", closing, lcAlert(StatusClosed), &rule, true, ""},
+		{"configuration deleted", open, lcAlert(StatusOpen), nil, false, SupersededConfigGone},
+		{"notification edited", open, lcAlert(StatusOpen), &edited, false, SupersededNotification},
+		{"notification removed", NoticeAbout{Notification: 2, Fingerprint: fp}, lcAlert(StatusOpen), &rule, false, SupersededNotification},
+		{"notice of an older Herald: no fingerprint", NoticeAbout{Notification: 1}, lcAlert(StatusOpen), &edited, false, ""},
+		{"resolution of a closed alert", closing, lcAlert(StatusClosed), &rule, false, ""},
+		{"resolution of a closed, acknowledged alert", closing, lcAcked(StatusClosed, lcM(20)), &rule, false, ""},
+		{"resolution to an edited notification", closing, lcAlert(StatusClosed), &edited, false, SupersededNotification},
+		{"resolution, configuration deleted", closing, lcAlert(StatusClosed), nil, false, SupersededConfigGone},
 	} {
-		if got := c.notice.Superseded(c.alert, c.rule, now); got != c.want {
+		if got := c.notice.Superseded(c.alert, c.rule, c.silent, now); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}

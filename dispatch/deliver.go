@@ -65,6 +65,7 @@ type noticeContext struct {
 	project herald.Project
 	integ   map[string]*herald.Integration
 	people  func() ([]herald.User, error) // the project's users, read when a notice fans out
+	windows []herald.MaintenanceWindow    // the project's maintenance windows (read for a retry only)
 }
 
 // errNotificationGone: the configuration no longer has the notification a notice is for.
@@ -286,7 +287,8 @@ func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) se
 		if fps := g.cfg.fingerprints[n.ConfigID]; n.Notification < len(fps) && about.Fingerprint == fps[n.Notification] {
 			about.Fingerprint = "" // the notification is as it was: no need to fingerprint it again
 		}
-		if why := about.Superseded(nc.alert, nc.rule, s.e.Clock.Now()); why != "" {
+		now := s.e.Clock.Now()
+		if why := about.Superseded(nc.alert, nc.rule, s.silenced(nc.alert, now), now); why != "" {
 			mu.Lock()
 			out.attempts = append(out.attempts, tried{*n, s.e.superseded(*n, n.DeliveryID, noticeKind(*n, nc.rule), "", why)})
 			mu.Unlock()
@@ -637,7 +639,8 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 	if nc.alert.ID == "" {
 		why = herald.SupersededAlertGone
 	} else {
-		why = n.about().Superseded(nc.alert, nc.rule, e.Clock.Now())
+		now := e.Clock.Now()
+		why = n.about().Superseded(nc.alert, nc.rule, silencedBy(nc.windows, nc.alert, now), now)
 	}
 	if why != "" {
 		if err := e.abandonTries(ctx, n, nc); err != nil {
@@ -727,8 +730,8 @@ func deadLetterReason(err error) string {
 	return "failed for good"
 }
 
-// loadNoticeContext reads what a retry of notice n needs: as of now, to tell whether the
-// notice is superseded. An alert that is gone has a zero alert, a configuration that is gone a
+// loadNoticeContext reads what a retry of notice n needs: as of now (the alert, its
+// configuration, the project's maintenance windows), to tell whether the notice is superseded. An alert that is gone has a zero alert, a configuration that is gone a
 // nil rule; a project that is gone is NotFound.
 func (e *Engine) loadNoticeContext(ctx context.Context, n notice) (noticeContext, error) {
 	var nc noticeContext
@@ -756,6 +759,9 @@ func (e *Engine) loadNoticeContext(ctx context.Context, n notice) (noticeContext
 	case err == nil:
 		nc.rule = &rule
 	case !herald.IsNotFound(err):
+		return nc, err
+	}
+	if nc.windows, _, err = e.store.Windows(ctx, n.GroupID, e.Clock.Now(), store.Page{Limit: 500}); err != nil {
 		return nc, err
 	}
 	integrations, err := e.store.Integrations(ctx, n.GroupID)

@@ -624,11 +624,16 @@ func (s *configSet) add(id string, rule herald.AlertRule, global bool) {
 // silenced reports whether a maintenance window of the project silences alert a now: by its
 // event type's category, or (a window with matchers, a silence) by its labels.
 func (s *session) silenced(a herald.Alert, now time.Time) bool {
+	return silencedBy(s.cfg().windows, a, now)
+}
+
+// silencedBy reports whether one of windows silences alert a now.
+func silencedBy(windows []herald.MaintenanceWindow, a herald.Alert, now time.Time) bool {
 	info, ok := herald.LookupEventType(a.EventTypeName)
 	if !ok {
 		return false
 	}
-	for _, w := range s.cfg().windows {
+	for _, w := range windows {
 		if w.SilencesAlert(info.Category, a.Labels, now) {
 			return true
 		}

@@ -71,8 +71,8 @@ func hasAttempt(as []map[string]any, outcome, reason string) bool {
 
 // A retry of an alert's opening after the alert closed is not sent (a PAGING trigger going out
 // after its resolve would open the incident for good), and neither is the resolution of an
-// opening that never reached the target; nor a retry after the alert was acknowledged. Each
-// is recorded SUPERSEDED with why.
+// opening that never reached the target; nor a retry after the alert was acknowledged, or
+// while a maintenance window silences it. Each is recorded SUPERSEDED with why.
 func TestStaleOpeningIsSuperseded(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -87,6 +87,11 @@ func TestStaleOpeningIsSuperseded(t *testing.T) {
 			until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 			r.do("PATCH", "/groups/"+r.project+"/alerts/"+id, map[string]any{"acknowledgedUntil": until}, 200)
 		}, []string{herald.SupersededAcknowledged}},
+		{"silenced", func(r *rig, _ string) {
+			start, end := time.Now().Add(-time.Minute), time.Now().Add(time.Hour)
+			r.do("POST", "/groups/"+r.project+"/maintenanceWindows", map[string]any{"alertTypeNames": []string{"HOST"},
+				"startDate": start.UTC().Format(time.RFC3339), "endDate": end.UTC().Format(time.RFC3339)}, 200)
+		}, []string{herald.SupersededSilenced}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t, 200*time.Millisecond)
