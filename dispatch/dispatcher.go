@@ -81,15 +81,19 @@ func (d *Dispatcher) ConfigChanged(ctx context.Context, groupID, configID string
 	return err
 }
 
-// Acknowledged makes the engine look at an acknowledged alert when its acknowledgement expires.
+// Acknowledged makes the engine look at an acknowledged alert when its acknowledgement expires,
+// and at an alert whose acknowledgement was withdrawn (a past acknowledgedUntil) now: while it
+// was acknowledged the engine may have put it off until the acknowledgement's end, and its
+// repeats resume at once.
 func (d *Dispatcher) Acknowledged(ctx context.Context, a herald.Alert, global bool) error {
+	at := a.AcknowledgedUntil.Time
 	if a.AcknowledgedUntil.IsZero() {
-		return nil
+		at = d.clock.Now()
 	}
-	if err := d.store.WakeNoLaterThan(ctx, store.Scope{GroupID: a.GroupID, Global: global}, a.ID, a.AcknowledgedUntil.Time); err != nil {
+	if err := d.store.WakeNoLaterThan(ctx, store.Scope{GroupID: a.GroupID, Global: global}, a.ID, at); err != nil {
 		return err
 	}
-	return d.WakeAt(ctx, a.GroupID, a.AcknowledgedUntil.Time)
+	return d.WakeAt(ctx, a.GroupID, at)
 }
 
 // Close releases the dispatcher's connections (the store's stay open).

@@ -315,3 +315,37 @@ func TestFailedDeliveryIsRetried(t *testing.T) {
 		t.Errorf("lastNotified %s is before the delivery that succeeded (%s)", ln, got[2].At)
 	}
 }
+
+// Withdrawing an acknowledgement (acknowledgedUntil in the past) un-acknowledges at once, and
+// repeats resume then, not when the withdrawn acknowledgement would have ended: after the
+// engine passed a repeat's slot while the alert was acknowledged (it then looks again only
+// when the acknowledgement ends), the withdrawal must make it look again.
+func TestWithdrawnAcknowledgementResumesRepeats(t *testing.T) {
+	const minute = 100 * time.Millisecond
+	r := newRig(t, minute)
+	interval := 5 * minute
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 5)}})
+	r.observe(hostDown("h1", true))
+	id := r.onlyAlert("OPEN")["id"].(string)
+	r.recv.waitCount(t, 1, 5*time.Second)
+
+	until := time.Now().Add(time.Hour)
+	r.do("PATCH", "/groups/"+r.project+"/alerts/"+id, map[string]any{"acknowledgedUntil": until.UTC().Format(time.RFC3339)}, 200)
+	// The repeat's slot passes while acknowledged: the engine then waits for the acknowledgement's end.
+	if !eventually(5*interval, func() bool {
+		next, _, err := r.Store.ProjectNextDue(context.Background(), r.project)
+		return err == nil && next.After(time.Now().Add(time.Minute))
+	}) {
+		t.Fatal("the engine never stepped the acknowledged alert to its acknowledgement's end")
+	}
+	before := len(r.recv.deliveries())
+	withdrawn := time.Now()
+	past := withdrawn.Add(-time.Minute).UTC().Format(time.RFC3339)
+	if a := r.do("PATCH", "/groups/"+r.project+"/alerts/"+id, map[string]any{"acknowledgedUntil": past}, 200); a["acknowledgedUntil"] != nil {
+		t.Fatalf("still acknowledged: %v", a)
+	}
+	got := r.recv.waitCount(t, before+1, 2*interval+late)
+	if d := got[before]; d.Event != "alert.update" || d.At.Sub(withdrawn) > interval+late {
+		t.Errorf("first notice after the withdrawal: %s %s after it", d.Event, d.At.Sub(withdrawn))
+	}
+}
