@@ -473,6 +473,26 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 	s.sends <- sendGroup{cfg: s.cfg(), sc: sc, alerts: alerts, notices: d.notices, raw: raw}
 }
 
+// retrying does what, trying again after a failure (backing off up to a second) for as long
+// as the session holds its lease: a batch whose steps were committed must leave the queue, or
+// the next session evaluates it again.
+func (s *session) retrying(ctx context.Context, what string, do func() error) error {
+	wait := 20 * time.Millisecond
+	for {
+		err := do()
+		if err == nil || errors.Is(err, store.ErrLeaseLost) || alive(ctx) != nil {
+			return err
+		}
+		s.e.Log.Warn(what+" failed; trying again", zap.String("groupId", s.project.ID), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
 // settleRetrying settles r, trying again after a failure (backing off up to a second) for as
 // long as the session holds its lease: one failed save must not leave the notices in the
 // outbox, where another session would send them again.

@@ -37,7 +37,7 @@ func (s *session) observe(ctx context.Context) (bool, error) {
 			// The API validated it: a batch this worker cannot read is damaged, or a newer
 			// API's (a rollback, or workers upgraded after the APIs). Its sender was told it
 			// was accepted, so it is kept, out of the way of the project's next batches.
-			if err := s.lock.SetObservationsAside(ctx, s.project.ID, b); err != nil {
+			if err := s.retrying(ctx, "setting a batch aside", func() error { return s.lock.SetObservationsAside(ctx, s.project.ID, b) }); err != nil {
 				return true, err
 			}
 			s.e.Observer.EngineError(ErrObservationsSetAside, 1)
@@ -45,7 +45,10 @@ func (s *session) observe(ctx context.Context) (bool, error) {
 				zap.String("groupId", s.project.ID), zap.Int("bytes", len(b)), zap.Error(d.err))
 		} else if err := s.evaluate(ctx, d.obs); err != nil {
 			return true, err
-		} else if err := s.lock.DropObservation(ctx, s.project.ID, b); err != nil {
+		} else if err := s.retrying(ctx, "removing an evaluated batch", func() error { return s.lock.DropObservation(ctx, s.project.ID, b) }); err != nil {
+			// Not removed, the batch is evaluated again by the project's next session: its
+			// steps were committed, and one that clears and reports a condition again would
+			// close the alert it opened and open a third.
 			return true, err
 		}
 		if err := alive(ctx); err != nil {

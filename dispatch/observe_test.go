@@ -155,3 +155,44 @@ func argAt(args []any, i int) any {
 	}
 	return nil
 }
+
+// A batch whose removal from the queue fails once (a store error after its step was
+// committed) is not evaluated again: a batch that clears a condition and reports it again (a
+// host that flapped between two reports) closes the open alert and opens a new one; evaluated
+// a second time, it closed that new alert too (a resolution of an outage still going on) and
+// opened a third.
+func TestBatchNotDroppedIsNotEvaluatedTwice(t *testing.T) {
+	r := newRig(t, 100*time.Millisecond)
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 100_000)}})
+	r.observe(hostDown("h1", true))
+	first := r.onlyAlert("OPEN")["id"].(string)
+	r.recv.waitCount(t, 1, 5*time.Second)
+	r.waitEngineIdle(10 * time.Second)
+	// The drop script: EVALSHA sha 3 <obs list> <lease> <obs bytes> <token> <batch>.
+	r.faults.fail(1, func(name string, args []any) bool {
+		k, _ := argAt(args, 3).(string)
+		return name == "evalsha" && len(args) == 8 && strings.HasSuffix(k, ":obs")
+	})
+	r.observe(hostDown("h1", false), hostDown("h1", true))
+	if !eventually(10*time.Second, func() bool { return r.faults.injected() == 1 }) {
+		t.Fatal("the batch's drop was never tried")
+	}
+	r.recv.waitCount(t, 3, 5*time.Second)
+	r.waitEngineIdle(10 * time.Second)
+	second := r.onlyAlert("OPEN")["id"].(string)
+	if as := r.alerts(""); len(as) != 2 {
+		t.Errorf("%d alerts, want 2 (the first closed, the second open): %v", len(as), as)
+	}
+	// A second evaluation's notices would follow within moments: none may come.
+	eventually(time.Second, func() bool { return len(r.recv.deliveries()) > 3 })
+	var got []string
+	for _, d := range r.recv.deliveries() {
+		got = append(got, d.Event+" "+d.Alert["id"].(string))
+	}
+	slices.Sort(got) // the two alerts' notices go out side by side
+	want := []string{"alert.close " + first, "alert.open " + first, "alert.open " + second}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("notices %q, want %q", got, want)
+	}
+}
