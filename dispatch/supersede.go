@@ -102,6 +102,27 @@ func (e *Engine) try(ctx context.Context, n notice, r *recipient, retry bool) (o
 	return res, records, err
 }
 
+// unreached records that opening n, superseded before it was tried (its alert closed in the
+// step that opened it, or a maintenance window began), reached none of its targets, so that
+// its resolution is withheld too (store.BeginClose) unless a later notice reaches them.
+// Nothing is recorded when the notification is gone: its resolution is superseded as well. A
+// record that fails is counted (ErrNoticeEnd): the resolution then goes to the target.
+func (e *Engine) unreached(ctx context.Context, n notice, nc noticeContext) {
+	rs, err := e.recipients(n, nc)
+	if errors.Is(err, errNotificationGone) {
+		return
+	}
+	for _, r := range rs {
+		if err == nil {
+			err = e.store.EndNotice(context.WithoutCancel(ctx), n.scope(), n.AlertID, reachTarget(n, r), false, true)
+		}
+	}
+	if err != nil {
+		e.Observer.EngineError(ErrNoticeEnd, 1)
+		e.Log.Warn("recording that a superseded opening reached nobody", zap.String("delivery", n.DeliveryID), zap.Error(err))
+	}
+}
+
 // abandonTries ends the tries of notice n (an opening or repeat, now superseded) that an
 // earlier run of its retry task began and never ended: that run's worker died under it (the
 // task came back to this one, through the worker's reclaimer or asynq's recoverer, only once

@@ -264,3 +264,26 @@ func TestPermanentFailureIsADeadLetter(t *testing.T) {
 		t.Error("the replayed delivery is not recorded")
 	}
 }
+
+// An alert that opens and closes in one step (a batch that reports a condition and its
+// clearing) has its opening superseded by its close before it is sent; its resolution is
+// then withheld too: no target sees the resolution of an alert whose opening it never got.
+func TestOpenedAndClosedInOneStepSendsNothing(t *testing.T) {
+	r := newRig(t, 100*time.Millisecond)
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.observe(hostDown("h1", true), hostDown("h1", false))
+	id := r.onlyAlert("CLOSED")["id"].(string)
+	if !eventually(10*time.Second, func() bool {
+		as := r.attemptsOf(id)
+		return hasAttempt(as, store.OutcomeSuperseded, herald.SupersededClosed) &&
+			(hasAttempt(as, store.OutcomeSuperseded, herald.SupersededNeverOpened) || hasAttempt(as, store.OutcomeDelivered, ""))
+	}) {
+		t.Fatalf("the opening and the resolution were not both recorded: %v", r.attemptsOf(id))
+	}
+	if ds := r.recv.deliveries(); len(ds) != 0 {
+		t.Errorf("sent %d notices, the first %s, for an alert whose opening was superseded", len(ds), ds[0].Event)
+	}
+	if as := r.attemptsOf(id); !hasAttempt(as, store.OutcomeSuperseded, herald.SupersededNeverOpened) {
+		t.Errorf("the resolution not recorded superseded: %v", as)
+	}
+}
