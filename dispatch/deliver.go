@@ -764,7 +764,7 @@ func (e *Engine) loadNoticeContext(ctx context.Context, n notice) (noticeContext
 	case !herald.IsNotFound(err):
 		return nc, err
 	}
-	if nc.windows, _, err = e.store.Windows(ctx, n.GroupID, e.Clock.Now(), store.Page{Limit: 500}); err != nil {
+	if nc.windows, err = e.windows(ctx, n.GroupID); err != nil {
 		return nc, err
 	}
 	integrations, err := e.store.Integrations(ctx, n.GroupID)

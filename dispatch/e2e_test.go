@@ -349,3 +349,28 @@ func TestWithdrawnAcknowledgementResumesRepeats(t *testing.T) {
 		t.Errorf("first notice after the withdrawal: %s %s after it", d.Event, d.At.Sub(withdrawn))
 	}
 }
+
+// Every maintenance window in effect silences, however many windows the project has: the
+// engine read the 500 that end soonest, and a window ending after them (a week's maintenance
+// among many short or scheduled ones, or many silences) silenced nothing.
+func TestManyMaintenanceWindowsAllSilence(t *testing.T) {
+	const minute = 100 * time.Millisecond
+	r := newRig(t, minute)
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 5)}})
+	ctx, now := context.Background(), time.Now()
+	for range 500 { // windows of another type, ending before the HOST window: listed first
+		w := herald.MaintenanceWindow{ID: herald.NewID(now), GroupID: r.project, Created: herald.At(now), Updated: herald.At(now),
+			StartDate: herald.At(now.Add(-time.Minute)), EndDate: herald.At(now.Add(time.Hour)), AlertTypeNames: []string{"BACKUP"}}
+		if err := r.Store.CreateWindow(ctx, w, herald.NewEvent(herald.EventWindowAdded, herald.Principal{}, herald.Scope{GroupID: r.project}, now)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.do("POST", "/groups/"+r.project+"/maintenanceWindows", map[string]any{"alertTypeNames": []string{"HOST"},
+		"startDate": now.Add(-time.Minute).UTC().Format(time.RFC3339), "endDate": now.Add(2 * time.Hour).UTC().Format(time.RFC3339)}, 200)
+	r.observe(hostDown("h1", true))
+	r.onlyAlert("OPEN")
+	// The opening is due at once and its repeat a few hundred ms on: neither may come.
+	if eventually(5*minute+late, func() bool { return len(r.recv.deliveries()) > 0 }) {
+		t.Errorf("a notice while a maintenance window silences the alert: %+v", r.recv.deliveries()[0].Event)
+	}
+}

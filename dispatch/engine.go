@@ -613,7 +613,7 @@ func (e *Engine) loadConfigs(ctx context.Context, groupID string) (*configSet, e
 			break
 		}
 	}
-	if s.windows, _, err = e.store.Windows(ctx, groupID, e.Clock.Now(), store.Page{Limit: 500}); err != nil {
+	if s.windows, err = e.windows(ctx, groupID); err != nil {
 		return nil, err
 	}
 	integrations, err := e.store.Integrations(ctx, groupID)
@@ -624,6 +624,23 @@ func (e *Engine) loadConfigs(ctx context.Context, groupID string) (*configSet, e
 		s.integ[integrations[i].Type] = &integrations[i]
 	}
 	return s, nil
+}
+
+// windows reads every maintenance window of project groupID that has not ended, a page at a
+// time: one in effect may end after hundreds of others (scheduled ones, silences).
+func (e *Engine) windows(ctx context.Context, groupID string) ([]herald.MaintenanceWindow, error) {
+	now := e.Clock.Now()
+	var out []herald.MaintenanceWindow
+	for off := 0; ; off += 500 {
+		ws, _, err := e.store.Windows(ctx, groupID, now, store.Page{Offset: off, Limit: 500})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ws...)
+		if len(ws) < 500 {
+			return out, nil
+		}
+	}
 }
 
 // rule is configuration id's rule, nil when there is none.
