@@ -454,7 +454,7 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 			var err error
 			for r := range delivered {
 				if err == nil { // after a save that failed for good the rest stays in the outbox, for later
-					err = s.settleRetrying(ctx, &r)
+					err = s.retrying(ctx, "saving delivery results", func() error { return s.settle(ctx, &r) })
 				}
 				s.track(r.group.sc, r.group.raw, false)
 				s.sending.Add(-1)
@@ -474,8 +474,10 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 }
 
 // retrying does what, trying again after a failure (backing off up to a second) for as long
-// as the session holds its lease: a batch whose steps were committed must leave the queue, or
-// the next session evaluates it again.
+// as the session holds its lease. It is for what a session must not leave half done once its
+// steps are committed: a batch evaluated must leave the queue, or the next session evaluates
+// it again; delivery results must be saved, or the notices stay in the outbox, where another
+// session would send them again.
 func (s *session) retrying(ctx context.Context, what string, do func() error) error {
 	wait := 20 * time.Millisecond
 	for {
@@ -484,26 +486,6 @@ func (s *session) retrying(ctx context.Context, what string, do func() error) er
 			return err
 		}
 		s.e.Log.Warn(what+" failed; trying again", zap.String("groupId", s.project.ID), zap.Error(err))
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, time.Second)
-	}
-}
-
-// settleRetrying settles r, trying again after a failure (backing off up to a second) for as
-// long as the session holds its lease: one failed save must not leave the notices in the
-// outbox, where another session would send them again.
-func (s *session) settleRetrying(ctx context.Context, r *sent) error {
-	wait := 20 * time.Millisecond
-	for {
-		err := s.settle(ctx, r)
-		if err == nil || alive(ctx) != nil {
-			return err
-		}
-		s.e.Log.Warn("saving delivery results failed; trying again", zap.String("groupId", s.project.ID), zap.Error(err))
 		select {
 		case <-ctx.Done():
 			return err
