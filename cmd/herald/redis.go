@@ -100,8 +100,17 @@ func (r redisSettings) connector() (redisConnector, error) {
 // parseRedisURL reads HERALD_REDIS_URL. Its errors never carry the URL's password: go-redis's
 // can (url.Parse's repeat the whole URL), and they end up in a pod's log.
 func parseRedisURL(raw string) (*redis.Options, error) {
-	o, err := redis.ParseURL(raw)
-	if err == nil {
+	read := raw
+	if _, ok := userInfoRead(raw); !ok && strings.Contains(raw, "@") {
+		// What go-redis says of raw could quote its password, and what it reads would have
+		// none: it is read with its user information masked, for the reason it is refused.
+		read = redactURL(raw)
+	}
+	o, err := redis.ParseURL(read)
+	switch {
+	case err == nil && read != raw:
+		err = errors.New("its user name or password holds a character a URL must have percent-encoded: / ? # or %")
+	case err == nil:
 		if err := checkNotPlaceholder("the password of HERALD_REDIS_URL", o.Password); err != nil {
 			return nil, err
 		}

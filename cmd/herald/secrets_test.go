@@ -105,6 +105,14 @@ func TestSecretsNeverEchoed(t *testing.T) {
 		"redis://:" + secretRedisPW + "@127.0.0.1:port/0",         // url.Parse: port
 		"redis://:" + secretRedisPW + "@127.0.0.1:6379/0/1",       // go-redis: path
 		"rediss://user:" + secretRedisPW + "@127.0.0.1:6379/zero", // with a user name
+		// A password with a character a URL must have percent-encoded (a generated one may
+		// hold "/") ends the host early: url.Parse sees no password, and takes it for the
+		// port, the path or the fragment; go-redis would connect to another Redis without it.
+		"redis://:" + secretRedisPW + "/x@127.0.0.1:6379/0",    // url.Parse: port
+		"redis://:6379/" + secretRedisPW + "@127.0.0.1:6379/0", // go-redis: path
+		"redis://:6379#" + secretRedisPW + "@127.0.0.1:6379/0", // parses: localhost:6379, no password
+		"redis://:" + secretRedisPW + "?x@127.0.0.1:6379/0",    // url.Parse: port
+		"redis://:" + secretRedisPW + "%zz@127.0.0.1:6379/0",   // url.Parse: escape
 	} {
 		for _, role := range []string{"api", "admin create-key"} {
 			stdout, stderr, code := runHerald(t, with("HERALD_REDIS_URL="+url), role)
@@ -112,6 +120,8 @@ func TestSecretsNeverEchoed(t *testing.T) {
 			if code != 2 || !strings.Contains(stderr, "HERALD_REDIS_URL: ") || !strings.Contains(stderr, "is not a Redis URL") {
 				t.Errorf("herald %s with HERALD_REDIS_URL %s: exit %d\n%s", role, url, code, stderr)
 			}
+			stdout, stderr, _ = runHerald(t, with("HERALD_REDIS_URL="+url), role, "--help")
+			leaks(role+" --help with HERALD_REDIS_URL "+url, stdout+stderr)
 		}
 	}
 

@@ -262,14 +262,37 @@ func quote(s string) string {
 	return strconv.Quote(s)
 }
 
-// redactURL masks the password of a URL. One that does not parse is not shown at all: where
-// its password ends cannot be told.
+// redactURL masks the password of a URL. One whose user information url.Parse does not read
+// where a person wrote it (userInfoRead) is shown with all before its last "@" masked; one
+// without "@" that does not parse is not shown at all.
 func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
+	if u, ok := userInfoRead(raw); ok {
+		return u.Redacted()
+	}
+	at := strings.LastIndexByte(raw, '@')
+	if at < 0 {
 		return "(value not shown: it may hold a password)"
 	}
-	return u.Redacted()
+	if scheme, _, ok := strings.Cut(raw[:at], "://"); ok {
+		return scheme + "://xxxxx@" + raw[at+1:]
+	}
+	return "xxxxx@" + raw[at+1:]
+}
+
+// userInfoRead parses a URL and reports whether url.Parse reads its user name and password
+// where a person writing it put them: before its last "@" (a URL needs none). A password
+// holding "/", "?" or "#" not percent-encoded (a generated one may) ends the URL's host early:
+// url.Parse then sees no password, and takes the password for the host, path or fragment,
+// which Redacted shows whole.
+func userInfoRead(raw string) (*url.URL, bool) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, false
+	}
+	if !strings.Contains(raw, "@") {
+		return u, true
+	}
+	return u, u.User != nil && strings.Count(u.Redacted(), "@") == 1
 }
 
 // placeholder is what the example deploy files put where a secret goes.
