@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"net"
 	"os"
 
 	"go.uber.org/zap"
@@ -29,7 +28,7 @@ func runAPI(ctx context.Context, args []string, out, errOut io.Writer) error {
 		}
 		log.Info("bootstrap key ready", zap.String("publicKey", pub))
 	}
-	ln, err := net.Listen("tcp", c.Listen)
+	ln, err := listen("HERALD_LISTEN", c.Listen)
 	if err != nil {
 		return err
 	}

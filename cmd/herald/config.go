@@ -64,6 +64,7 @@ func (c *common) bindAPI(s settings, listenDefault string, basicOverHTTPDefault 
 	s.bool(&c.BasicOverHTTP, "prometheus-basic-over-http", "HERALD_PROMETHEUS_BASIC_OVER_HTTP", basicOverHTTPDefault,
 		"let the Prometheus front door take HTTP Basic (an API key) over plain HTTP, e.g. behind a proxy that terminates TLS")
 	c.monitoringSettings.bind(s)
+	s.check(func() error { return checkListen("HERALD_LISTEN", c.Listen) })
 	s.check(func() error {
 		if (c.TLSCert == "") != (c.TLSKey == "") {
 			return errors.New("HERALD_TLS_CERT and HERALD_TLS_KEY go together")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"time"
 
 	"go.uber.org/zap"
@@ -51,7 +50,7 @@ func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
 	}
 	defer closeStore()
 
-	ln, err := net.Listen("tcp", c.Listen)
+	ln, err := listen("HERALD_LISTEN", c.Listen)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"net/http"
 	"os/exec"
 	"regexp"
@@ -189,5 +190,30 @@ func TestDevSaysTheDefaultsReachNobodyWithoutMail(t *testing.T) {
 		case smtp != "" && n != 0:
 			t.Errorf("with a mail server, the start says the defaults reach nobody:\n%s", logs.String())
 		}
+	}
+}
+
+// A second herald dev on the port of a first one (or any port taken) stops at start, and the
+// message names the setting that chooses another; so does a worker whose metrics port is taken.
+func TestBusyPortNamesItsSetting(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	for _, c := range []struct{ role, env string }{{"dev", "HERALD_LISTEN"}, {"worker", "HERALD_METRICS_LISTEN"}} {
+		t.Setenv("HERALD_REDIS_URL", "")
+		if c.role != "dev" {
+			t.Setenv("HERALD_REDIS_URL", storetest.URL(storetest.Redis(t)))
+		}
+		t.Setenv(c.env, taken.Addr().String())
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := run(ctx, []string{c.role}, &bytes.Buffer{}, &bytes.Buffer{})
+		timedOut := ctx.Err() != nil
+		cancel()
+		if err == nil || timedOut || !strings.HasPrefix(err.Error(), c.env+": ") || !strings.Contains(err.Error(), "address already in use") {
+			t.Errorf("herald %s on a taken port: %v", c.role, err)
+		}
+		t.Setenv(c.env, "")
 	}
 }

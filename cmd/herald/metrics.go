@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -38,6 +37,12 @@ const (
 // /readyz on.
 func bindMetricsListen(s settings, p *string, def string) {
 	s.string(p, "metrics-listen", "HERALD_METRICS_LISTEN", def, "address /metrics, /healthz and /readyz are served on (empty: not served)")
+	s.check(func() error {
+		if *p == "" {
+			return nil
+		}
+		return checkListen("HERALD_METRICS_LISTEN", *p)
+	})
 }
 
 // healthServer serves /metrics, /healthz and /readyz for the roles that have no API: Start,
@@ -75,7 +80,7 @@ func (h *healthServer) Start() error {
 	if h.addr == "" {
 		return nil
 	}
-	ln, err := net.Listen("tcp", h.addr)
+	ln, err := listen("HERALD_METRICS_LISTEN", h.addr)
 	if err != nil {
 		return err
 	}

@@ -105,6 +105,25 @@ func warnDefaultsUndeliverable(log *zap.Logger, d herald.DeliverySetup) {
 	}
 }
 
+// checkListen refuses an address to listen on that does not resolve ("8080", a trailing space)
+// when the settings are read, before the role connects to anything.
+func checkListen(name, addr string) error {
+	if _, err := net.ResolveTCPAddr("tcp", addr); err != nil {
+		return fmt.Errorf("%s: %q is not an address to listen on (%v): use host:port, or :port for every address", name, addr, err)
+	}
+	return nil
+}
+
+// listen listens on the address of setting name; its error names the setting (a port another
+// process holds is found only here).
+func listen(name, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return ln, nil
+}
+
 // serveAPI serves the API on ln until ctx ends, then drains requests in flight.
 func serveAPI(ctx context.Context, ln net.Listener, st *store.Store, engine api.Engine, log *zap.Logger, c common) error {
 	delivery := deliverySetup(c.services, c.AllowPrivate)

@@ -101,6 +101,11 @@ func TestBadSettingStopsTheRole(t *testing.T) {
 		{role: "api", env: "HERALD_REDIS_URL", value: "http://127.0.0.1:6379", want: []string{"HERALD_REDIS_URL: http://127.0.0.1:6379 is not a Redis URL", "invalid URL scheme", "redis://[:password@]host:port/db", "e.g. HERALD_REDIS_URL=redis://"}},
 		{role: "worker", env: "HERALD_SMTP_PASSWORD", value: "CHANGE-ME", want: []string{"HERALD_SMTP_PASSWORD still holds the CHANGE-ME placeholder"}},
 		{role: "api", env: "HERALD_BOOTSTRAP_KEY", value: "CHANGE-ME", want: []string{"HERALD_BOOTSTRAP_KEY still holds the CHANGE-ME placeholder"}},
+		// addresses to listen on, refused before the role connects to anything
+		{role: "api", env: "HERALD_LISTEN", value: "8080", want: []string{`HERALD_LISTEN: "8080" is not an address to listen on`, "host:port"}},
+		{role: "dev", env: "HERALD_LISTEN", value: "127.0.0.1:8080 ", want: []string{`HERALD_LISTEN: "127.0.0.1:8080 " is not an address to listen on`}},
+		{role: "worker", env: "HERALD_METRICS_LISTEN", value: "localhost", want: []string{`HERALD_METRICS_LISTEN: "localhost" is not an address to listen on`}},
+		{role: "scheduler", env: "HERALD_METRICS_LISTEN", value: ":9091 ", want: []string{`HERALD_METRICS_LISTEN: ":9091 " is not an address to listen on`}},
 		// flags, which win over the environment, are held to the same parsers
 		{role: "worker", args: []string{"--concurrency", "many"}, want: []string{`invalid value "many" for flag -concurrency`, "not a whole number", "e.g. --concurrency=20"}},
 		{role: "dev", args: []string{"--minute=5"}, want: []string{`"5" has no unit`, "e.g. --minute=1m"}},
