@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"strings"
 	"time"
+	"unicode"
 
 	"go.uber.org/zap/zapcore"
 
@@ -65,12 +68,28 @@ func (c *common) bindAPI(s settings, listenDefault string, basicOverHTTPDefault 
 		"let the Prometheus front door take HTTP Basic (an API key) over plain HTTP, e.g. behind a proxy that terminates TLS")
 	c.monitoringSettings.bind(s)
 	s.check(func() error { return checkListen("HERALD_LISTEN", c.Listen) })
+	s.check(func() error { return checkExternalURL(c.ExternalURL) })
 	s.check(func() error {
 		if (c.TLSCert == "") != (c.TLSKey == "") {
 			return errors.New("HERALD_TLS_CERT and HERALD_TLS_KEY go together")
 		}
 		return nil
 	})
+}
+
+// checkExternalURL refuses a HERALD_EXTERNAL_URL links cannot be built on: every link in a
+// response is it followed by the API's path, so one without a scheme ("herald.example.com")
+// or with a trailing space would make every link a broken one.
+func checkExternalURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.RawQuery != "" || u.Fragment != "" || strings.ContainsFunc(raw, unicode.IsSpace) {
+		return fmt.Errorf("HERALD_EXTERNAL_URL: %q is not the scheme and host clients reach the API at: use http(s)://host[:port], e.g. HERALD_EXTERNAL_URL=https://herald.example.com", raw)
+	}
+	return nil
 }
 
 // bindDeliveryWarnings binds, for the api role, the workers' settings that decide what the

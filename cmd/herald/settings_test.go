@@ -106,6 +106,8 @@ func TestBadSettingStopsTheRole(t *testing.T) {
 		{role: "dev", env: "HERALD_LISTEN", value: "127.0.0.1:8080 ", want: []string{`HERALD_LISTEN: "127.0.0.1:8080 " is not an address to listen on`}},
 		{role: "worker", env: "HERALD_METRICS_LISTEN", value: "localhost", want: []string{`HERALD_METRICS_LISTEN: "localhost" is not an address to listen on`}},
 		{role: "scheduler", env: "HERALD_METRICS_LISTEN", value: ":9091 ", want: []string{`HERALD_METRICS_LISTEN: ":9091 " is not an address to listen on`}},
+		{role: "api", env: "HERALD_EXTERNAL_URL", value: "herald.example.com", want: []string{`HERALD_EXTERNAL_URL: "herald.example.com" is not the scheme and host`, "e.g. HERALD_EXTERNAL_URL=https://"}},
+		{role: "dev", env: "HERALD_EXTERNAL_URL", value: "https://herald.example.com/ ", want: []string{`HERALD_EXTERNAL_URL: "https://herald.example.com/ "`}},
 		// flags, which win over the environment, are held to the same parsers
 		{role: "worker", args: []string{"--concurrency", "many"}, want: []string{`invalid value "many" for flag -concurrency`, "not a whole number", "e.g. --concurrency=20"}},
 		{role: "dev", args: []string{"--minute=5"}, want: []string{`"5" has no unit`, "e.g. --minute=1m"}},
