@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -72,6 +73,13 @@ func (c *common) bindAPI(s settings, listenDefault string, basicOverHTTPDefault 
 	s.check(func() error {
 		if (c.TLSCert == "") != (c.TLSKey == "") {
 			return errors.New("HERALD_TLS_CERT and HERALD_TLS_KEY go together")
+		}
+		// Read now, not when the API starts serving: after it has said it listens, and with a
+		// message that names no setting ("open /etc/herald/tls.crt: no such file").
+		if c.TLSCert != "" {
+			if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {
+				return fmt.Errorf("HERALD_TLS_CERT and HERALD_TLS_KEY: %w", err)
+			}
 		}
 		return nil
 	})

@@ -108,6 +108,7 @@ func TestBadSettingStopsTheRole(t *testing.T) {
 		{role: "scheduler", env: "HERALD_METRICS_LISTEN", value: ":9091 ", want: []string{`HERALD_METRICS_LISTEN: ":9091 " is not an address to listen on`}},
 		{role: "api", env: "HERALD_EXTERNAL_URL", value: "herald.example.com", want: []string{`HERALD_EXTERNAL_URL: "herald.example.com" is not the scheme and host`, "e.g. HERALD_EXTERNAL_URL=https://"}},
 		{role: "dev", env: "HERALD_EXTERNAL_URL", value: "https://herald.example.com/ ", want: []string{`HERALD_EXTERNAL_URL: "https://herald.example.com/ "`}},
+		{role: "api", args: []string{"--tls-cert", "/nonexistent/tls.crt", "--tls-key", "/nonexistent/tls.key"}, want: []string{"HERALD_TLS_CERT and HERALD_TLS_KEY: ", "/nonexistent/tls.crt"}},
 		// flags, which win over the environment, are held to the same parsers
 		{role: "worker", args: []string{"--concurrency", "many"}, want: []string{`invalid value "many" for flag -concurrency`, "not a whole number", "e.g. --concurrency=20"}},
 		{role: "dev", args: []string{"--minute=5"}, want: []string{`"5" has no unit`, "e.g. --minute=1m"}},
