@@ -31,6 +31,28 @@ type Config struct {
 	Hello    string        // EHLO name; default "localhost"
 }
 
+// Check says what in c fails every message, before one is sent: a server address that is not
+// host:port, a sender that is not an email address. A worker checks it when it starts.
+func (c Config) Check() error {
+	if c.Addr == "" {
+		return errors.New("no SMTP server configured (HERALD_SMTP_ADDR)")
+	}
+	host, port, err := net.SplitHostPort(c.Addr)
+	if err == nil && host != "" {
+		_, err = net.LookupPort("tcp", port) // a number or a service's name; not "25 "
+	}
+	if err != nil || host == "" {
+		return errors.New("the SMTP server address is not host:port (HERALD_SMTP_ADDR)")
+	}
+	if c.From == "" {
+		return errors.New("no sender address configured (HERALD_SMTP_FROM)")
+	}
+	if _, err := address(c.From); err != nil {
+		return errors.New("the sender address (HERALD_SMTP_FROM) " + err.Error())
+	}
+	return nil
+}
+
 // Notifier sends EMAIL deliveries through the configured server.
 type Notifier struct{ Config }
 
@@ -85,20 +107,11 @@ func Subject(d channels.Delivery) string {
 
 // send has one SMTP conversation that delivers one message.
 func (n Notifier) send(ctx context.Context, to, subject, body, messageID string) error {
-	if n.Addr == "" {
-		return &channels.Failure{Reason: "no SMTP server configured (HERALD_SMTP_ADDR)"}
+	if err := n.Check(); err != nil {
+		return &channels.Failure{Reason: err.Error()}
 	}
-	host, _, err := net.SplitHostPort(n.Addr)
-	if err != nil || host == "" {
-		return &channels.Failure{Reason: "the SMTP server address is not host:port (HERALD_SMTP_ADDR)"}
-	}
-	if n.From == "" {
-		return &channels.Failure{Reason: "no sender address configured (HERALD_SMTP_FROM)"}
-	}
-	from, err := address(n.From)
-	if err != nil {
-		return &channels.Failure{Reason: "the sender address (HERALD_SMTP_FROM) " + err.Error()}
-	}
+	host, _, _ := net.SplitHostPort(n.Addr)
+	from, _ := address(n.From)
 	rcpt, err := address(to)
 	if err != nil {
 		return &channels.Failure{Reason: "the recipient address " + err.Error()}

@@ -89,13 +89,19 @@ func (c *common) bindAPI(s settings, listenDefault string, basicOverHTTPDefault 
 // response is it followed by the API's path, so one without a scheme ("herald.example.com")
 // or with a trailing space would make every link a broken one.
 func checkExternalURL(raw string) error {
+	return checkBaseURL("HERALD_EXTERNAL_URL", raw, "the scheme and host clients reach the API at", "https://herald.example.com")
+}
+
+// checkBaseURL refuses, for setting name, a base URL that paths are appended to which is not
+// http(s)://host[:port][/path] ("" is unset).
+func checkBaseURL(name, raw, what, example string) error {
 	if raw == "" {
 		return nil
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
 		u.RawQuery != "" || u.Fragment != "" || strings.ContainsFunc(raw, unicode.IsSpace) {
-		return fmt.Errorf("HERALD_EXTERNAL_URL: %q is not the scheme and host clients reach the API at: use http(s)://host[:port], e.g. HERALD_EXTERNAL_URL=https://herald.example.com", raw)
+		return fmt.Errorf("%s: %q is not %s: use http(s)://host[:port], e.g. %s=%s", name, raw, what, name, example)
 	}
 	return nil
 }

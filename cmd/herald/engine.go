@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"time"
@@ -35,22 +36,37 @@ type services struct {
 }
 
 func (v *services) bind(s settings) {
-	s.string(&v.PagingURL, "paging-url", "HERALD_PAGING_URL", "", "PAGING service address (default: the public one)")
-	s.string(&v.AlertingAURL, "alerting-a-url", "HERALD_ALERTING_A_URL", "", "ALERTING_A service address, region US")
-	s.string(&v.AlertingAEUURL, "alerting-a-eu-url", "HERALD_ALERTING_A_EU_URL", "", "ALERTING_A service address, region EU")
-	s.string(&v.AlertingBURL, "alerting-b-url", "HERALD_ALERTING_B_URL", "", "ALERTING_B service address")
-	s.string(&v.ChatAURL, "chat-a-url", "HERALD_CHAT_A_URL", "", "CHAT_A service address")
-	s.string(&v.ChatBURL, "chat-b-url", "HERALD_CHAT_B_URL", "", "CHAT_B service address")
-	s.string(&v.MetricsAURL, "metrics-a-url", "HERALD_METRICS_A_URL", "", "METRICS_A service address")
+	// A service's address that every request of its kind would fail on stops the worker at
+	// start, rather than failing each delivery.
+	service := func(p *string, name, env, help string) {
+		s.string(p, name, env, "", help)
+		s.check(func() error { return checkBaseURL(env, *p, "a service's address", "https://service.example.com") })
+	}
+	service(&v.PagingURL, "paging-url", "HERALD_PAGING_URL", "PAGING service address (default: the public one)")
+	service(&v.AlertingAURL, "alerting-a-url", "HERALD_ALERTING_A_URL", "ALERTING_A service address, region US")
+	service(&v.AlertingAEUURL, "alerting-a-eu-url", "HERALD_ALERTING_A_EU_URL", "ALERTING_A service address, region EU")
+	service(&v.AlertingBURL, "alerting-b-url", "HERALD_ALERTING_B_URL", "ALERTING_B service address")
+	service(&v.ChatAURL, "chat-a-url", "HERALD_CHAT_A_URL", "CHAT_A service address")
+	service(&v.ChatBURL, "chat-b-url", "HERALD_CHAT_B_URL", "CHAT_B service address")
+	service(&v.MetricsAURL, "metrics-a-url", "HERALD_METRICS_A_URL", "METRICS_A service address")
 	s.string(&v.SMTPAddr, "smtp-addr", "HERALD_SMTP_ADDR", "", "mail server host:port for EMAIL (and GROUP/ORG/USER by email); unset: no mail")
 	s.string(&v.SMTPFrom, "smtp-from", "HERALD_SMTP_FROM", "herald@localhost", "sender address of mail")
 	s.string(&v.SMTPUsername, "smtp-username", "HERALD_SMTP_USERNAME", "", "mail server login (the password: HERALD_SMTP_PASSWORD, environment only)")
-	s.string(&v.SMSURL, "sms-url", "HERALD_SMS_URL", "", "SMS gateway address (default: the public one); unset account: no SMS")
+	service(&v.SMSURL, "sms-url", "HERALD_SMS_URL", "SMS gateway address (default: the public one); unset account: no SMS")
 	s.string(&v.SMSAccount, "sms-account", "HERALD_SMS_ACCOUNT", "", "SMS gateway account (the token: HERALD_SMS_TOKEN, environment only)")
 	s.string(&v.SMSFrom, "sms-from", "HERALD_SMS_FROM", "", "sender number of text messages")
 	v.smtpPassword, v.smsToken = os.Getenv("HERALD_SMTP_PASSWORD"), os.Getenv("HERALD_SMS_TOKEN")
 	s.check(func() error {
 		return errors.Join(checkNotPlaceholder("HERALD_SMTP_PASSWORD", v.smtpPassword), checkNotPlaceholder("HERALD_SMS_TOKEN", v.smsToken))
+	})
+	s.check(func() error {
+		if v.SMTPAddr == "" { // no mail
+			return nil
+		}
+		if err := (email.Config{Addr: v.SMTPAddr, From: v.SMTPFrom}).Check(); err != nil {
+			return fmt.Errorf("%w: HERALD_SMTP_ADDR=%q, HERALD_SMTP_FROM=%q", err, v.SMTPAddr, v.SMTPFrom)
+		}
+		return nil
 	})
 }
 

@@ -109,6 +109,12 @@ func TestBadSettingStopsTheRole(t *testing.T) {
 		{role: "api", env: "HERALD_EXTERNAL_URL", value: "herald.example.com", want: []string{`HERALD_EXTERNAL_URL: "herald.example.com" is not the scheme and host`, "e.g. HERALD_EXTERNAL_URL=https://"}},
 		{role: "dev", env: "HERALD_EXTERNAL_URL", value: "https://herald.example.com/ ", want: []string{`HERALD_EXTERNAL_URL: "https://herald.example.com/ "`}},
 		{role: "api", args: []string{"--tls-cert", "/nonexistent/tls.crt", "--tls-key", "/nonexistent/tls.key"}, want: []string{"HERALD_TLS_CERT and HERALD_TLS_KEY: ", "/nonexistent/tls.crt"}},
+		// where deliveries go: an address every delivery of its kind would fail on
+		{role: "worker", env: "HERALD_PAGING_URL", value: "events.example.com", want: []string{`HERALD_PAGING_URL: "events.example.com" is not a service's address`, "e.g. HERALD_PAGING_URL=https://"}},
+		{role: "dev", env: "HERALD_SMS_URL", value: "https://sms.example.com ", want: []string{`HERALD_SMS_URL: "https://sms.example.com "`}},
+		{role: "worker", env: "HERALD_SMTP_ADDR", value: "mail.example.com", want: []string{"the SMTP server address is not host:port (HERALD_SMTP_ADDR)", `HERALD_SMTP_ADDR="mail.example.com"`}},
+		{role: "worker", env: "HERALD_SMTP_ADDR", value: "mail.example.com:25 ", want: []string{"not host:port (HERALD_SMTP_ADDR)"}},
+		{role: "dev", args: []string{"--smtp-addr", "127.0.0.1:2525", "--smtp-from", "herald at example.com"}, want: []string{"the sender address (HERALD_SMTP_FROM) is not an email address"}},
 		// flags, which win over the environment, are held to the same parsers
 		{role: "worker", args: []string{"--concurrency", "many"}, want: []string{`invalid value "many" for flag -concurrency`, "not a whole number", "e.g. --concurrency=20"}},
 		{role: "dev", args: []string{"--minute=5"}, want: []string{`"5" has no unit`, "e.g. --minute=1m"}},
