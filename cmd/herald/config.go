@@ -136,6 +136,8 @@ func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 			return fmt.Errorf("HERALD_WORKER_CONCURRENCY must be 1 or more, not %d", c.Concurrency)
 		case c.Lease <= 0:
 			return fmt.Errorf("HERALD_ENGINE_LEASE must be positive, not %s", c.Lease)
+		case c.Lease < minLease:
+			return fmt.Errorf("HERALD_ENGINE_LEASE must be %s or more, not %s: a working session renews it every quarter, with a Redis round trip", minLease, c.Lease)
 		}
 		admins, err := herald.ParseAdminEmails(c.AdminEmail)
 		if err != nil {
@@ -146,6 +148,12 @@ func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 		return err
 	})
 }
+
+// minLease is the shortest HERALD_ENGINE_LEASE. A session renews its lease every quarter of it,
+// but at most every 10 ms, in a Redis round trip that takes milliseconds, and Redis keeps a
+// lease in whole milliseconds: a shorter one lapses while its session works (under 1 ms, the
+// renewal's PEXPIRE 0 deletes it), and another worker takes the project at the same time.
+const minLease = time.Second
 
 // serving is what the roles that serve the API are configured with.
 type serving struct {

@@ -28,9 +28,16 @@ func (p *periodic) bind(s settings) {
 	s.check(p.validate)
 }
 
+// minReconcileInterval is the shortest HERALD_RECONCILE_INTERVAL: at 1ns the job scheduler
+// spent itself on the reconciliation (gocron: "scheduler unreachable"), and stopping took 30 s.
+const minReconcileInterval = 100 * time.Millisecond
+
 func (p *periodic) validate() error {
 	if p.ReconcileInterval <= 0 {
 		return fmt.Errorf("HERALD_RECONCILE_INTERVAL must be positive, not %s", p.ReconcileInterval)
+	}
+	if p.ReconcileInterval < minReconcileInterval {
+		return fmt.Errorf("HERALD_RECONCILE_INTERVAL must be %s or more, not %s: each run reads every project's schedule", minReconcileInterval, p.ReconcileInterval)
 	}
 	if p.Retention <= 0 {
 		return fmt.Errorf("HERALD_RETENTION must be positive, not %s", p.Retention)

@@ -92,6 +92,10 @@ func TestBadSettingStopsTheRole(t *testing.T) {
 		{role: "scheduler", env: "HERALD_RETENTION", value: "30x", want: []string{`HERALD_RETENTION: "30x" is not a duration`, "e.g. HERALD_RETENTION=90d"}},
 		{role: "dev", env: "HERALD_ENGINE_LEASE", value: "soon", want: []string{`HERALD_ENGINE_LEASE: "soon" is not a duration`, "e.g. HERALD_ENGINE_LEASE=8s"}},
 		{role: "scheduler", env: "HERALD_RECONCILE_INTERVAL", value: "0s", want: []string{"HERALD_RECONCILE_INTERVAL must be positive"}},
+		// durations too short to work: positive, yet in effect zero
+		{role: "scheduler", env: "HERALD_RECONCILE_INTERVAL", value: "1ns", want: []string{"HERALD_RECONCILE_INTERVAL must be 100ms or more, not 1ns"}},
+		{role: "worker", env: "HERALD_ENGINE_LEASE", value: "1ms", want: []string{"HERALD_ENGINE_LEASE must be 1s or more, not 1ms"}},
+		{role: "dev", env: "HERALD_ENGINE_LEASE", value: "0s", want: []string{"HERALD_ENGINE_LEASE must be positive"}},
 		// whole numbers
 		{role: "worker", env: "HERALD_WORKER_CONCURRENCY", value: "abc", want: []string{`HERALD_WORKER_CONCURRENCY: "abc" is not a whole number`, "e.g. HERALD_WORKER_CONCURRENCY=20"}},
 		{role: "dev", env: "HERALD_WORKER_CONCURRENCY", value: "0", want: []string{"HERALD_WORKER_CONCURRENCY must be 1 or more"}},
