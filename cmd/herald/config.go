@@ -176,6 +176,15 @@ func parseServing(role, summary, listenDefault string, args []string, out io.Wri
 		c.bindDeliveryWarnings(s)
 	}
 	s.secret(&c.BootstrapKey, "bootstrap-key", "HERALD_BOOTSTRAP_KEY", "global owner key to make sure exists, as public:private (herald dev: default a new key, printed once)")
-	s.check(func() error { return checkNotPlaceholder("HERALD_BOOTSTRAP_KEY", c.BootstrapKey) })
+	s.check(func() error {
+		if c.BootstrapKey == "" {
+			return nil
+		}
+		if err := checkSecret("HERALD_BOOTSTRAP_KEY", c.BootstrapKey); err != nil {
+			return err
+		}
+		_, _, err := splitBootstrapKey(c.BootstrapKey)
+		return err
+	})
 	return c, s.parse(args)
 }

@@ -39,7 +39,7 @@ func (r *redisSettings) bind(s settings) {
 		if !r.configured() { // herald dev: the embedded store
 			return nil
 		}
-		if err := checkNotPlaceholder("HERALD_REDIS_PASSWORD", r.redisPassword); err != nil {
+		if err := checkSecret("HERALD_REDIS_PASSWORD", r.redisPassword); err != nil {
 			return err
 		}
 		_, err := r.connector()
@@ -111,7 +111,7 @@ func parseRedisURL(raw string) (*redis.Options, error) {
 	case err == nil && read != raw:
 		err = errors.New("its user name or password holds a character a URL must have percent-encoded: / ? # or %")
 	case err == nil:
-		if err := checkNotPlaceholder("the password of HERALD_REDIS_URL", o.Password); err != nil {
+		if err := checkSecret("the password of HERALD_REDIS_URL", o.Password); err != nil {
 			return nil, err
 		}
 		return o, nil

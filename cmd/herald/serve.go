@@ -168,12 +168,21 @@ func serveAPI(ctx context.Context, ln net.Listener, st *store.Store, engine api.
 	return nil
 }
 
+// splitBootstrapKey reads HERALD_BOOTSTRAP_KEY, public:private.
+func splitBootstrapKey(pair string) (publicKey, privateKey string, err error) {
+	pub, priv, ok := strings.Cut(pair, ":")
+	if !ok || pub == "" || priv == "" {
+		return "", "", errors.New("HERALD_BOOTSTRAP_KEY must be public:private")
+	}
+	return pub, priv, nil
+}
+
 // ensureBootstrapKey makes sure the global owner key given as "public:private" exists. It
 // never logs or prints the private part.
 func ensureBootstrapKey(ctx context.Context, st *store.Store, pair string) (publicKey string, err error) {
-	pub, priv, ok := strings.Cut(pair, ":")
-	if !ok || pub == "" || priv == "" {
-		return "", errors.New("HERALD_BOOTSTRAP_KEY must be public:private")
+	pub, priv, err := splitBootstrapKey(pair)
+	if err != nil {
+		return "", err
 	}
 	k, found, err := st.APIKeyByPublicKey(ctx, pub)
 	if err != nil {

@@ -298,11 +298,16 @@ func userInfoRead(raw string) (*url.URL, bool) {
 // placeholder is what the example deploy files put where a secret goes.
 const placeholder = "CHANGE-ME"
 
-// checkNotPlaceholder refuses a secret still holding the deploy files' placeholder: it would
-// otherwise be sent as a real password.
-func checkNotPlaceholder(name, secret string) error {
+// checkSecret refuses a secret still holding the deploy files' placeholder, or beginning or
+// ending with white space (the line end of the file it was read from, as a Kubernetes Secret
+// made --from-file keeps it): either would otherwise be sent as the password, and fail where
+// nobody reads why. The message never holds the secret.
+func checkSecret(name, secret string) error {
 	if strings.Contains(secret, placeholder) {
 		return fmt.Errorf("%s still holds the %s placeholder of the example deploy files: set the real value, or remove the setting if it is not used", name, placeholder)
+	}
+	if strings.TrimSpace(secret) != secret {
+		return fmt.Errorf("%s begins or ends with white space (a line end of the file it came from?): remove it", name)
 	}
 	return nil
 }

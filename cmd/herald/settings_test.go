@@ -119,6 +119,12 @@ func TestBadSettingStopsTheRole(t *testing.T) {
 		{role: "worker", env: "HERALD_SMTP_ADDR", value: "mail.example.com", want: []string{"the SMTP server address is not host:port (HERALD_SMTP_ADDR)", `HERALD_SMTP_ADDR="mail.example.com"`}},
 		{role: "worker", env: "HERALD_SMTP_ADDR", value: "mail.example.com:25 ", want: []string{"not host:port (HERALD_SMTP_ADDR)"}},
 		{role: "dev", args: []string{"--smtp-addr", "127.0.0.1:2525", "--smtp-from", "herald at example.com"}, want: []string{"the sender address (HERALD_SMTP_FROM) is not an email address"}},
+		// secrets read from a file with its line end, or not a key at all: refused before they
+		// are sent, and never shown
+		{role: "api", env: "HERALD_BOOTSTRAP_KEY", value: "bootkey:0f8b1c3e-priv\n", want: []string{"HERALD_BOOTSTRAP_KEY begins or ends with white space"}},
+		{role: "dev", env: "HERALD_BOOTSTRAP_KEY", value: "0f8b1c3e-priv", want: []string{"HERALD_BOOTSTRAP_KEY must be public:private"}},
+		{role: "worker", env: "HERALD_SMTP_PASSWORD", value: "smtp-pw\n", want: []string{"HERALD_SMTP_PASSWORD begins or ends with white space"}},
+		{role: "dev", env: "HERALD_SMS_TOKEN", value: " sms-token", want: []string{"HERALD_SMS_TOKEN begins or ends with white space"}},
 		// flags, which win over the environment, are held to the same parsers
 		{role: "worker", args: []string{"--concurrency", "many"}, want: []string{`invalid value "many" for flag -concurrency`, "not a whole number", "e.g. --concurrency=20"}},
 		{role: "dev", args: []string{"--minute=5"}, want: []string{`"5" has no unit`, "e.g. --minute=1m"}},
@@ -144,6 +150,11 @@ func TestBadSettingStopsTheRole(t *testing.T) {
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("the error does not say %q:\n%v", w, err)
+				}
+			}
+			if secret := strings.TrimSpace(c.value); strings.Contains(c.env, "KEY") || strings.Contains(c.env, "PASSWORD") || strings.Contains(c.env, "TOKEN") {
+				if secret != placeholder && strings.Contains(err.Error(), secret) {
+					t.Errorf("the error shows the secret %q:\n%v", secret, err)
 				}
 			}
 			if logs.String() != "" {
