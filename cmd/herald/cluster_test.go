@@ -180,6 +180,8 @@ func TestClusterSharesWorkAndSurvivesItsLeader(t *testing.T) {
 func TestQueuePriorities(t *testing.T) {
 	withWebhook8 := dispatch.DefaultQueues()
 	withWebhook8[dispatch.DeliveryQueue("WEBHOOK")] = 8
+	engine100 := dispatch.DefaultQueues()
+	engine100[dispatch.QueueEngine] = 100
 	paging := dispatch.DeliveryQueue("PAGING")
 	var allZero, onlyPaging []string // every queue 0; every queue 0 but paging 1
 	for q := range dispatch.DefaultQueues() {
@@ -199,6 +201,9 @@ func TestQueuePriorities(t *testing.T) {
 		{"deliveries-webhook", nil},
 		{"deliveries-pager=3", nil},
 		{"engine=-1", nil},
+		{"engine=100", engine100}, // the highest
+		{"engine=101", nil},
+		{"engine=100000000", nil}, // asynq lists each queue priority times at every try
 		{"engine=high", nil},
 		{"engine=3,engine=4", nil},
 		{strings.Join(allZero, ","), nil},

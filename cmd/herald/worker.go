@@ -54,6 +54,12 @@ func runWorker(ctx context.Context, args []string, out, errOut io.Writer) error 
 	return nil
 }
 
+// maxQueuePriority is the highest priority HERALD_QUEUE_PRIORITIES gives a queue: asynq picks a
+// queue to take a task from by listing each queue as many times as its priority, anew at every
+// try, so that engine=100000000 grew a worker by hundreds of MB a second. The defaults are 12
+// and under.
+const maxQueuePriority = 100
+
 // queuePriorities reads HERALD_QUEUE_PRIORITIES, queue=priority pairs separated by commas, into
 // the worker's queues: each pair replaces that queue's priority in dispatch.DefaultQueues(),
 // the others keep theirs, and a priority of 0 leaves the queue to other workers (a pool that
@@ -79,8 +85,8 @@ func queuePriorities(spec string) (map[string]int, error) {
 		}
 		seen[name] = true
 		p, err := strconv.Atoi(value)
-		if err != nil || p < 0 {
-			return nil, fmt.Errorf("HERALD_QUEUE_PRIORITIES: the priority of %s must be a whole number, 0 or more, not %q", name, value)
+		if err != nil || p < 0 || p > maxQueuePriority {
+			return nil, fmt.Errorf("HERALD_QUEUE_PRIORITIES: the priority of %s must be a whole number from 0 to %d, not %q", name, maxQueuePriority, value)
 		}
 		if p == 0 {
 			delete(queues, name)
