@@ -52,7 +52,8 @@ func (c *common) bindBase(s settings) {
 	s.string(&c.CPUProfile, "cpu-profile", "HERALD_CPU_PROFILE", "", "file to write this process's CPU profile to, from start until it stops (for diagnosis)")
 	s.string(&c.LogLevel, "log-level", "HERALD_LOG_LEVEL", "info", "debug, info, warn or error")
 	s.check(func() error {
-		if _, err := zapcore.ParseLevel(c.LogLevel); err != nil {
+		// zap also reads dpanic, panic and fatal, which would keep every error out of the log.
+		if l, err := zapcore.ParseLevel(c.LogLevel); err != nil || l > zapcore.ErrorLevel {
 			return fmt.Errorf("HERALD_LOG_LEVEL: %q is not a log level: use debug, info, warn or error, e.g. HERALD_LOG_LEVEL=info", c.LogLevel)
 		}
 		return nil

@@ -101,6 +101,7 @@ func TestBadSettingStopsTheRole(t *testing.T) {
 		{role: "dev", env: "HERALD_WORKER_CONCURRENCY", value: "0", want: []string{"HERALD_WORKER_CONCURRENCY must be 1 or more"}},
 		// words and lists of a form of their own
 		{role: "api", env: "HERALD_LOG_LEVEL", value: "loud", want: []string{`HERALD_LOG_LEVEL: "loud" is not a log level`, "debug, info, warn or error"}},
+		{role: "worker", env: "HERALD_LOG_LEVEL", value: "fatal", want: []string{`HERALD_LOG_LEVEL: "fatal" is not a log level`}},
 		{role: "worker", env: "HERALD_QUEUE_PRIORITIES", value: "engine", want: []string{`HERALD_QUEUE_PRIORITIES: "engine" is not queue=priority`}},
 		{role: "worker", env: "HERALD_QUEUE_PRIORITIES", value: "engine=100000000", want: []string{"HERALD_QUEUE_PRIORITIES: the priority of engine must be a whole number from 0 to 100"}},
 		{role: "api", env: "HERALD_REDIS_URL", value: "http://127.0.0.1:6379", want: []string{"HERALD_REDIS_URL: http://127.0.0.1:6379 is not a Redis URL", "invalid URL scheme", "redis://[:password@]host:port/db", "e.g. HERALD_REDIS_URL=redis://"}},
