@@ -57,7 +57,9 @@ func (v *services) bind(s settings) {
 	s.string(&v.SMSFrom, "sms-from", "HERALD_SMS_FROM", "", "sender number of text messages")
 	v.smtpPassword, v.smsToken = os.Getenv("HERALD_SMTP_PASSWORD"), os.Getenv("HERALD_SMS_TOKEN")
 	s.check(func() error {
-		return errors.Join(checkSecret("HERALD_SMTP_PASSWORD", v.smtpPassword), checkSecret("HERALD_SMS_TOKEN", v.smsToken))
+		return errors.Join(checkSecret("HERALD_SMTP_PASSWORD", v.smtpPassword), checkSecret("HERALD_SMS_TOKEN", v.smsToken),
+			checkTrimmed("HERALD_SMTP_USERNAME", v.SMTPUsername), checkTrimmed("HERALD_SMS_ACCOUNT", v.SMSAccount),
+			checkTrimmed("HERALD_SMS_FROM", v.SMSFrom))
 	})
 	s.check(func() error {
 		if v.SMTPAddr == "" { // no mail

@@ -42,6 +42,9 @@ func (r *redisSettings) bind(s settings) {
 		if err := checkSecret("HERALD_REDIS_PASSWORD", r.redisPassword); err != nil {
 			return err
 		}
+		if err := checkTrimmed("HERALD_REDIS_MASTER", r.RedisMaster); err != nil {
+			return err
+		}
 		_, err := r.connector()
 		return err
 	})

@@ -295,6 +295,16 @@ func userInfoRead(raw string) (*url.URL, bool) {
 	return u, u.User != nil && strings.Count(u.Redacted(), "@") == 1
 }
 
+// checkTrimmed refuses a setting's text that begins or ends with white space, for the settings
+// sent on as they are (a login, an account, a master's name): a trailing space would make every
+// use of it fail, far from the setting, where nobody reads why.
+func checkTrimmed(name, value string) error {
+	if strings.TrimSpace(value) != value {
+		return fmt.Errorf("%s: %q begins or ends with white space: remove it", name, value)
+	}
+	return nil
+}
+
 // placeholder is what the example deploy files put where a secret goes.
 const placeholder = "CHANGE-ME"
 

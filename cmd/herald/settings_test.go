@@ -127,6 +127,11 @@ func TestBadSettingStopsTheRole(t *testing.T) {
 		{role: "dev", env: "HERALD_BOOTSTRAP_KEY", value: "0f8b1c3e-priv", want: []string{"HERALD_BOOTSTRAP_KEY must be public:private"}},
 		{role: "worker", env: "HERALD_SMTP_PASSWORD", value: "smtp-pw\n", want: []string{"HERALD_SMTP_PASSWORD begins or ends with white space"}},
 		{role: "dev", env: "HERALD_SMS_TOKEN", value: " sms-token", want: []string{"HERALD_SMS_TOKEN begins or ends with white space"}},
+		// text sent on as it is, with a space at an end that would fail each use of it
+		{role: "worker", env: "HERALD_SMTP_USERNAME", value: "herald ", want: []string{`HERALD_SMTP_USERNAME: "herald " begins or ends with white space`}},
+		{role: "dev", env: "HERALD_SMS_ACCOUNT", value: "AC0123 ", want: []string{`HERALD_SMS_ACCOUNT: "AC0123 " begins or ends with white space`}},
+		{role: "worker", env: "HERALD_SMS_FROM", value: " +15557654321", want: []string{`HERALD_SMS_FROM: " +15557654321" begins or ends`}},
+		{role: "scheduler", args: []string{"--redis-url=", "--redis-sentinels=127.0.0.1:26379", "--redis-master=mymaster "}, want: []string{`HERALD_REDIS_MASTER: "mymaster " begins or ends with white space`}},
 		// flags, which win over the environment, are held to the same parsers
 		{role: "worker", args: []string{"--concurrency", "many"}, want: []string{`invalid value "many" for flag -concurrency`, "not a whole number", "e.g. --concurrency=20"}},
 		{role: "dev", args: []string{"--minute=5"}, want: []string{`"5" has no unit`, "e.g. --minute=1m"}},
