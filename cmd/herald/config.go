@@ -166,8 +166,15 @@ type serving struct {
 // parseServing reads the settings of a role that serves the API (and, for herald dev, runs
 // the engine and the scheduler too).
 func parseServing(role, summary, listenDefault string, args []string, out io.Writer) (serving, error) {
-	var c serving
 	s := newSettings(role, summary, out)
+	c := bindServing(s, role, listenDefault)
+	err := s.parse(args)
+	return *c, err
+}
+
+// bindServing binds the settings of a role that serves the API.
+func bindServing(s settings, role, listenDefault string) *serving {
+	c := &serving{}
 	c.common.bindBase(s)
 	c.common.bindAPI(s, listenDefault, role == "dev")
 	if role == "dev" {
@@ -187,5 +194,5 @@ func parseServing(role, summary, listenDefault string, args []string, out io.Wri
 		_, _, err := splitBootstrapKey(c.BootstrapKey)
 		return err
 	})
-	return c, s.parse(args)
+	return c
 }

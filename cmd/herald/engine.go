@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"time"
 
 	"go.uber.org/zap"
@@ -55,7 +54,8 @@ func (v *services) bind(s settings) {
 	service(&v.SMSURL, "sms-url", "HERALD_SMS_URL", "SMS gateway address (default: the public one); unset account: no SMS")
 	s.string(&v.SMSAccount, "sms-account", "HERALD_SMS_ACCOUNT", "", "SMS gateway account (the token: HERALD_SMS_TOKEN, environment only)")
 	s.string(&v.SMSFrom, "sms-from", "HERALD_SMS_FROM", "", "sender number of text messages")
-	v.smtpPassword, v.smsToken = os.Getenv("HERALD_SMTP_PASSWORD"), os.Getenv("HERALD_SMS_TOKEN")
+	s.environmentOnly(&v.smtpPassword, "HERALD_SMTP_PASSWORD")
+	s.environmentOnly(&v.smsToken, "HERALD_SMS_TOKEN")
 	s.check(func() error {
 		return errors.Join(checkSecret("HERALD_SMTP_PASSWORD", v.smtpPassword), checkSecret("HERALD_SMS_TOKEN", v.smsToken),
 			checkTrimmed("HERALD_SMTP_USERNAME", v.SMTPUsername), checkTrimmed("HERALD_SMS_ACCOUNT", v.SMSAccount),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -155,15 +156,14 @@ func workerHelp(t *testing.T) string {
 	return out.String() + errOut.String()
 }
 
-// environmentOnly reports whether cmd/herald reads name from the environment directly (the
+// environmentOnly reports whether the worker reads name from the environment only (the
 // secrets no flag shows).
 func environmentOnly(t *testing.T, name string) bool {
 	t.Helper()
-	src, err := os.ReadFile("engine.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bytes.Contains(src, []byte(`os.Getenv("`+name+`")`))
+	var c common
+	s := newSettings("worker", "", io.Discard)
+	c.bindWorker(s, false)
+	return slices.Contains(s.environment, name)
 }
 
 // HERALD_ADMIN_EMAIL is checked when a worker or herald dev starts: a malformed address

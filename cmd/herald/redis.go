@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -34,7 +33,7 @@ func (r *redisSettings) bind(s settings) {
 	s.string(&r.RedisSentinels, "redis-sentinels", "HERALD_REDIS_SENTINELS", "", "Redis Sentinel addresses, host:port,host:port (with --redis-master; the password: HERALD_REDIS_PASSWORD, environment only)")
 	s.string(&r.RedisMaster, "redis-master", "HERALD_REDIS_MASTER", "", "the master name the sentinels watch")
 	s.string(&r.RedisCluster, "redis-cluster", "HERALD_REDIS_CLUSTER", "", "Redis Cluster node addresses, host:port,host:port (the password: HERALD_REDIS_PASSWORD, environment only)")
-	r.redisPassword = os.Getenv("HERALD_REDIS_PASSWORD")
+	s.environmentOnly(&r.redisPassword, "HERALD_REDIS_PASSWORD")
 	s.check(func() error {
 		if !r.configured() { // herald dev: the embedded store
 			return nil

@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +29,7 @@ type bound struct {
 	role, summary string
 	out           io.Writer  // where --help goes
 	list          []*setting // in the order bound: the order --help lists them
+	environment   []string   // the variables read from the environment only (environmentOnly)
 	envErrs       []error    // environment values that did not parse
 	checks        []func() error
 }
@@ -66,6 +69,9 @@ func (s settings) parse(args []string) error {
 	if len(s.envErrs) > 0 {
 		return errors.Join(s.envErrs...)
 	}
+	if err := s.misspelt(); err != nil {
+		return err
+	}
 	for _, rule := range s.checks {
 		if err := rule(); err != nil {
 			return err
@@ -87,6 +93,76 @@ func (s settings) usage(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// environmentOnly reads a secret from the environment only, so that neither --help nor the
+// process list shows it.
+func (s settings) environmentOnly(p *string, env string) {
+	*p = os.Getenv(env)
+	s.environment = append(s.environment, env)
+}
+
+// misspelt refuses a HERALD_* variable of the environment that no role reads, one or two
+// letters from one that a role does (HERALD_LISTN): a typo that would otherwise leave the
+// setting at its default without a word. Other HERALD_* names are left alone: Kubernetes gives
+// every pod of a namespace HERALD_API_SERVICE_HOST, HERALD_API_PORT, ... for the herald-api
+// Service, and builds and tests have their own.
+func (s settings) misspelt() error {
+	known := everySetting()
+	for _, v := range s.list {
+		known[v.env] = true
+	}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "HERALD_") || known[name] {
+			continue
+		}
+		for _, k := range slices.Sorted(maps.Keys(known)) {
+			if editDistance(name, k) <= 2 {
+				return fmt.Errorf("%s is not a setting of Herald: did you mean %s? ('herald %s --help' lists the settings)", name, k, s.role)
+			}
+		}
+	}
+	return nil
+}
+
+// everySetting is the variable of every setting of the roles that run (dev binds all of them
+// but the metrics address of the roles without the API), by name.
+func everySetting() map[string]bool {
+	s := newSettings("", "", io.Discard)
+	bindServing(s, "dev", "")
+	var metricsListen string
+	bindMetricsListen(s, &metricsListen, "")
+	names := map[string]bool{}
+	for _, v := range s.list {
+		names[v.env] = true
+	}
+	for _, env := range s.environment {
+		names[env] = true
+	}
+	return names
+}
+
+// editDistance is the Levenshtein distance of a and b: the fewest letters to add, remove or
+// change to make one the other.
+func editDistance(a, b string) int {
+	row := make([]int, len(b)+1)
+	for j := range row {
+		row[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		diag := row[0]
+		row[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := diag
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			diag = row[j]
+			row[j] = min(row[j]+1, row[j-1]+1, sub)
+		}
+	}
+	return row[len(b)]
 }
 
 // kind is a type of setting: what its values look like, for help and error messages.

@@ -132,6 +132,11 @@ func TestBadSettingStopsTheRole(t *testing.T) {
 		{role: "dev", env: "HERALD_SMS_ACCOUNT", value: "AC0123 ", want: []string{`HERALD_SMS_ACCOUNT: "AC0123 " begins or ends with white space`}},
 		{role: "worker", env: "HERALD_SMS_FROM", value: " +15557654321", want: []string{`HERALD_SMS_FROM: " +15557654321" begins or ends`}},
 		{role: "scheduler", args: []string{"--redis-url=", "--redis-sentinels=127.0.0.1:26379", "--redis-master=mymaster "}, want: []string{`HERALD_REDIS_MASTER: "mymaster " begins or ends with white space`}},
+		// a setting's name misspelt: it would leave the setting at its default
+		{role: "api", env: "HERALD_LISTN", value: "127.0.0.1:9999", want: []string{"HERALD_LISTN is not a setting of Herald: did you mean HERALD_LISTEN?", "'herald api --help'"}},
+		{role: "worker", env: "HERALD_WORKER_CONCURENCY", value: "50", want: []string{"did you mean HERALD_WORKER_CONCURRENCY?"}},
+		{role: "scheduler", env: "HERALD_RETENTON", value: "30d", want: []string{"did you mean HERALD_RETENTION?"}},
+		{role: "dev", env: "HERALD_SMTP_PASWORD", value: "pw", want: []string{"did you mean HERALD_SMTP_PASSWORD?"}},
 		// flags, which win over the environment, are held to the same parsers
 		{role: "worker", args: []string{"--concurrency", "many"}, want: []string{`invalid value "many" for flag -concurrency`, "not a whole number", "e.g. --concurrency=20"}},
 		{role: "dev", args: []string{"--minute=5"}, want: []string{`"5" has no unit`, "e.g. --minute=1m"}},
@@ -353,6 +358,40 @@ func TestDeploySettingsParse(t *testing.T) {
 					t.Errorf("herald %s with the settings of %s: %v", role, file, err)
 				}
 			})
+		}
+	}
+}
+
+// The HERALD_* variables that are not Herald's settings, and no typo of one, are left alone:
+// those Kubernetes gives every pod for the herald-api Service, the compose file's build
+// arguments, the tests', and herald admin's (in an environment shared with the roles).
+func TestOtherHeraldVariablesLeftAlone(t *testing.T) {
+	others := []string{"HERALD_API_SERVICE_HOST", "HERALD_API_SERVICE_PORT", "HERALD_API_SERVICE_PORT_HTTP", "HERALD_API_PORT",
+		"HERALD_API_PORT_8080_TCP", "HERALD_API_PORT_8080_TCP_PROTO", "HERALD_API_PORT_8080_TCP_PORT", "HERALD_API_PORT_8080_TCP_ADDR",
+		"HERALD_VERSION", "HERALD_GIT_HASH", "HERALD_TEST_REDIS_URL", "HERALD_TEST_ARGS", "HERALD_TEST_ROLE",
+		"HERALD_FAULTS", "HERALD_FAULTS_LOGS", "HERALD_FAULTS_LOG_LEVEL", "HERALD_FAULTS_REPORT", "HERALD_BENCH_PLAIN_ADDR", "HERALD_BENCH_PLAIN_ALERT"}
+	name := regexp.MustCompile(`HERALD_[A-Z0-9_]+`)
+	for _, cmd := range []string{"create-key", "create-org", "create-project"} {
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{"admin", cmd, "--help"}, &out, &bytes.Buffer{}); !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("herald admin %s --help: %v", cmd, err)
+		}
+		for _, v := range name.FindAllString(out.String(), -1) {
+			if !strings.HasPrefix(v, "HERALD_REDIS_") { // the roles' own
+				others = append(others, v)
+			}
+		}
+	}
+	for _, v := range others {
+		t.Setenv(v, "x")
+	}
+	t.Setenv("HERALD_REDIS_URL", "redis://"+closedPort(t)+"/0")
+	t.Setenv("HERALD_METRICS_LISTEN", "")
+	t.Setenv("HERALD_LISTEN", "127.0.0.1:0")
+	for _, role := range []string{"dev", "api", "worker", "scheduler"} {
+		err := run(context.Background(), []string{role}, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "does not answer") {
+			t.Errorf("herald %s with %v set: %v", role, others, err)
 		}
 	}
 }
