@@ -91,6 +91,14 @@ func TestSecretsNeverEchoed(t *testing.T) {
 		if code != 2 {
 			t.Errorf("herald %s --no-such-flag: exit %d", role, code)
 		}
+		// A secret given as an argument, where a flag's value was meant.
+		for _, args := range [][]string{{"--redis-url=", "secretpub:" + secretPrivateKey}, {"secretpub:" + secretPrivateKey}} {
+			stdout, stderr, code = runHerald(t, env, append(strings.Fields(role), args...)...)
+			leaks(role+" with an argument", stdout+stderr)
+			if code != 2 || !strings.Contains(stderr, "takes no arguments") {
+				t.Errorf("herald %s %v: exit %d\n%s", role, args, code, stderr)
+			}
+		}
 		stdout, stderr, code = runHerald(t, with("HERALD_MINUTE=1", "HERALD_LOG_LEVEL=loud", "HERALD_KEY_ROLES=ORG_OWNER"), role)
 		leaks(role+" with a setting that does not parse", stdout+stderr)
 		if code != 2 {

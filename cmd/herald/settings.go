@@ -63,8 +63,15 @@ func (s settings) parse(args []string) error {
 	if err := s.fs.Parse(args); err != nil {
 		return fmt.Errorf("%w ('herald %s --help' lists the settings)", err, s.role)
 	}
-	if s.fs.NArg() > 0 {
-		return fmt.Errorf("herald %s takes no arguments, only settings: %q (see --help)", s.role, s.fs.Arg(0))
+	if n := s.fs.NArg(); n > 0 {
+		// The argument is not shown: it may be a secret meant as a flag's value
+		// (--bootstrap-key= public:private). What comes before it says where it is.
+		where := "first"
+		if i := len(args) - n - 1; i >= 0 {
+			flagName, _, _ := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+			where = "after --" + flagName
+		}
+		return fmt.Errorf("herald %s takes no arguments, only settings: one comes %s (not shown: it may be a secret); a flag's value goes after an =, e.g. --monitoring=false (see --help)", s.role, where)
 	}
 	if len(s.envErrs) > 0 {
 		return errors.Join(s.envErrs...)
