@@ -133,6 +133,8 @@ func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 		switch {
 		case c.Minute <= 0:
 			return fmt.Errorf("HERALD_MINUTE must be positive, not %s", c.Minute)
+		case c.Minute < minMinute:
+			return fmt.Errorf("HERALD_MINUTE must be %s or more, not %s: an open alert repeats its notifications every intervalMin of them", minMinute, c.Minute)
 		case c.Concurrency < 1:
 			return fmt.Errorf("HERALD_WORKER_CONCURRENCY must be 1 or more, not %d", c.Concurrency)
 		case c.Lease <= 0:
@@ -149,6 +151,11 @@ func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 		return err
 	})
 }
+
+// minMinute is the shortest HERALD_MINUTE: at 1ns one open alert's webhook was called some 400
+// times a second (and paging or text messages would be sent as often); the tests and demos
+// shorten a minute to 200ms at the least.
+const minMinute = 100 * time.Millisecond
 
 // minLease is the shortest HERALD_ENGINE_LEASE. A session renews its lease every quarter of it,
 // but at most every 10 ms, in a Redis round trip that takes milliseconds, and Redis keeps a

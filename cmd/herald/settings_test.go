@@ -95,6 +95,7 @@ func TestBadSettingStopsTheRole(t *testing.T) {
 		// durations too short to work: positive, yet in effect zero
 		{role: "scheduler", env: "HERALD_RECONCILE_INTERVAL", value: "1ns", want: []string{"HERALD_RECONCILE_INTERVAL must be 100ms or more, not 1ns"}},
 		{role: "worker", env: "HERALD_ENGINE_LEASE", value: "1ms", want: []string{"HERALD_ENGINE_LEASE must be 1s or more, not 1ms"}},
+		{role: "dev", env: "HERALD_MINUTE", value: "1ns", want: []string{"HERALD_MINUTE must be 100ms or more, not 1ns"}},
 		{role: "dev", env: "HERALD_ENGINE_LEASE", value: "0s", want: []string{"HERALD_ENGINE_LEASE must be positive"}},
 		// whole numbers
 		{role: "worker", env: "HERALD_WORKER_CONCURRENCY", value: "abc", want: []string{`HERALD_WORKER_CONCURRENCY: "abc" is not a whole number`, "e.g. HERALD_WORKER_CONCURRENCY=20"}},
