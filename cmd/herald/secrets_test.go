@@ -116,11 +116,13 @@ func TestSecretsNeverEchoed(t *testing.T) {
 		// A password with a character a URL must have percent-encoded (a generated one may
 		// hold "/") ends the host early: url.Parse sees no password, and takes it for the
 		// port, the path or the fragment; go-redis would connect to another Redis without it.
-		"redis://:" + secretRedisPW + "/x@127.0.0.1:6379/0",    // url.Parse: port
-		"redis://:6379/" + secretRedisPW + "@127.0.0.1:6379/0", // go-redis: path
-		"redis://:6379#" + secretRedisPW + "@127.0.0.1:6379/0", // parses: localhost:6379, no password
-		"redis://:" + secretRedisPW + "?x@127.0.0.1:6379/0",    // url.Parse: port
-		"redis://:" + secretRedisPW + "%zz@127.0.0.1:6379/0",   // url.Parse: escape
+		"redis://:" + secretRedisPW + "/x@127.0.0.1:6379/0",       // url.Parse: port
+		"redis://:6379/" + secretRedisPW + "@127.0.0.1:6379/0",    // go-redis: path
+		"redis://:6379#" + secretRedisPW + "@127.0.0.1:6379/0",    // parses: localhost:6379, no password
+		"redis://:" + secretRedisPW + "?x@127.0.0.1:6379/0",       // url.Parse: port
+		"redis://:" + secretRedisPW + "%zz@127.0.0.1:6379/0",      // url.Parse: escape
+		"redis://127.0.0.1:6379/0?password=" + secretRedisPW,      // other clients' form; go-redis: unknown option
+		"redis://:x/y@127.0.0.1:6379/0?password=" + secretRedisPW, // and a password ending the host early
 	} {
 		for _, role := range []string{"api", "admin create-key"} {
 			stdout, stderr, code := runHerald(t, with("HERALD_REDIS_URL="+url), role)

@@ -348,18 +348,32 @@ func quote(s string) string {
 // redactURL masks the password of a URL. One whose user information url.Parse does not read
 // where a person wrote it (userInfoRead) is shown with all before its last "@" masked; one
 // without "@" that does not parse is not shown at all.
+//
+// The values of its query are masked too: other clients take ?password= (go-redis refuses it,
+// and the URL was shown whole).
 func redactURL(raw string) string {
 	if u, ok := userInfoRead(raw); ok {
+		if u.RawQuery != "" {
+			q := u.Query()
+			for k := range q {
+				q[k] = []string{"xxxxx"}
+			}
+			u.RawQuery = q.Encode()
+		}
 		return u.Redacted()
 	}
 	at := strings.LastIndexByte(raw, '@')
 	if at < 0 {
 		return "(value not shown: it may hold a password)"
 	}
-	if scheme, _, ok := strings.Cut(raw[:at], "://"); ok {
-		return scheme + "://xxxxx@" + raw[at+1:]
+	rest := raw[at+1:]
+	if i := strings.IndexByte(rest, '?'); i >= 0 {
+		rest = rest[:i] + "?xxxxx"
 	}
-	return "xxxxx@" + raw[at+1:]
+	if scheme, _, ok := strings.Cut(raw[:at], "://"); ok {
+		return scheme + "://xxxxx@" + rest
+	}
+	return "xxxxx@" + rest
 }
 
 // userInfoRead parses a URL and reports whether url.Parse reads its user name and password
