@@ -217,3 +217,38 @@ func TestBusyPortNamesItsSetting(t *testing.T) {
 		t.Setenv(c.env, "")
 	}
 }
+
+// The API refuses headers over its bound with 431, before authentication: a connection that
+// sends them slowly holds that much of the API's memory until the header timeout.
+func TestAPIBoundsRequestHeaders(t *testing.T) {
+	t.Setenv("HERALD_REDIS_URL", "")
+	out, logs, stop := startDev(t)
+	defer stop()
+	running := regexp.MustCompile(`Herald is running at (http://127\.0\.0\.1:\d+)/`)
+	var base string
+	for deadline := time.Now().Add(10 * time.Second); base == ""; time.Sleep(20 * time.Millisecond) {
+		if m := running.FindStringSubmatch(out.String()); m != nil {
+			base = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("herald dev did not start:\n%s", logs.String())
+		}
+	}
+	for _, c := range []struct {
+		size int
+		want int
+	}{{8 << 10, http.StatusOK}, {256 << 10, http.StatusRequestHeaderFieldsTooLarge}} {
+		req, err := http.NewRequest(http.MethodGet, base+"/healthz", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Pad", strings.Repeat("a", c.size))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != c.want {
+			t.Errorf("headers of %d bytes: %d, want %d", c.size, res.StatusCode, c.want)
+		}
+	}
+}

@@ -124,6 +124,12 @@ func listen(name, addr string) (net.Listener, error) {
 	return ln, nil
 }
 
+// apiMaxHeaderBytes bounds a request's headers (431 beyond it). A client of the API sends a
+// few hundred bytes (a Digest Authorization is the longest); at net/http's default of 1 MiB,
+// 400 connections sending headers slowly, before any authentication, held 600 MB of the API's
+// memory until ReadHeaderTimeout.
+const apiMaxHeaderBytes = 64 << 10
+
 // serveAPI serves the API on ln until ctx ends, then drains requests in flight.
 func serveAPI(ctx context.Context, ln net.Listener, st *store.Store, engine api.Engine, log *zap.Logger, c common) error {
 	delivery := deliverySetup(c.services, c.AllowPrivate)
@@ -141,6 +147,7 @@ func serveAPI(ctx context.Context, ln net.Listener, st *store.Store, engine api.
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    apiMaxHeaderBytes,
 		ErrorLog:          zap.NewStdLog(log),
 	}
 	done := make(chan error, 1)
