@@ -137,6 +137,8 @@ func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 			return fmt.Errorf("HERALD_MINUTE must be %s or more, not %s: an open alert repeats its notifications every intervalMin of them", minMinute, c.Minute)
 		case c.Concurrency < 1:
 			return fmt.Errorf("HERALD_WORKER_CONCURRENCY must be 1 or more, not %d", c.Concurrency)
+		case c.Concurrency > maxConcurrency:
+			return fmt.Errorf("HERALD_WORKER_CONCURRENCY must be %d or less, not %d", maxConcurrency, c.Concurrency)
 		case c.Lease <= 0:
 			return fmt.Errorf("HERALD_ENGINE_LEASE must be positive, not %s", c.Lease)
 		case c.Lease < minLease:
@@ -151,6 +153,11 @@ func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 		return err
 	})
 }
+
+// maxConcurrency is the highest HERALD_WORKER_CONCURRENCY: asynq stops a worker by taking each
+// of its concurrency's slots in turn, so that at 1000000000000 a worker given SIGTERM spun at
+// full CPU and never stopped. The default is 20.
+const maxConcurrency = 10000
 
 // minMinute is the shortest HERALD_MINUTE: at 1ns one open alert's webhook was called some 400
 // times a second (and paging or text messages would be sent as often); the tests and demos

@@ -100,6 +100,7 @@ func TestBadSettingStopsTheRole(t *testing.T) {
 		// whole numbers
 		{role: "worker", env: "HERALD_WORKER_CONCURRENCY", value: "abc", want: []string{`HERALD_WORKER_CONCURRENCY: "abc" is not a whole number`, "e.g. HERALD_WORKER_CONCURRENCY=20"}},
 		{role: "dev", env: "HERALD_WORKER_CONCURRENCY", value: "0", want: []string{"HERALD_WORKER_CONCURRENCY must be 1 or more"}},
+		{role: "worker", env: "HERALD_WORKER_CONCURRENCY", value: "100000", want: []string{"HERALD_WORKER_CONCURRENCY must be 10000 or less, not 100000"}},
 		// words and lists of a form of their own
 		{role: "api", env: "HERALD_LOG_LEVEL", value: "loud", want: []string{`HERALD_LOG_LEVEL: "loud" is not a log level`, "debug, info, warn or error"}},
 		{role: "worker", env: "HERALD_LOG_LEVEL", value: "fatal", want: []string{`HERALD_LOG_LEVEL: "fatal" is not a log level`}},
