@@ -16,12 +16,10 @@ func errAPIKeyNotFound(id string) error {
 // CreateAPIKey stores a new key (global when k.OrgID is empty) and records ev in scope evs:
 // the platform's events for a global key, the organization's for an organization key.
 func (s *Store) CreateAPIKey(ctx context.Context, k herald.APIKey, ev *herald.Event) error {
-	ok, err := s.rdb.SetNX(ctx, publicKeyRef(k.PublicKey), k.ID, 0).Result()
+	err := s.reserveName(ctx, publicKeyRef(k.PublicKey), usernameRef(k.PublicKey), k.ID,
+		herald.Errorf(herald.KindConflict, "API_KEY_ALREADY_EXISTS", []any{k.PublicKey}, "That public key is taken (by a key or a user's name)."))
 	if err != nil {
 		return err
-	}
-	if !ok {
-		return herald.Errorf(herald.KindConflict, "API_KEY_ALREADY_EXISTS", []any{k.PublicKey}, "That public key is taken.")
 	}
 	_, err = s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 		if err := set(ctx, pipe, apiKeys().doc(k.ID), k); err != nil {

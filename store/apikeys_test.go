@@ -68,3 +68,44 @@ func TestAssignAPIKeyJudgesTheKeyAsWritten(t *testing.T) {
 		t.Errorf("%d events in the project, want 1 (the owner's grant; the refused change records none)", len(evs))
 	}
 }
+
+// A user and an API key share one namespace at login (a key of a user's name shadows the
+// user, who could never sign in again): a user is not created under a key's public key, nor a
+// key under a user's name, and the name refused stays free in its own kind (its reservation is
+// given back).
+func TestUsersAndKeysDoNotShareNames(t *testing.T) {
+	st := store.New(storetest.Redis(t))
+	ctx, now := context.Background(), time.Now()
+	key := herald.APIKey{ID: herald.NewID(now), PublicKey: "sharedname", Created: herald.At(now),
+		Roles: []herald.Role{{RoleName: herald.GlobalOwner}}}
+	if err := st.CreateAPIKey(ctx, key, nil); err != nil {
+		t.Fatal(err)
+	}
+	err := st.CreateUser(ctx, herald.User{ID: herald.NewID(now), Username: "sharedname", HA1: "ha1"}, herald.Event{ID: herald.NewID(now)}, nil)
+	if !isConflict(err) {
+		t.Errorf("a user named like a key: %v, want a conflict", err)
+	}
+	if _, ok, err := st.UserByUsername(ctx, "sharedname"); ok || err != nil {
+		t.Errorf("the refused user's name is taken by a user (%v, %v): its reservation was not given back", ok, err)
+	}
+
+	user := herald.User{ID: herald.NewID(now), Username: "someone", HA1: "ha1"}
+	if err := st.CreateUser(ctx, user, herald.Event{ID: herald.NewID(now)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	err = st.CreateAPIKey(ctx, herald.APIKey{ID: herald.NewID(now), PublicKey: "someone", Created: herald.At(now)}, nil)
+	if !isConflict(err) {
+		t.Errorf("a key named like a user: %v, want a conflict", err)
+	}
+	if _, ok, err := st.APIKeyByPublicKey(ctx, "someone"); ok || err != nil {
+		t.Errorf("the refused key's public key is taken by a key (%v, %v): its reservation was not given back", ok, err)
+	}
+	if got, ok, err := st.UserByUsername(ctx, "someone"); !ok || err != nil || got.ID != user.ID {
+		t.Errorf("the user after a key of its name was refused: %+v, %v, %v", got, ok, err)
+	}
+}
+
+func isConflict(err error) bool {
+	e := herald.ErrorOf(err)
+	return e != nil && e.Kind == herald.KindConflict
+}

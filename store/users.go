@@ -14,13 +14,11 @@ func errUserNotFound(id string) error { return herald.NotFound(herald.CodeUserNo
 // CreateUser stores a new user; the username must be unique. ev is recorded in the platform's
 // events; invitations (one per project or organization the user was invited to) in theirs.
 func (s *Store) CreateUser(ctx context.Context, u herald.User, ev herald.Event, invitations []herald.Event) error {
-	ok, err := s.rdb.SetNX(ctx, usernameRef(u.Username), u.ID, 0).Result()
+	err := s.reserveName(ctx, usernameRef(u.Username), publicKeyRef(u.Username), u.ID,
+		herald.Errorf(herald.KindConflict, herald.CodeUsernameAlreadyExists, []any{u.Username},
+			"A user or API key named %s already exists.", u.Username))
 	if err != nil {
 		return err
-	}
-	if !ok {
-		return herald.Errorf(herald.KindConflict, herald.CodeUsernameAlreadyExists, []any{u.Username},
-			"A user named %s already exists.", u.Username)
 	}
 	_, err = s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 		if err := set(ctx, pipe, users().doc(u.ID), u); err != nil {
@@ -99,4 +97,33 @@ func (s *Store) UsersOf(ctx context.Context, p herald.Project, limit int) ([]her
 		}
 	}
 	return getMany[herald.User](ctx, s, users(), unique)
+}
+
+// reserveName takes name for a new credential: ref, the name's reference in the credential's
+// own kind (users' names, keys' public keys), is set to id if free, and then other, its
+// reference in the other kind, must be free too. The two kinds share one namespace at login
+// (a key of a user's name shadows the user, who could never sign in again), so a user must not
+// be named like a key, nor a key like a user. The references live in slots of their own on a
+// Cluster, so the two are not checked at once: of two callers racing for one name in both
+// kinds, each reserves its own and at least one sees the other's and gives its own back
+// (both may). taken is the error of a name taken either way.
+func (s *Store) reserveName(ctx context.Context, ref, other, id string, taken error) error {
+	ok, err := s.rdb.SetNX(ctx, ref, id, 0).Result()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return taken
+	}
+	n, err := s.rdb.Exists(ctx, other).Result()
+	if err == nil && n == 0 {
+		return nil
+	}
+	if gone := s.rdb.Del(ctx, ref).Err(); gone != nil { // the reservation is this caller's alone
+		return errors.Join(err, gone)
+	}
+	if err != nil {
+		return err
+	}
+	return taken
 }
