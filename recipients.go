@@ -1,5 +1,7 @@
 package herald
 
+import "strings"
+
 // Who a GROUP, ORG, USER or ADMIN notification reaches (each kind's Reaches in kinds.go), and
 // which field of a notification or integration holds the credential a service may refuse.
 //
@@ -101,3 +103,35 @@ func (i *Integration) RemoveCredential(typeName string) string {
 // CredentialRejected is the audit event of a credential a service refused, which Herald
 // removed from the notification or integration that held it.
 const EventCredentialRejected = "CREDENTIAL_REJECTED_AUDIT"
+
+// Why a notice of a notification that reaches people reached nobody (the reason its dead
+// letter is recorded with), for a retry of one person's delivery.
+const NobodyPersonGone = "the person it was for is no longer among those it reaches, or has no address for it now"
+
+// NobodyReached says why notification n, of a kind that reaches people, reached nobody of its
+// project's people (none holds what it names with an address for its means), as its notice's
+// dead letter records it: whom it names and what they lack.
+func (n Notification) NobodyReached() string {
+	kind, _ := LookupKind(n.TypeName)
+	who := "no member of the project"
+	switch {
+	case kind.Name == "USER":
+		who = "no member of the project named " + n.Username
+	case kind.Name == "ORG":
+		who = "no member of the organization"
+	case kind.People != nil && kind.People.Administrators:
+		who = "no global owner"
+	}
+	if len(n.Roles) > 0 && kind.People != nil && kind.People.Roles != nil {
+		who += " holding " + strings.Join(n.Roles, " or ")
+	}
+	email, sms := n.Means()
+	switch {
+	case email && sms:
+		return who + " has an email address or a mobile number"
+	case sms:
+		return who + " has a mobile number"
+	default:
+		return who + " has an email address"
+	}
+}

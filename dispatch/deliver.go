@@ -56,6 +56,10 @@ type recipient struct {
 	via      string // EMAIL or SMS when the notice fans out to people
 	userID   string
 	delivery channels.Delivery
+	// nobody, when set, is why a notice that fans out reached nobody: this recipient stands
+	// for no one, and its delivery fails for good at once (attempt), so that the notice ends a
+	// dead letter saying why rather than with no record at all.
+	nobody string
 }
 
 // notified is what a notice's delivery needs besides the notice.
@@ -73,7 +77,9 @@ var errNotificationGone = errors.New("the configuration no longer has this notif
 
 // recipients are the deliveries of notice n, as the registry says its kind reaches: its one
 // target, or each of its people by the means the notification names. A retry of one person's
-// delivery (n.UserID set) has that one only.
+// delivery (n.UserID set) has that one only. A notice that reaches nobody (no one it names
+// has an address for its means; the person of a retry is no longer one it reaches) has one
+// recipient that stands for nobody, its delivery a dead letter saying why.
 func (e *Engine) recipients(n notice, nc noticeContext) ([]recipient, error) {
 	if nc.rule == nil || n.Notification >= len(nc.rule.Notifications) {
 		return nil, errNotificationGone
@@ -117,6 +123,13 @@ func (e *Engine) recipients(n notice, nc noticeContext) ([]recipient, error) {
 			out = append(out, recipient{kind: via.kind, via: via.kind, userID: u.ID, delivery: d})
 		}
 	}
+	if len(out) == 0 && n.UserID != "" {
+		base.ID = personalID(n.DeliveryID, n.UserID, n.Via)
+		return []recipient{{kind: n.Via, via: n.Via, userID: n.UserID, delivery: base, nobody: herald.NobodyPersonGone}}, nil
+	}
+	if len(out) == 0 {
+		return []recipient{{kind: kind.Name, delivery: base, nobody: nt.NobodyReached()}}, nil
+	}
 	return out, nil
 }
 
@@ -129,6 +142,10 @@ func personalID(noticeID, userID, via string) string {
 // attempt tries one delivery a few times at once and says how it went, with a record of each
 // try.
 func (e *Engine) attempt(ctx context.Context, n notice, r *recipient) (outcome, []store.Attempt, error) {
+	if r.nobody != "" { // reached nobody: failed for good, as a delivery with no sender
+		f := &channels.Failure{Reason: r.nobody}
+		return givenUp, []store.Attempt{e.record(n, r, e.Clock.Now(), f)}, f
+	}
 	notifier, ok := e.Notifiers[r.kind]
 	if !ok {
 		err := fmt.Errorf("no sender for %s notifications", r.kind)

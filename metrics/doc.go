@@ -19,9 +19,10 @@
 // route="unmatched" (a request refused by authentication counts under the route it asked
 // for). method is the request's, for every route (HTTP's own methods; any other is "other").
 // kind is the sender a delivery went through: a notification typeName (WEBHOOK, PAGING, ...),
-// or EMAIL or SMS for the kinds that reach people; outcome is the attempt's outcome in lower
-// case (delivered, retrying, rejected, failed: an attempt that ends a retry task's last try is
-// counted as retrying, and the dead letter it leaves shows in
+// or EMAIL or SMS for the kinds that reach people (a notice of those that reached nobody counts
+// as failed under its notification's typeName, GROUP say, and is a dead letter); outcome is
+// the attempt's outcome in lower case (delivered, retrying, rejected, failed: an attempt that
+// ends a retry task's last try is counted as retrying, and the dead letter it leaves shows in
 // herald_queue_size{state="archived"}). Every kind × outcome series, and every kind's
 // duration, exists at zero from the start, so that rate() and alerts on absence work before
 // the first delivery. task is "alert" for an alert's step (when a session
