@@ -394,7 +394,7 @@ func (s *session) people(ctx context.Context) ([]herald.User, error) {
 	s.peopleMu.Lock()
 	defer s.peopleMu.Unlock()
 	if s.peopleList == nil { // a failed read is not kept: the next notice reads again
-		users, err := s.e.store.UsersOf(ctx, s.project, 10000)
+		users, err := s.e.store.UsersOf(ctx, s.project)
 		if err != nil {
 			return nil, err
 		}
@@ -598,7 +598,7 @@ func (e *Engine) ownersTask(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
-	people, err := e.store.UsersOf(ctx, p, 10000)
+	people, err := e.store.UsersOf(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -792,6 +792,6 @@ func (e *Engine) loadNoticeContext(ctx context.Context, n notice) (noticeContext
 	for i := range integrations {
 		nc.integ[integrations[i].Type] = &integrations[i]
 	}
-	nc.people = func() ([]herald.User, error) { return e.store.UsersOf(ctx, nc.project, 10000) }
+	nc.people = func() ([]herald.User, error) { return e.store.UsersOf(ctx, nc.project) }
 	return nc, nil
 }

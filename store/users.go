@@ -77,26 +77,40 @@ func (s *Store) User(ctx context.Context, id string) (herald.User, error) {
 	return u, get(ctx, s.rdb, users().doc(id), &u, errUserNotFound(id))
 }
 
+// usersPage is how many users UsersOf reads of a list in one round trip.
+const usersPage = 1000
+
 // UsersOf lists the users with a role (held or invited) in project p, in its organization, or
-// a global one: everyone a notification of the project may reach. At most limit.
-func (s *Store) UsersOf(ctx context.Context, p herald.Project, limit int) ([]herald.User, error) {
-	var ids []string
-	for _, idx := range []string{users().index("group", p.ID), users().index("org", p.OrgID), users().index("global")} {
-		got, err := s.rdb.ZRange(ctx, idx, 0, int64(limit-1)).Result()
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, got...)
-	}
+// a global one: everyone a notification of the project may reach, each once. It reads them all,
+// a page at a time: however many a project has, none is left out (a limit once left everyone
+// past the first 10,000 of a list unnotified, without a word).
+func (s *Store) UsersOf(ctx context.Context, p herald.Project) ([]herald.User, error) {
+	var out []herald.User
 	seen := map[string]bool{}
-	unique := ids[:0]
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			unique = append(unique, id)
+	for _, idx := range []string{users().index("group", p.ID), users().index("org", p.OrgID), users().index("global")} {
+		for off := int64(0); ; off += usersPage {
+			ids, err := s.rdb.ZRange(ctx, idx, off, off+usersPage-1).Result()
+			if err != nil {
+				return nil, err
+			}
+			unique := make([]string, 0, len(ids))
+			for _, id := range ids {
+				if !seen[id] {
+					seen[id] = true
+					unique = append(unique, id)
+				}
+			}
+			us, err := getMany[herald.User](ctx, s, users(), unique)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, us...)
+			if len(ids) < usersPage {
+				break
+			}
 		}
 	}
-	return getMany[herald.User](ctx, s, users(), unique)
+	return out, nil
 }
 
 // reserveName takes name for a new credential: ref, the name's reference in the credential's
