@@ -174,10 +174,7 @@ func testRefusedToken(t *testing.T, refuse http.HandlerFunc, mailRefusals int) {
 
 // A GROUP notification reaches the project's owners by email.
 func TestGroupNotificationEmailsOwners(t *testing.T) {
-	mail := channelstest.NewSMTPServer(t)
-	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) {
-		c.Notifiers["EMAIL"] = email.Notifier{Config: email.Config{Addr: mail.Addr, From: "herald@example.com"}}
-	})
+	r, mail := newMailRig(t, nil)
 	for _, u := range []struct{ name, role string }{{"owner@example.com", "GROUP_OWNER"}, {"reader@example.com", "GROUP_READ_ONLY"}} {
 		r.do("POST", "/users", map[string]any{"username": u.name, "password": "s3cret-pass", "emailAddress": u.name,
 			"firstName": "A", "lastName": "B", "roles": []any{map[string]any{"groupId": r.project, "roleName": u.role}}}, 201)
@@ -201,10 +198,7 @@ func TestGroupNotificationEmailsOwners(t *testing.T) {
 // An ADMIN notification of a global configuration, with no administrators' addresses
 // configured, reaches the users holding GLOBAL_OWNER by email, and no one else.
 func TestAdminNotificationEmailsGlobalOwners(t *testing.T) {
-	mail := channelstest.NewSMTPServer(t)
-	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) {
-		c.Notifiers["EMAIL"] = email.Notifier{Config: email.Config{Addr: mail.Addr, From: "herald@example.com"}}
-	})
+	r, mail := newMailRig(t, nil)
 	for _, u := range []struct {
 		name string
 		role map[string]any

@@ -10,8 +10,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/heraldhq/herald/channels/channelstest"
-	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 )
@@ -92,10 +90,7 @@ func TestFailedSaveIsRetried(t *testing.T) {
 // A store error while reading a project's people for a GROUP notification is transient: the
 // notice is not dropped, the owner gets the mail.
 func TestPeopleReadFailureIsTransient(t *testing.T) {
-	mail := channelstest.NewSMTPServer(t)
-	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) {
-		c.Notifiers["EMAIL"] = email.Notifier{Config: email.Config{Addr: mail.Addr, From: "herald@example.com"}}
-	})
+	r, mail := newMailRig(t, nil)
 	r.do("POST", "/users", map[string]any{"username": "owner@example.com", "password": "s3cret-pass", "emailAddress": "owner@example.com",
 		"firstName": "A", "lastName": "B", "roles": []any{map[string]any{"groupId": r.project, "roleName": "GROUP_OWNER"}}}, 201)
 	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{map[string]any{

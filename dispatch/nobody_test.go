@@ -9,7 +9,6 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"github.com/heraldhq/herald/channels/channelstest"
-	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 )
@@ -30,12 +29,8 @@ func TestFanOutReachingNobodyIsADeadLetter(t *testing.T) {
 			"no member of the project has a mobile number"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			mail := channelstest.NewSMTPServer(t)
 			rec := &recorder{}
-			r := newRigWith(t, 200*time.Millisecond, func(cfg *dispatch.EngineConfig) {
-				cfg.Notifiers["EMAIL"] = email.Notifier{Config: email.Config{Addr: mail.Addr, From: "herald@example.com"}}
-				cfg.Observer = rec
-			})
+			r, mail := newMailRig(t, func(cfg *dispatch.EngineConfig) { cfg.Observer = rec })
 			// A member with an email address and no mobile number, holding another role.
 			r.do("POST", "/users", map[string]any{"username": "reader@example.com", "password": "s3cret-pass", "emailAddress": "reader@example.com",
 				"firstName": "A", "lastName": "B", "roles": []any{map[string]any{"groupId": r.project, "roleName": "GROUP_READ_ONLY"}}}, 201)
@@ -77,12 +72,8 @@ func TestFanOutReachingNobodyIsADeadLetter(t *testing.T) {
 // notification reaches (they left the project after the first try failed) is recorded as a
 // dead letter with why, not dropped without a trace.
 func TestRetryOfAPersonGoneIsADeadLetter(t *testing.T) {
-	mail := channelstest.NewSMTPServer(t)
 	rec := &recorder{}
-	r := newRigWith(t, 200*time.Millisecond, func(cfg *dispatch.EngineConfig) {
-		cfg.Notifiers["EMAIL"] = email.Notifier{Config: email.Config{Addr: mail.Addr, From: "herald@example.com"}}
-		cfg.Observer = rec
-	})
+	r, mail := newMailRig(t, func(cfg *dispatch.EngineConfig) { cfg.Observer = rec })
 	r.do("POST", "/users", map[string]any{"username": "owner@example.com", "password": "s3cret-pass", "emailAddress": "owner@example.com",
 		"firstName": "A", "lastName": "B", "roles": []any{map[string]any{"groupId": r.project, "roleName": "GROUP_OWNER"}}}, 201)
 	ctx := context.Background()

@@ -8,9 +8,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
-	"github.com/heraldhq/herald/channels/channelstest"
-	"github.com/heraldhq/herald/channels/email"
-	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -21,10 +18,7 @@ func TestGroupNotificationReachesEveryMember(t *testing.T) {
 	if testing.Short() {
 		t.Skip("creates 10,001 users")
 	}
-	mail := channelstest.NewSMTPServer(t)
-	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) {
-		c.Notifiers["EMAIL"] = email.Notifier{Config: email.Config{Addr: mail.Addr, From: "herald@example.com"}}
-	})
+	r, mail := newMailRig(t, nil)
 	ctx := context.Background()
 	owner := []herald.Role{{GroupID: r.project, RoleName: herald.GroupOwner}}
 	create := func(i int, created time.Time, address string) error {

@@ -27,6 +27,8 @@ import (
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/api/digest"
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/channels/webhook"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
@@ -51,6 +53,20 @@ type rig struct {
 const webhookSecret = "s3cr3t-for-signing"
 
 func newRig(t *testing.T, minute time.Duration) *rig { return newRigWith(t, minute, nil) }
+
+// newMailRig is a rig with a minute of 200 ms whose EMAIL notices go to a real SMTP server on
+// 127.0.0.1, returned with it; adjust (nil: none) adjusts the engine's configuration further.
+func newMailRig(t *testing.T, adjust func(*dispatch.EngineConfig)) (*rig, *channelstest.SMTPServer) {
+	t.Helper()
+	mail := channelstest.NewSMTPServer(t)
+	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) {
+		c.Notifiers["EMAIL"] = email.Notifier{Config: email.Config{Addr: mail.Addr, From: "herald@example.com"}}
+		if adjust != nil {
+			adjust(c)
+		}
+	})
+	return r, mail
+}
 
 // newRigWith is newRig with the engine's configuration adjusted by adjust (after the rig's
 // own: a WEBHOOK sender that reaches 127.0.0.1, a 2 s lease).
