@@ -20,14 +20,32 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
+// server says where Redis finds its server: the URL HERALD_TEST_REDIS_URL names, or the path
+// of an installed redis-server (both "": the embedded store).
+func server() (url, bin string) {
+	if url := os.Getenv("HERALD_TEST_REDIS_URL"); url != "" {
+		return url, ""
+	}
+	bin, _ = exec.LookPath("redis-server")
+	return "", bin
+}
+
+// Real reports whether Redis gives tests a real redis-server rather than the embedded store.
+// A test of a load only a real server bears in seconds (ten thousand users: under a second
+// there, minutes on the embedded store) runs only there; CI always has one.
+func Real() bool {
+	url, bin := server()
+	return url != "" || bin != ""
+}
+
 // Redis returns a client on a fresh, empty Redis for t, closed when t ends.
 func Redis(t testing.TB) *redis.Client {
 	t.Helper()
-	if url := os.Getenv("HERALD_TEST_REDIS_URL"); url != "" {
+	url, bin := server()
+	if url != "" {
 		return shared(t, url)
 	}
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
+	if bin == "" {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("redis-server is not installed: CI must test against a real Redis (.ci/run installs it)")
 		}
