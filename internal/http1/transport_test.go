@@ -200,19 +200,7 @@ func TestAReusedConnectionClosedUnderARequestReplaysOnlyIdempotentOnes(t *testin
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var requests atomic.Int64
-			url := rawServer(t, func(n int, c net.Conn) {
-				br := bufio.NewReader(c)
-				if _, _, err := readRequest(br); err != nil {
-					return
-				}
-				requests.Add(1)
-				io.WriteString(c, okAnswer)
-				if n == 0 { // the first connection: the next request on it is read, not answered
-					if _, _, err := readRequest(br); err == nil {
-						requests.Add(1)
-					}
-				}
-			})
+			url := droppingSecondServer(t, &requests, nil)
 			tr := newTransport()
 			if _, _, err := post(context.Background(), tr, url, "first"); err != nil {
 				t.Fatal(err)
@@ -237,22 +225,34 @@ func TestAReusedConnectionClosedUnderARequestReplaysOnlyIdempotentOnes(t *testin
 	}
 }
 
-// A GET (no body, so nothing to get again) is replayed as a POST with a key is.
-func TestAReusedConnectionClosedUnderAGetReplaysIt(t *testing.T) {
-	var requests atomic.Int64
-	url := rawServer(t, func(n int, c net.Conn) {
+// droppingSecondServer is a server that answers the first request of each connection, and on
+// its first connection reads the next request and closes without answering it (after
+// onSecond, if any, writes to it): a kept connection its server closed under a request. Every
+// request read counts in requests.
+func droppingSecondServer(t *testing.T, requests *atomic.Int64, onSecond func(net.Conn)) string {
+	return rawServer(t, func(n int, c net.Conn) {
 		br := bufio.NewReader(c)
 		if _, _, err := readRequest(br); err != nil {
 			return
 		}
 		requests.Add(1)
 		io.WriteString(c, okAnswer)
-		if n == 0 { // the next request on the first connection is read, not answered
-			if _, _, err := readRequest(br); err == nil {
-				requests.Add(1)
+		if n != 0 {
+			return
+		}
+		if _, _, err := readRequest(br); err == nil {
+			requests.Add(1)
+			if onSecond != nil {
+				onSecond(c)
 			}
 		}
 	})
+}
+
+// A GET (no body, so nothing to get again) is replayed as a POST with a key is.
+func TestAReusedConnectionClosedUnderAGetReplaysIt(t *testing.T) {
+	var requests atomic.Int64
+	url := droppingSecondServer(t, &requests, nil)
 	tr := newTransport()
 	get := func() (int, error) {
 		req, _ := http.NewRequest(http.MethodGet, url, nil)
@@ -332,19 +332,8 @@ func TestAReplayDialsANewConnection(t *testing.T) {
 // answered: not sent again, even with an Idempotency-Key.
 func TestNoReplayAfterAnInformationalAnswer(t *testing.T) {
 	var requests atomic.Int64
-	url := rawServer(t, func(n int, c net.Conn) {
-		br := bufio.NewReader(c)
-		if _, _, err := readRequest(br); err != nil {
-			return
-		}
-		requests.Add(1)
-		io.WriteString(c, okAnswer)
-		if n == 0 {
-			if _, _, err := readRequest(br); err == nil {
-				requests.Add(1)
-				io.WriteString(c, "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n")
-			}
-		}
+	url := droppingSecondServer(t, &requests, func(c net.Conn) {
+		io.WriteString(c, "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n")
 	})
 	tr := newTransport()
 	if _, _, err := post(context.Background(), tr, url, "first"); err != nil {
