@@ -38,6 +38,18 @@ func NewID(now time.Time) string {
 	return hex.EncodeToString(b[:])
 }
 
+// IDTime is the creation second id carries; ok is false for a string that is not an id.
+func IDTime(id string) (t time.Time, ok bool) {
+	if !ValidID(id) {
+		return time.Time{}, false
+	}
+	var b [4]byte
+	if _, err := hex.Decode(b[:], []byte(id[:8])); err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(binary.BigEndian.Uint32(b[:])), 0), true
+}
+
 // ValidID reports whether s has the form of an identifier. Path ids that fail it are simply
 // not found; the check keeps garbage out of store keys.
 func ValidID(s string) bool {

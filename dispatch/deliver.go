@@ -309,9 +309,6 @@ func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) se
 			mu.Lock()
 			out.attempts = append(out.attempts, tried{*n, s.e.superseded(*n, n.DeliveryID, noticeKind(*n, nc.rule), "", why)})
 			mu.Unlock()
-			if n.Event == string(channels.EventOpen) {
-				s.e.unreached(ctx, *n, nc)
-			}
 			continue
 		}
 		rs, err := s.e.recipients(*n, nc)

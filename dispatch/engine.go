@@ -24,8 +24,9 @@ type Engine struct {
 	dispatcher *Dispatcher
 	stopping   chan struct{} // closed when the worker shuts down: waits end at once
 	stopOnce   sync.Once
-	waiters    waiters // the tasks of this engine waiting in-process for a project's next due time
-	loops      loops   // the engine's loops at each project, which kicks reach
+	waiters    waiters  // the tasks of this engine waiting in-process for a project's next due time
+	loops      loops    // the engine's loops at each project, which kicks reach
+	tracked    sync.Map // scopes known to record every try (store.TrackReach)
 }
 
 // stop ends the engine's waits (for a busy project, for an alert due within the second), so
@@ -419,6 +420,9 @@ func (s *session) track(sc store.Scope, notices [][]byte, on bool) {
 // work is what a session does: fn, the notices engines left behind, then whatever waits or is
 // due.
 func (s *session) work(ctx context.Context, fn func(*session) error) error {
+	if err := s.trackReach(ctx); err != nil {
+		return err
+	}
 	if fn != nil {
 		if err := fn(s); err != nil {
 			return err
@@ -428,6 +432,21 @@ func (s *session) work(ctx context.Context, fn func(*session) error) error {
 		return err
 	}
 	return s.run(ctx)
+}
+
+// trackReach makes sure the session's scopes record every try before it creates an alert
+// there (store.TrackReach), once an engine.
+func (s *session) trackReach(ctx context.Context) error {
+	for _, sc := range s.scopes() {
+		if _, ok := s.e.tracked.Load(sc); ok {
+			continue
+		}
+		if err := s.e.store.TrackReach(ctx, sc, s.e.Clock.Now()); err != nil {
+			return err
+		}
+		s.e.tracked.Store(sc, true)
+	}
+	return nil
 }
 
 // send hands a committed step's notices to the session's sender, which delivers them while

@@ -469,40 +469,47 @@ func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now
 	return nil
 }
 
-// cancelConfig cancels the active alerts configuration configID (of scope) opened before
-// before: it was edited, disabled or deleted.
+// cancelConfig cancels the active alerts of configuration configID (of scope) that were
+// created before before: it was edited, disabled or deleted. An alert created since was
+// opened under the configuration as it is now, whenever its condition began. The server's
+// clock decides (the alert id's second): an alert created in the edit's second is kept.
 func (s *session) cancelConfig(ctx context.Context, sc store.Scope, configID string, before time.Time) error {
-	for {
+	for offset := 0; ; {
 		var active []herald.Alert
 		var err error
+		page := store.Page{Offset: offset, Limit: claimBatch}
 		if sc.Global {
-			active, _, err = s.e.store.GlobalConfigAlertsOfProject(ctx, configID, sc.GroupID, store.Page{Limit: claimBatch})
+			active, _, err = s.e.store.GlobalConfigAlertsOfProject(ctx, configID, sc.GroupID, page)
 		} else {
-			active, _, err = s.e.store.ConfigAlerts(ctx, sc.GroupID, configID, store.Page{Limit: claimBatch})
+			active, _, err = s.e.store.ConfigAlerts(ctx, sc.GroupID, configID, page)
 		}
 		if err != nil {
 			return err
 		}
 		var ids []string
 		for _, a := range active {
-			ids = append(ids, a.ID)
-		}
-		if len(ids) == 0 {
-			return nil
-		}
-		now := s.e.Clock.Now()
-		cancelled := 0
-		if err := s.advance(ctx, sc, ids, now, func(t store.Tracked, rule herald.AlertRule, ok bool) herald.Step {
-			if t.Schedule.Detected.Before(before) {
-				cancelled++
-				return herald.Cancel(t.Alert, t.Schedule, now)
+			if createdBefore(a.ID, before) {
+				ids = append(ids, a.ID)
+			} else {
+				offset++ // kept: the next page starts after it
 			}
-			return herald.Step{Alert: t.Alert, Schedule: t.Schedule, Wake: herald.Wake(t.Alert, t.Schedule)}
-		}); err != nil {
-			return err
 		}
-		if cancelled == 0 || len(ids) < claimBatch {
+		if len(ids) > 0 {
+			now := s.e.Clock.Now()
+			if err := s.advance(ctx, sc, ids, now, func(t store.Tracked, rule herald.AlertRule, ok bool) herald.Step {
+				return herald.Cancel(t.Alert, t.Schedule, now)
+			}); err != nil {
+				return err
+			}
+		}
+		if len(active) < claimBatch {
 			return nil
 		}
 	}
+}
+
+// createdBefore says whether the alert of id was created before t, by the id's second.
+func createdBefore(id string, t time.Time) bool {
+	created, ok := herald.IDTime(id)
+	return ok && created.Unix() < t.Unix()
 }

@@ -32,10 +32,9 @@ const (
 	// ErrObservationsSetAside: batches of observations a worker could not read, set aside in
 	// the project's obs-aside list rather than evaluated (store.SetObservationsAside).
 	ErrObservationsSetAside = "observations_set_aside"
-	// ErrNoticeEnd: how a try of an opening or repeat went, or that a superseded opening
-	// reached nobody, was not recorded (a store error, store.EndNotice): its alert's
-	// resolution waits for the try's mark to lapse (sendingMax), or goes to a target the
-	// opening never reached.
+	// ErrNoticeEnd: how a try of an opening or repeat went was not recorded (a store error,
+	// store.EndNotice). The target stays marked tried, so its resolution goes (after a
+	// retry's mark lapses, sendingMax).
 	ErrNoticeEnd = "notice_end"
 )
 

@@ -14,11 +14,13 @@ import (
 )
 
 // Every try of a notice (the first, each retry, a replayed dead letter) re-checks it against
-// the present (herald.NoticeAbout.Superseded), and per target keeps a resolution behind the
-// opening it resolves (store.BeginNotice, BeginClose): a resolution waits while an opening is
-// being sent, goes once one reached the target (or may have), and is withheld when none did,
-// which also withholds any opening tried after it. So no target sees a resolution before its
-// opening, and a PAGING incident opened at the service is always resolved.
+// the present (herald.NoticeAbout.Superseded), and goes through the alert's reach record
+// (store.BeginNotice, BeginClose). An opening or repeat marks its target tried before it is
+// sent, and is refused once the alert ended. A resolution goes only to a target marked tried,
+// waits while a retry there is under way, and is withheld where nothing was tried. So no
+// target sees a resolution without its opening, and a PAGING incident opened at the service
+// is always resolved. A target with no record got nothing: every path that ends an opening
+// unsent (superseded, its sender dead before trying it) fails safe without writing.
 
 // sendingMax bounds how long a try of an opening may be under way (its quick retries
 // included): a resolution waits for it no longer, should its sender have died (and waits less
@@ -60,12 +62,8 @@ func noticeKind(n notice, rule *herald.AlertRule) string {
 
 // try is one try of delivery r of notice n (retry: by a retry task, not the session that
 // decided it), in its place in the order of its alert's notices to that target: a resolution
-// may wait (retryLater with errWaitingForOpening) or be superseded; a retried opening or
-// repeat is superseded once its alert ended unseen by the target. The session's first try of
-// an opening writes nothing when it reaches the target: only failures and retries are
-// recorded, so the common case costs no Redis call. (A session's own notices go out in commit
-// order, and it hands its project over only once they are settled: a resolution only ever
-// races with a retry task.)
+// may wait (retryLater with errWaitingForOpening) or be superseded; an opening or repeat is
+// superseded once its alert ended.
 func (e *Engine) try(ctx context.Context, n notice, r *recipient, retry bool) (outcome, []store.Attempt, error) {
 	sc, target := n.scope(), reachTarget(n, *r)
 	if n.about().Closing {
@@ -80,47 +78,27 @@ func (e *Engine) try(ctx context.Context, n notice, r *recipient, retry bool) (o
 		}
 		return e.attempt(ctx, n, r)
 	}
+	var until time.Time
 	if retry {
-		ok, err := e.store.BeginNotice(ctx, sc, n.AlertID, target, r.delivery.ID, e.Clock.Now().Add(sendingMax))
-		if err != nil {
-			return retryLater, nil, err
-		}
-		if !ok {
-			return superseded, []store.Attempt{e.superseded(n, r.delivery.ID, r.kind, r.via, herald.SupersededClosed)}, nil
-		}
+		until = e.Clock.Now().Add(sendingMax)
+	}
+	began, err := e.store.BeginNotice(ctx, sc, n.AlertID, target, r.delivery.ID, until)
+	if err != nil {
+		return retryLater, nil, err
+	}
+	if !began.OK {
+		return superseded, []store.Attempt{e.superseded(n, r.delivery.ID, r.kind, r.via, herald.SupersededClosed)}, nil
 	}
 	res, records, err := e.attempt(ctx, n, r)
-	reached, opening := mayHaveReached(res, err), n.Event == string(channels.EventOpen)
-	if retry || reached != opening { // a retry; a failed opening; a repeat that reached the target
-		if endErr := e.store.EndNotice(context.WithoutCancel(ctx), sc, n.AlertID, target, reached, opening); endErr != nil {
-			// A retry's mark lapses after sendingMax (the resolution then goes, as the try may
-			// have reached the target); a failed opening left unmarked has its resolution sent.
+	if reached := mayHaveReached(res, err); retry || !reached {
+		if endErr := e.store.EndNotice(context.WithoutCancel(ctx), sc, n.AlertID, target, r.delivery.ID, began, reached); endErr != nil {
+			// The target stays marked tried: its resolution goes (a retry's waits for its mark
+			// to lapse, sendingMax).
 			e.Observer.EngineError(ErrNoticeEnd, 1)
-			e.Log.Warn("recording how an opening went", zap.String("delivery", r.delivery.ID), zap.Error(endErr))
+			e.Log.Warn("recording how a notice went", zap.String("delivery", r.delivery.ID), zap.Error(endErr))
 		}
 	}
 	return res, records, err
-}
-
-// unreached records that opening n, superseded before it was tried (its alert closed in the
-// step that opened it, or a maintenance window began), reached none of its targets, so that
-// its resolution is withheld too (store.BeginClose) unless a later notice reaches them.
-// Nothing is recorded when the notification is gone: its resolution is superseded as well. A
-// record that fails is counted (ErrNoticeEnd): the resolution then goes to the target.
-func (e *Engine) unreached(ctx context.Context, n notice, nc noticeContext) {
-	rs, err := e.recipients(n, nc)
-	if errors.Is(err, errNotificationGone) {
-		return
-	}
-	for _, r := range rs {
-		if err == nil {
-			err = e.store.EndNotice(context.WithoutCancel(ctx), n.scope(), n.AlertID, reachTarget(n, r), false, true)
-		}
-	}
-	if err != nil {
-		e.Observer.EngineError(ErrNoticeEnd, 1)
-		e.Log.Warn("recording that a superseded opening reached nobody", zap.String("delivery", n.DeliveryID), zap.Error(err))
-	}
 }
 
 // abandonTries ends the tries of notice n (an opening or repeat, now superseded) that an

@@ -177,8 +177,8 @@ func TestResolutionDoesNotWaitForADeadTry(t *testing.T) {
 		t.Fatalf("no delivery id among the opening's attempts: %v", r.attemptsOf(id))
 	}
 	sc := store.Scope{GroupID: r.project}
-	if ok, err := r.Store.BeginNotice(ctx, sc, id, "0", deliveryID, time.Now().Add(2*time.Minute)); err != nil || !ok {
-		t.Fatal(ok, err)
+	if began, err := r.Store.BeginNotice(ctx, sc, id, "0", deliveryID, time.Now().Add(2*time.Minute)); err != nil || !began.OK {
+		t.Fatal(began, err)
 	}
 	r.observe(hostDown("h1", false))
 	r.onlyAlert("CLOSED")
@@ -285,5 +285,34 @@ func TestOpenedAndClosedInOneStepSendsNothing(t *testing.T) {
 	}
 	if as := r.attemptsOf(id); !hasAttempt(as, store.OutcomeSuperseded, herald.SupersededNeverOpened) {
 		t.Errorf("the resolution not recorded superseded: %v", as)
+	}
+}
+
+// An edit cancels the alerts opened before it, not one a batch evaluated under the new
+// configuration opened before the edit's task ran, however long ago its condition began: that
+// alert's opening went out, and cancelling it would leave its incident open with no
+// resolution.
+func TestEditKeepsAlertsOpenedAfterIt(t *testing.T) {
+	r := newRig(t, 200*time.Millisecond)
+	id := r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.waitEngineIdle(10 * time.Second)
+	ins := asynq.NewInspectorFromRedisClient(r.Store.Redis())
+	if err := ins.PauseQueue(dispatch.QueueEngine); err != nil {
+		t.Fatal(err)
+	}
+	r.do("PUT", "/groups/"+r.project+"/alertConfigs/"+id, map[string]any{"eventTypeName": "HOST_DOWN", "enabled": true,
+		"notifications": []any{r.webhook(0, 61)}}, 200)
+	time.Sleep(1100 * time.Millisecond) // the alert is created in a later second than the edit
+	down := hostDown("h1", true)
+	down["at"] = time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	r.observe(down)
+	alert := r.onlyAlert("OPEN")
+	r.recv.waitCount(t, 1, 10*time.Second)
+	if err := ins.UnpauseQueue(dispatch.QueueEngine); err != nil {
+		t.Fatal(err)
+	}
+	r.waitEngineIdle(10 * time.Second)
+	if got := r.do("GET", "/groups/"+r.project+"/alerts/"+alert["id"].(string), nil, 200)["status"]; got != "OPEN" {
+		t.Errorf("the alert opened under the edited configuration is %v, want OPEN", got)
 	}
 }

@@ -155,16 +155,22 @@ func (s *Store) UpdateAlert(ctx context.Context, global bool, groupID, id string
 }
 
 // GlobalConfigAlertsOfProject lists the active alerts a global configuration opened in one
-// project (at most p.Limit), reading the configuration's index a page at a time.
+// project (at most p.Limit, after the first p.Offset), reading the configuration's index a
+// page at a time.
 func (s *Store) GlobalConfigAlertsOfProject(ctx context.Context, configID, groupID string, p Page) ([]herald.Alert, int, error) {
 	var out []herald.Alert
+	skip := p.Offset
 	for off := 0; len(out) < p.Limit; off += 500 {
 		page, _, err := s.GlobalConfigAlerts(ctx, configID, Page{Offset: off, Limit: 500})
 		if err != nil {
 			return nil, 0, err
 		}
 		for _, a := range page {
-			if a.GroupID == groupID && len(out) < p.Limit {
+			switch {
+			case a.GroupID != groupID || len(out) >= p.Limit:
+			case skip > 0:
+				skip--
+			default:
 				out = append(out, a)
 			}
 		}

@@ -2,26 +2,32 @@ package store
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald"
 )
 
-// Which targets of an alert have not seen its opening, so that no target sees a resolution
-// before the opening it resolves. Only failures write here: a target whose opening reached it
-// at once costs nothing.
+// Reach records, per target of an alert, whether anything of the alert was tried there, so
+// that no target gets a resolution without the opening it resolves. It fails safe: a target
+// with no record got nothing, and its resolution is withheld.
 //
-//	{g:<id>}:reach:<alert>               HASH target -> unreached | ended
-//	                                              target#s -> an opening or repeat is being retried until (unix ms)
-//	                                              target#b -> the delivery whose try that is
+//	{g:<id>}:reach:<alert>               HASH target   -> r: an opening or repeat was tried there
+//	                                                       (it reached the target, or may have)
+//	                                                    e: the alert ended with nothing tried
+//	                                                       there: no resolution, nothing after it
+//	                                          target#s -> a retry is being sent until (unix ms)
+//	                                          target#b -> the delivery whose retry that is
 //	{global}:reach:<project>:<alert>     the same for a global alert
+//	{g:<id>}:reach-since, {global}:reach-since
+//	                                     STRING unix seconds since when the scope's alerts are
+//	                                     recorded so: an older alert's target with no record
+//	                                     is read as reached, as it was recorded before
 //
-// A target is a notification of the alert, or one person's email or SMS of it. unreached: its
-// opening failed (the target answered with a failure) and nothing has reached it since.
-// ended: the alert ended before anything reached it; no resolution is sent, and an opening
-// tried after it is superseded. No field: what was sent reached the target (or may have: no
-// answer came). Kept a week after the last write. Marks written before target#b was (an
-// older worker's) have none: they lapse at their time, as all did then.
+// A target is a notification of the alert, or one person's email or SMS of it. The hash
+// lives as long as the alert: retention deletes it with the alert (PurgeAlerts).
 func (s Scope) reach(alertID string) string {
 	if s.Global {
 		return key(globalTag, "reach", s.GroupID, alertID)
@@ -29,87 +35,114 @@ func (s Scope) reach(alertID string) string {
 	return key(groupTag(s.GroupID), "reach", alertID)
 }
 
-const reachKept = 7 * 24 * time.Hour
+func (s Scope) reachSince() string {
+	if s.Global {
+		return key(globalTag, "reach-since")
+	}
+	return key(groupTag(s.GroupID), "reach-since")
+}
 
-// beginNotice: a retry of an opening or repeat to target ARGV[1] is about to be sent by
-// delivery ARGV[4], until ARGV[2] ms at the latest. 0 when the alert ended unseen by the
-// target (superseded).
+// beginNotice: an opening or repeat is about to be tried at target ARGV[1]. It is refused
+// (0) when the alert ended unseen there, or is no longer active (its schedule, KEYS[2] field
+// ARGV[4] or ARGV[5], is gone). Otherwise the target is marked tried: 1 when nothing was tried
+// there before, 2 when something was. A retry (ARGV[2] > 0) also marks itself under way until
+// ARGV[2] ms, by delivery ARGV[3], so that a resolution waits behind it.
 var beginNotice = redis.NewScript(`
-if redis.call('HGET', KEYS[1], ARGV[1]) == 'ended' then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1] .. '#s', ARGV[2], ARGV[1] .. '#b', ARGV[4])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v == 'e' or v == 'ended' then return 0 end
+if redis.call('HEXISTS', KEYS[2], ARGV[4]) == 0 and redis.call('HEXISTS', KEYS[2], ARGV[5]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], 'r')
+if ARGV[2] ~= '0' then
+  redis.call('HSET', KEYS[1], ARGV[1] .. '#s', ARGV[2], ARGV[1] .. '#b', ARGV[3])
+end
+if v == 'r' then return 2 end
 return 1
 `)
 
-// endNotice: an opening or repeat to target ARGV[1] was tried. ARGV[2]: 1 when it reached the
-// target (or may have), which clears an earlier failed opening; ARGV[4]: 1 when it was the
-// opening, whose failure marks the target unreached.
+// endNotice: the try of delivery ARGV[4] at target ARGV[1] is over. ARGV[2]: 1 when it
+// reached the target or may have. A try that did not, at a target nothing was tried at
+// before it (ARGV[3] = 0), takes its mark back.
 var endNotice = redis.NewScript(`
-redis.call('HDEL', KEYS[1], ARGV[1] .. '#s', ARGV[1] .. '#b')
-local v = redis.call('HGET', KEYS[1], ARGV[1])
-if v == 'ended' then return 0 end
-if ARGV[2] == '1' then
+if redis.call('HGET', KEYS[1], ARGV[1] .. '#b') == ARGV[4] then
+  redis.call('HDEL', KEYS[1], ARGV[1] .. '#s', ARGV[1] .. '#b')
+end
+if ARGV[2] == '0' and ARGV[3] == '0' and redis.call('HGET', KEYS[1], ARGV[1]) == 'r' then
   redis.call('HDEL', KEYS[1], ARGV[1])
-elseif ARGV[4] == '1' then
-  redis.call('HSET', KEYS[1], ARGV[1], 'unreached')
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
 end
 return 1
 `)
 
-// beginClose: may the resolution to target ARGV[1] be sent at ARGV[2] ms? 1: yes; 0: wait, a
-// retry of an opening or repeat is under way; -1: no, nothing reached the target (and nothing
-// will now).
+// beginClose: may the resolution to target ARGV[1] be sent at ARGV[2] ms? 1: yes; 0: wait,
+// a retry of an opening or repeat is under way; -1: no, nothing was tried there (and nothing
+// will be now). An alert created (ARGV[3], unix seconds) before the scope's reach-since
+// (KEYS[2], set here if missing) is read as its engine recorded it: no record, reached.
 var beginClose = redis.NewScript(`
 local sending = tonumber(redis.call('HGET', KEYS[1], ARGV[1] .. '#s'))
 if sending and sending > tonumber(ARGV[2]) then return 0 end
-if sending then -- a retry that never said how it went may have reached the target
-  redis.call('HDEL', KEYS[1], ARGV[1] .. '#s', ARGV[1] .. '#b', ARGV[1])
-  return 1
+if sending then
+  redis.call('HDEL', KEYS[1], ARGV[1] .. '#s', ARGV[1] .. '#b')
 end
 local v = redis.call('HGET', KEYS[1], ARGV[1])
-if v == 'unreached' or v == 'ended' then
-  redis.call('HSET', KEYS[1], ARGV[1], 'ended')
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
-  return -1
+if v == 'r' then return 1 end
+if not v then
+  redis.call('SET', KEYS[2], math.floor(tonumber(ARGV[2]) / 1000), 'NX')
+  if tonumber(ARGV[3]) < tonumber(redis.call('GET', KEYS[2])) then return 1 end
 end
-return 1
+redis.call('HSET', KEYS[1], ARGV[1], 'e')
+return -1
 `)
 
-// BeginNotice records that a retry of an opening or repeat of alert alertID is being sent to
-// target by delivery by, until until at the latest (a resolution waits behind it meanwhile).
-// ok is false when the alert ended unseen by the target: the notice is superseded.
-func (s *Store) BeginNotice(ctx context.Context, sc Scope, alertID, target, by string, until time.Time) (bool, error) {
-	n, err := beginNotice.Run(ctx, s.rdb, []string{sc.reach(alertID)}, target, until.UnixMilli(), reachKept.Milliseconds(), by).Int()
-	return n == 1, err
-}
-
-// abandonNotice: the try of delivery ARGV[2] to target ARGV[1] that BeginNotice marked will
-// never say how it went (its sender died): as when its mark lapses (beginClose), it may have
-// reached the target. Another try's mark, or none, is left as it is. Returns 1 when it was
-// the mark of that try.
+// abandonNotice: the retry of delivery ARGV[2] at target ARGV[1] will never say how it went
+// (its sender died). Its mark under way goes; the target stays marked tried: it may have
+// reached it. Returns 1 when that retry's mark was there.
 var abandonNotice = redis.NewScript(`
 if redis.call('HGET', KEYS[1], ARGV[1] .. '#b') == ARGV[2] and redis.call('HEXISTS', KEYS[1], ARGV[1] .. '#s') == 1 then
-  redis.call('HDEL', KEYS[1], ARGV[1] .. '#s', ARGV[1] .. '#b', ARGV[1])
+  redis.call('HDEL', KEYS[1], ARGV[1] .. '#s', ARGV[1] .. '#b')
   return 1
 end
 return 0
 `)
 
-// AbandonNotice ends the try of delivery by to target of alert alertID that a sender which
-// died began (BeginNotice), if its mark is still there: the resolution need not wait for the
-// mark to lapse. The caller must hold the delivery's task, so that the try is over (asynq gave
-// the task to one worker at a time; its last holder's lease ran out). It reports whether
-// there was such a mark.
+// TrackReach records that sc's alerts created from now on have every try recorded
+// (reach-since), unless that was recorded before. An engine calls it before it creates an
+// alert in sc.
+func (s *Store) TrackReach(ctx context.Context, sc Scope, now time.Time) error {
+	return s.rdb.SetNX(ctx, sc.reachSince(), now.Unix(), 0).Err()
+}
+
+// Try is what BeginNotice found.
+type Try struct {
+	OK       bool // the notice may be sent; false: the alert ended (or ended unseen there)
+	WasTried bool // something was tried at the target before
+}
+
+// BeginNotice records that an opening or repeat of alert alertID is about to be tried at
+// target by delivery by. A retry gives until: a resolution waits behind it until then at the
+// latest. OK is false when the alert ended since, or ended with nothing tried at the target:
+// the notice is superseded.
+func (s *Store) BeginNotice(ctx context.Context, sc Scope, alertID, target, by string, until time.Time) (Try, error) {
+	untilMs := int64(0)
+	if !until.IsZero() {
+		untilMs = until.UnixMilli()
+	}
+	n, err := beginNotice.Run(ctx, s.rdb, []string{sc.reach(alertID), sc.schedules()},
+		target, untilMs, by, docField(alertID), alertID).Int()
+	return Try{OK: n > 0, WasTried: n == 2}, err
+}
+
+// EndNotice records how the try that BeginNotice began went: reached says it reached the
+// target or may have (no answer came).
+func (s *Store) EndNotice(ctx context.Context, sc Scope, alertID, target, by string, t Try, reached bool) error {
+	return endNotice.Run(ctx, s.rdb, []string{sc.reach(alertID)}, target, flag(reached), flag(t.WasTried), by).Err()
+}
+
+// AbandonNotice ends the retry of delivery by at target of alert alertID that a sender which
+// died began, if its mark is still there: the resolution need not wait for the mark to lapse.
+// The caller must hold the delivery's task, so that the try is over. It reports whether there
+// was such a mark.
 func (s *Store) AbandonNotice(ctx context.Context, sc Scope, alertID, target, by string) (bool, error) {
 	n, err := abandonNotice.Run(ctx, s.rdb, []string{sc.reach(alertID)}, target, by).Int()
 	return n == 1, err
-}
-
-// EndNotice records that an opening or repeat was tried: reached says it reached the target
-// or may have (no answer came); opening, that it was the alert's opening.
-func (s *Store) EndNotice(ctx context.Context, sc Scope, alertID, target string, reached, opening bool) error {
-	return endNotice.Run(ctx, s.rdb, []string{sc.reach(alertID)}, target, flag(reached), reachKept.Milliseconds(), flag(opening)).Err()
 }
 
 func flag(b bool) string {
@@ -124,14 +157,15 @@ type CloseVerdict int
 
 // Close verdicts.
 const (
-	CloseSend        CloseVerdict = iota // the opening reached the target (or may have): send it
+	CloseSend        CloseVerdict = iota // something was tried at the target: send it
 	CloseWait                            // a retry of an opening is under way: try again shortly
-	CloseNeverOpened                     // nothing reached the target: not sent, nor anything after
+	CloseNeverOpened                     // nothing was tried at the target: not sent, nor anything after
 )
 
 // BeginClose decides whether alert alertID's resolution may be sent to target at now.
 func (s *Store) BeginClose(ctx context.Context, sc Scope, alertID, target string, now time.Time) (CloseVerdict, error) {
-	n, err := beginClose.Run(ctx, s.rdb, []string{sc.reach(alertID)}, target, now.UnixMilli(), reachKept.Milliseconds()).Int()
+	n, err := beginClose.Run(ctx, s.rdb, []string{sc.reach(alertID), sc.reachSince()},
+		target, now.UnixMilli(), idCreated(alertID)).Int()
 	switch {
 	case err != nil:
 		return CloseWait, err
@@ -141,4 +175,14 @@ func (s *Store) BeginClose(ctx context.Context, sc Scope, alertID, target string
 		return CloseWait, nil
 	}
 	return CloseNeverOpened, nil
+}
+
+// idCreated is the creation second an id carries. An id of another form reads as created
+// last, so that its alert is never taken for an older one.
+func idCreated(id string) int64 {
+	t, ok := herald.IDTime(id)
+	if !ok {
+		return math.MaxInt32
+	}
+	return t.Unix()
 }

@@ -5,140 +5,226 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
 )
 
-// A resolution goes to a target only after the opening reached it: it waits while a retry is
-// under way, goes once an opening or repeat reached the target (or may have), and is withheld
-// (withholding any later opening) when the opening failed and nothing reached it since. A
-// target whose opening reached it at once leaves nothing in Redis.
-func TestResolutionFollowsTheOpening(t *testing.T) {
-	ctx := context.Background()
+// reachRig opens and closes alerts of one project and drives their reach records.
+type reachRig struct {
+	t   *testing.T
+	ctx context.Context
+	rdb redis.UniversalClient
+	st  *store.Store
+	sc  store.Scope
+	now time.Time
+}
+
+func newReachRig(t *testing.T) *reachRig {
 	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	sc := store.Scope{GroupID: "6b04e0000000000000000002"}
-	now := time.Now()
-	verdict := func(alert, target string, at time.Time) store.CloseVerdict {
-		t.Helper()
-		v, err := st.BeginClose(ctx, sc, alert, target, at)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	begin := func(alert, target string, until time.Time) bool {
-		t.Helper()
-		ok, err := st.BeginNotice(ctx, sc, alert, target, "d-"+alert, until)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ok
-	}
-	end := func(alert, target string, reached, opening bool) {
-		t.Helper()
-		if err := st.EndNotice(ctx, sc, alert, target, reached, opening); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	// Reached at once: nothing recorded, the resolution goes.
-	if v := verdict("a0", "0", now); v != store.CloseSend {
-		t.Errorf("after an opening that reached the target at once: %v, want send", v)
-	}
-
-	// The opening failed; its retry is under way, then reaches the target.
-	end("a1", "0", false, true)
-	begin("a1", "0", now.Add(time.Minute))
-	if v := verdict("a1", "0", now); v != store.CloseWait {
-		t.Errorf("while the opening's retry is under way: %v, want wait", v)
-	}
-	end("a1", "0", true, true)
-	if v := verdict("a1", "0", now); v != store.CloseSend {
-		t.Errorf("after the retry reached the target: %v, want send", v)
-	}
-
-	// The opening failed and nothing reached the target: no resolution, no opening after it.
-	end("a2", "0", false, true)
-	if v := verdict("a2", "0", now); v != store.CloseNeverOpened {
-		t.Errorf("after the opening failed: %v, want never opened", v)
-	}
-	if begin("a2", "0", now.Add(time.Minute)) {
-		t.Error("an opening retried after the alert ended unseen was let through")
-	}
-
-	// A failed repeat says nothing against an opening that reached the target; a repeat that
-	// reaches it after a failed opening opens it there.
-	end("a3", "0", false, false)
-	if v := verdict("a3", "0", now); v != store.CloseSend {
-		t.Errorf("after a failed repeat: %v, want send", v)
-	}
-	end("a4", "0", false, true)
-	end("a4", "0", true, false)
-	if v := verdict("a4", "0", now); v != store.CloseSend {
-		t.Errorf("after a repeat reached the target: %v, want send", v)
-	}
-
-	// A retry whose sender died mid-send: once its time is up, it may have reached the target.
-	end("a5", "0", false, true)
-	begin("a5", "0", now.Add(time.Second))
-	if v := verdict("a5", "0", now.Add(2*time.Second)); v != store.CloseSend {
-		t.Errorf("after a sender died mid-retry: %v, want send", v)
-	}
-
-	// A retry whose sender died mid-send, ended by the next run of its task (AbandonNotice):
-	// it may have reached the target, at once rather than once its time is up. Another
-	// delivery's try, or no try under way, is not ended.
-	abandon := func(alert, target, by string) bool {
-		t.Helper()
-		ok, err := st.AbandonNotice(ctx, sc, alert, target, by)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ok
-	}
-	end("a7", "0", false, true)
-	begin("a7", "0", now.Add(time.Minute))
-	if abandon("a7", "0", "d-other") {
-		t.Error("another delivery's try was ended")
-	}
-	if v := verdict("a7", "0", now); v != store.CloseWait {
-		t.Errorf("while another delivery's try is under way: %v, want wait", v)
-	}
-	if !abandon("a7", "0", "d-a7") {
-		t.Error("the dead try was not ended")
-	}
-	if v := verdict("a7", "0", now); v != store.CloseSend {
-		t.Errorf("after the dead try was ended: %v, want send", v)
-	}
-	end("a8", "0", false, true) // failed and ended: no try under way
-	if abandon("a8", "0", "d-a8") {
-		t.Error("a try that ended was ended again")
-	}
-	if v := verdict("a8", "0", now); v != store.CloseNeverOpened {
-		t.Errorf("after the opening failed, with no try under way: %v, want never opened", v)
-	}
-	// A mark an older worker wrote names no delivery: it is left to lapse.
-	if err := rdb.HSet(ctx, "herald:{g:"+sc.GroupID+"}:reach:a9", "0#s", now.Add(time.Minute).UnixMilli()).Err(); err != nil {
+	r := &reachRig{t: t, ctx: context.Background(), rdb: rdb, st: store.New(rdb),
+		sc: store.Scope{GroupID: herald.NewID(time.Now())}, now: time.UnixMilli(time.Now().UnixMilli())}
+	if err := r.st.TrackReach(r.ctx, r.sc, r.now); err != nil {
 		t.Fatal(err)
 	}
-	if abandon("a9", "0", "d-a9") {
-		t.Error("an older worker's mark was ended")
-	}
-	if v := verdict("a9", "0", now); v != store.CloseWait {
-		t.Errorf("while an older worker's try is under way: %v, want wait", v)
-	}
+	return r
+}
 
-	// Targets are apart: one person's failed opening says nothing of another's.
-	end("a6", "0:u1:EMAIL", false, true)
-	if v := verdict("a6", "0:u2:EMAIL", now); v != store.CloseSend {
-		t.Errorf("another person's target: %v, want send", v)
+// open commits an open alert created at created, as the engine does, and returns its id.
+func (r *reachRig) open(created time.Time) string {
+	r.t.Helper()
+	a := herald.Alert{ID: herald.NewID(created), GroupID: r.sc.GroupID, AlertConfigID: "c1", EventTypeName: "HOST_DOWN",
+		Status: herald.StatusOpen, Created: herald.At(created), Updated: herald.At(created), HostID: "h-" + created.String()}
+	sched := herald.Schedule{Detected: created, Next: []time.Time{r.now.Add(time.Hour)}, Sent: []int{1}}
+	c := store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: a.HostID, Scope: r.sc}, Wake: herald.Wake(a, sched)}
+	if _, err := r.st.Transact(r.ctx, r.sc, nil, func([]store.Tracked) ([]store.Change, error) { return []store.Change{c}, nil }); err != nil {
+		r.t.Fatal(err)
 	}
+	return a.ID
+}
 
-	// Only failures cost memory: a0, a3 left no key.
-	for _, a := range []string{"a0", "a3"} {
-		if n, _ := rdb.Exists(ctx, "{g:"+sc.GroupID+"}:reach:"+a).Result(); n != 0 {
-			t.Errorf("alert %s left a key though everything reached its target", a)
+// close commits the alert's close, which ends its schedule.
+func (r *reachRig) close(id string) {
+	r.t.Helper()
+	if _, err := r.st.Transact(r.ctx, r.sc, []string{id}, func(ts []store.Tracked) ([]store.Change, error) {
+		c := store.Change{Tracked: ts[0], PrevStatus: ts[0].Alert.Status}
+		c.Tracked.Alert.Status = herald.StatusClosed
+		c.Tracked.Alert.Resolved = herald.At(r.now)
+		return []store.Change{c}, nil
+	}); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *reachRig) begin(id, target string, until time.Time) store.Try {
+	r.t.Helper()
+	got, err := r.st.BeginNotice(r.ctx, r.sc, id, target, "d-"+id, until)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return got
+}
+
+func (r *reachRig) end(id, target string, try store.Try, reached bool) {
+	r.t.Helper()
+	if err := r.st.EndNotice(r.ctx, r.sc, id, target, "d-"+id, try, reached); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *reachRig) verdict(id, target string, at time.Time) store.CloseVerdict {
+	r.t.Helper()
+	v, err := r.st.BeginClose(r.ctx, r.sc, id, target, at)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return v
+}
+
+// A resolution goes to a target only where something of its alert was tried, and a target
+// with no record got nothing: its resolution is withheld, and nothing of the alert goes there
+// after it. Each case is a sequence of what happened to one alert at target "0".
+func TestResolutionFollowsTheOpening(t *testing.T) {
+	r := newReachRig(t)
+	const target = "0"
+	for _, c := range []struct {
+		name   string
+		before func(id string) // while the alert is open
+		want   store.CloseVerdict
+	}{
+		{"never tried (superseded, or its sender died first)", func(string) {}, store.CloseNeverOpened},
+		{"reached at once", func(id string) { r.begin(id, target, time.Time{}) }, store.CloseSend},
+		{"no answer came: may have reached", func(id string) {
+			r.end(id, target, r.begin(id, target, time.Time{}), true)
+		}, store.CloseSend},
+		{"failed with an answer", func(id string) {
+			r.end(id, target, r.begin(id, target, time.Time{}), false)
+		}, store.CloseNeverOpened},
+		{"failed, then its retry reached", func(id string) {
+			r.end(id, target, r.begin(id, target, time.Time{}), false)
+			r.end(id, target, r.begin(id, target, r.now.Add(time.Minute)), true)
+		}, store.CloseSend},
+		{"reached, then a repeat failed", func(id string) {
+			r.begin(id, target, time.Time{})
+			r.end(id, target, r.begin(id, target, time.Time{}), false)
+		}, store.CloseSend},
+		{"a retry under way", func(id string) {
+			r.end(id, target, r.begin(id, target, time.Time{}), false)
+			r.begin(id, target, r.now.Add(time.Minute))
+		}, store.CloseWait},
+		{"a retry whose sender died, its mark lapsed", func(id string) {
+			r.end(id, target, r.begin(id, target, time.Time{}), false)
+			r.begin(id, target, r.now.Add(-time.Second))
+		}, store.CloseSend},
+		{"another person's target reached", func(id string) { r.begin(id, "0:u2:EMAIL", time.Time{}) }, store.CloseNeverOpened},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id := r.open(r.now)
+			c.before(id)
+			r.close(id)
+			if got := r.verdict(id, target, r.now); got != c.want {
+				t.Fatalf("verdict %v, want %v", got, c.want)
+			}
+			if got := r.begin(id, target, r.now.Add(time.Minute)); got.OK {
+				t.Error("an opening or repeat was let through after the alert closed")
+			}
+		})
+	}
+}
+
+// A resolution withheld stays withheld, and what was refused stays refused when the alert is
+// retried after its close.
+func TestWithheldResolutionEndsTheTarget(t *testing.T) {
+	r := newReachRig(t)
+	id := r.open(r.now)
+	r.close(id)
+	if v := r.verdict(id, "0", r.now); v != store.CloseNeverOpened {
+		t.Fatalf("verdict %v, want never opened", v)
+	}
+	if v := r.verdict(id, "0", r.now); v != store.CloseNeverOpened {
+		t.Errorf("asked again: %v, want never opened", v)
+	}
+}
+
+// A retried opening checks, as it begins, that its alert is still open: once the close is
+// committed, a retry that read the alert open before is refused, so that it never follows the
+// resolution (a PAGING trigger after its resolve).
+func TestRetryBegunAfterTheCloseIsRefused(t *testing.T) {
+	r := newReachRig(t)
+	id := r.open(r.now)
+	first := r.begin(id, "0:u1:EMAIL", r.now.Add(time.Minute))
+	if !first.OK || first.WasTried {
+		t.Fatalf("first try: %+v", first)
+	}
+	r.end(id, "0:u1:EMAIL", first, true)
+	r.close(id)
+	if got := r.begin(id, "0:u2:EMAIL", r.now.Add(time.Minute)); got.OK {
+		t.Error("the second person's opening was let through after the close")
+	}
+	if v := r.verdict(id, "0:u1:EMAIL", r.now); v != store.CloseSend {
+		t.Errorf("the first person's resolution: %v, want send", v)
+	}
+	if v := r.verdict(id, "0:u2:EMAIL", r.now); v != store.CloseNeverOpened {
+		t.Errorf("the second person's resolution: %v, want never opened", v)
+	}
+}
+
+// A retry whose sender died mid-send, ended by the next run of its task (AbandonNotice): it
+// may have reached the target, at once rather than once its time is up. Another delivery's
+// try, or no try under way, is not ended.
+func TestAbandonNotice(t *testing.T) {
+	r := newReachRig(t)
+	abandon := func(id, by string) bool {
+		t.Helper()
+		ok, err := r.st.AbandonNotice(r.ctx, r.sc, id, "0", by)
+		if err != nil {
+			t.Fatal(err)
 		}
+		return ok
+	}
+	id := r.open(r.now)
+	r.end(id, "0", r.begin(id, "0", time.Time{}), false)
+	r.begin(id, "0", r.now.Add(time.Minute))
+	r.close(id)
+	if abandon(id, "d-other") {
+		t.Error("another delivery's try was ended")
+	}
+	if v := r.verdict(id, "0", r.now); v != store.CloseWait {
+		t.Errorf("while the try is under way: %v, want wait", v)
+	}
+	if !abandon(id, "d-"+id) {
+		t.Error("the dead try was not ended")
+	}
+	if abandon(id, "d-"+id) {
+		t.Error("a try that ended was ended again")
+	}
+	if v := r.verdict(id, "0", r.now); v != store.CloseSend {
+		t.Errorf("after the dead try was ended: %v, want send", v)
+	}
+}
+
+// An alert created before its scope recorded every try (an older engine's) is read as that
+// engine recorded it: no record, reached. One created since is not.
+func TestReachOfAnOlderEnginesAlert(t *testing.T) {
+	r := newReachRig(t)
+	older := r.open(r.now.Add(-time.Hour))
+	newer := r.open(r.now)
+	r.close(older)
+	r.close(newer)
+	if v := r.verdict(older, "0", r.now); v != store.CloseSend {
+		t.Errorf("an older engine's alert: %v, want send", v)
+	}
+	if v := r.verdict(newer, "0", r.now); v != store.CloseNeverOpened {
+		t.Errorf("an alert created since: %v, want never opened", v)
+	}
+	// A scope no engine of this version has worked in yet: its first resolution records the
+	// time, and alerts created before it are an older engine's.
+	other := &reachRig{t: t, ctx: r.ctx, rdb: r.rdb, st: r.st, sc: store.Scope{GroupID: herald.NewID(r.now)}, now: r.now}
+	id := other.open(r.now.Add(-time.Minute))
+	other.close(id)
+	if v := other.verdict(id, "0", r.now); v != store.CloseSend {
+		t.Errorf("an alert of a scope never tracked: %v, want send", v)
 	}
 }
