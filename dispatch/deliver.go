@@ -445,13 +445,18 @@ func (s *session) kindOf(n notice) string {
 
 // retry queues one delivery for its kind's workers, once per delivery, to be tried up to
 // retries times, the first in a second or after, whichever is later.
+//
+// asynq archives a task whose last run fails, whatever the error. The task gets one run more
+// than its tries (storeSpare): deliverTask ends the last try itself (asynq.SkipRetry), and a
+// store error in that run leaves the spare, so the task runs again rather than being archived
+// without its record.
 func (d *Dispatcher) retry(ctx context.Context, n notice, kind string, retries int, after time.Duration) error {
 	id := n.DeliveryID
 	if n.UserID != "" {
 		id = personalID(id, n.UserID, n.Via)
 	}
 	_, err := d.client.EnqueueContext(ctx, newTask(TypeDelivery, n), asynq.Queue(DeliveryQueue(kind)),
-		asynq.TaskID("delivery:"+id), asynq.MaxRetry(retries), asynq.ProcessAt(notBefore(time.Now(), max(time.Second, after))))
+		asynq.TaskID("delivery:"+id), asynq.MaxRetry(retries+storeSpare), asynq.ProcessAt(notBefore(time.Now(), max(time.Second, after))))
 	if errors.Is(err, asynq.ErrTaskIDConflict) {
 		return nil
 	}
@@ -631,7 +636,9 @@ func ownersMessage(p herald.Project, ev herald.Event) (subject, body string) {
 // deliverTask is a retry of one delivery, run by a delivery worker. Its last try failing, or
 // a permanent failure, makes it a dead letter (archived by asynq, visible and replayable in
 // asynqmon and through the API), recorded as such. A task queued as a dead letter
-// (DeadLetter set) is archived at once the first time it runs, and tried when replayed.
+// (DeadLetter set) is archived at once the first time it runs, and tried when replayed. A
+// store error is no failed try (errStore): the task runs again, so that no last try is
+// archived without its record.
 func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 	var n notice
 	if err := json.Unmarshal(t.Payload(), &n); err != nil {
@@ -639,7 +646,7 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 	}
 	if n.DeadLetter != "" {
 		if replayed, err := e.replayed(ctx); err != nil {
-			return err
+			return storeFailed(err)
 		} else if !replayed {
 			return fmt.Errorf("%w: %s", asynq.SkipRetry, n.DeadLetter)
 		}
@@ -650,7 +657,7 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 		return nil
 	}
 	if err != nil {
-		return err
+		return storeFailed(err)
 	}
 	why := ""
 	if nc.alert.ID == "" {
@@ -661,13 +668,13 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 	}
 	if why != "" {
 		if err := e.abandonTries(ctx, n, nc); err != nil {
-			return err
+			return storeFailed(err)
 		}
-		return e.recordAttempts(ctx, n.GroupID, []tried{{n, e.superseded(n, n.DeliveryID, noticeKind(n, nc.rule), n.Via, why)}})
+		return storeFailed(e.recordAttempts(ctx, n.GroupID, []tried{{n, e.superseded(n, n.DeliveryID, noticeKind(n, nc.rule), n.Via, why)}}))
 	}
 	rs, err := e.recipients(n, nc)
 	if err != nil {
-		return err // reading the project's people failed: tried again
+		return storeFailed(err) // reading the project's people failed: tried again
 	}
 	// A notice that fans out and reached nobody yet is tried once for each person here; a
 	// person it fails for gets a retry task of their own, so that the others are not sent it
@@ -676,37 +683,40 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 	var failed error
 	for _, r := range rs {
 		res, records, err := e.try(ctx, n, &r, true)
+		if errors.Is(err, errStore) {
+			return err
+		}
 		last, _ := asynq.GetRetryCount(ctx)
 		max, _ := asynq.GetMaxRetry(ctx)
-		final := res == givenUp || (res == retryLater && !fanned && last >= max)
+		final := res == givenUp || (res == retryLater && !fanned && last >= max-storeSpare)
 		if final {
 			markDeadLetter(records)
 		}
 		one := n
 		one.UserID, one.Via, one.DeadLetter = r.userID, r.via, ""
 		if rerr := e.recordAttempts(ctx, n.GroupID, appendTried(nil, one, records)); rerr != nil {
-			return rerr
+			return storeFailed(rerr)
 		}
 		switch {
 		case res == delivered:
 			if err := e.store.MarkNotified(ctx, n.scope(), map[string]time.Time{nc.alert.ID: e.Clock.Now()}); err != nil {
-				return err
+				return storeFailed(err)
 			}
 		case res == rejected:
 			if err := e.refused(ctx, n, r, nc.project); err != nil {
-				return err
+				return storeFailed(err)
 			}
 			failed = fmt.Errorf("%w: %v", asynq.SkipRetry, err) // a dead letter, for a new credential
 		case fanned && res == givenUp:
 			one.DeadLetter = deadLetterReason(err)
 			if err := e.dispatcher.retry(ctx, one, r.via, e.DeliveryRetries, 0); err != nil {
-				return err
+				return storeFailed(err)
 			}
 		case fanned && res == retryLater:
 			if err := e.dispatcher.retry(ctx, one, r.via, e.DeliveryRetries, retryAfter(err)); err != nil {
-				return err
+				return storeFailed(err)
 			}
-		case res == givenUp:
+		case final:
 			failed = fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 		case res == retryLater:
 			failed = err

@@ -470,10 +470,15 @@ func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now
 }
 
 // cancelConfig cancels the active alerts of configuration configID (of scope) that were
-// created before before: it was edited, disabled or deleted. An alert created since was
-// opened under the configuration as it is now, whenever its condition began. The server's
-// clock decides (the alert id's second): an alert created in the edit's second is kept.
+// created before before: it was edited, disabled or deleted. A configuration disabled or
+// deleted opens nothing, so all of its alerts go. An edited one keeps the alerts created
+// since the edit, under the configuration as it is now, whenever their condition began. The
+// server's clock decides (the alert id's second): an alert created in the edit's second is
+// kept.
 func (s *session) cancelConfig(ctx context.Context, sc store.Scope, configID string, before time.Time) error {
+	if rule := s.cfg().rule(configID); rule == nil || !rule.Enabled {
+		before = time.Unix(1<<40, 0)
+	}
 	for offset := 0; ; {
 		var active []herald.Alert
 		var err error

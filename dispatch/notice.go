@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -162,6 +163,9 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if waiting(err) {
 		return time.Second
 	}
+	if errors.Is(err, errStore) {
+		return storeRetryDelay
+	}
 	var f *channels.Failure
 	if errors.As(err, &f) && f.RetryAfter > 0 {
 		// asynq keeps the retry's due time in whole seconds and may start it early: a second
@@ -176,10 +180,27 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 
 // isFailure says whether a task's error is a failed try, which asynq counts against the task's
 // retries (and retryDelay backs off by): a busy project, a resolution waiting for its
-// opening, or an owners' notice waiting for its removal, is no failure of the work or of its
-// target.
+// opening, an owners' notice waiting for its removal, or a delivery task's store error, is no
+// failure of the work or of its target.
 func isFailure(err error) bool {
-	return !errors.Is(err, errBusy) && !waiting(err)
+	return !errors.Is(err, errBusy) && !waiting(err) && !errors.Is(err, errStore)
+}
+
+// errStore marks a delivery task's store error: the task runs again after storeRetryDelay,
+// and the run is no failed try, so that a last try is never archived unrecorded.
+var errStore = errors.New("store error")
+
+const storeRetryDelay = 5 * time.Second
+
+// storeSpare is the run a delivery task has beyond its tries, for a store error in its last.
+const storeSpare = 1
+
+// storeFailed marks err, a store error, as errStore (nil stays nil).
+func storeFailed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", errStore, err)
 }
 
 // waiting says whether a task's error is a wait for other work to be done (a resolution's

@@ -70,7 +70,7 @@ func (e *Engine) try(ctx context.Context, n notice, r *recipient, retry bool) (o
 		v, err := e.store.BeginClose(ctx, sc, n.AlertID, target, e.Clock.Now())
 		switch {
 		case err != nil:
-			return retryLater, nil, err
+			return retryLater, nil, storeFailed(err)
 		case v == store.CloseWait:
 			return retryLater, nil, errWaitingForOpening
 		case v == store.CloseNeverOpened:
@@ -84,7 +84,7 @@ func (e *Engine) try(ctx context.Context, n notice, r *recipient, retry bool) (o
 	}
 	began, err := e.store.BeginNotice(ctx, sc, n.AlertID, target, r.delivery.ID, until)
 	if err != nil {
-		return retryLater, nil, err
+		return retryLater, nil, storeFailed(err)
 	}
 	if !began.OK {
 		return superseded, []store.Attempt{e.superseded(n, r.delivery.ID, r.kind, r.via, herald.SupersededClosed)}, nil

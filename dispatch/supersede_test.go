@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -314,5 +315,39 @@ func TestEditKeepsAlertsOpenedAfterIt(t *testing.T) {
 	r.waitEngineIdle(10 * time.Second)
 	if got := r.do("GET", "/groups/"+r.project+"/alerts/"+alert["id"].(string), nil, 200)["status"]; got != "OPEN" {
 		t.Errorf("the alert opened under the edited configuration is %v, want OPEN", got)
+	}
+}
+
+// A last retry whose record fails to be written (a store error) is not archived unrecorded:
+// the task runs again, and the dead letter is recorded DEAD_LETTER.
+func TestLastRetryIsRecordedDespiteAStoreError(t *testing.T) {
+	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) { c.DeliveryRetries = 1 })
+	r.recv.status = func(int) int { return http.StatusInternalServerError }
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 1000)}})
+	r.faults.fail(1, func(name string, args []any) bool {
+		if name != "lpush" {
+			return false
+		}
+		for _, a := range args {
+			if b, ok := a.([]byte); ok && strings.Contains(string(b), store.OutcomeDeadLetter) {
+				return true
+			}
+		}
+		return false
+	})
+	r.observe(hostDown("h1", true))
+	id := r.onlyAlert("OPEN")["id"].(string)
+	if !eventually(30*time.Second, func() bool { return r.faults.injected() == 1 }) {
+		t.Fatalf("the last retry never came: %v\n%s", r.attemptsOf(id), r.failedTasks())
+	}
+	if !eventually(30*time.Second, func() bool {
+		for _, a := range r.attemptsOf(id) {
+			if a["deliveryId"] == id+"-0-1" && a["outcome"] == store.OutcomeDeadLetter {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("the dead letter was never recorded: %v\n%s", r.attemptsOf(id), r.failedTasks())
 	}
 }

@@ -19,6 +19,7 @@ func TestCount(t *testing.T) {
 	mail := func(to, key, event, alert, host string, s float64) notice {
 		return notice{via: "email", to: to, key: key, event: event, alertID: alert, host: host, status: "OPEN", at: at(s)}
 	}
+	cut := func(n notice) notice { n.cut = true; return n }
 	cond := func(host string, opened, cleared float64, rcpt ...string) condition {
 		c := condition{host: host, opened: at(opened), recipients: rcpt}
 		if cleared > 0 {
@@ -48,6 +49,12 @@ func TestCount(t *testing.T) {
 				mail("u1@x", "a1-1-1-u1-EMAIL", evOpen, "a1", "h1", 1.1), mail("u1@x", "a1-1-close-u1-EMAIL", evClose, "a1", "h1", 2.2),
 				mail("u2@x", "a1-1-1-u2-EMAIL", evOpen, "a1", "h1", 1.3), mail("u2@x", "a1-1-1-u2-EMAIL", evOpen, "a1", "h1", 1.4)},
 			nil, tally{alerts: 1, expected: 6, lost: 1, dups: 1}},
+		{"an open cut off counts as seen, not as delivered", []condition{cond("h1", 1, 2, "webhook")},
+			[]notice{cut(hook("a1-0-1", evOpen, "a1", "h1", "OPEN", 1.1)), hook("a1-0-close", evClose, "a1", "h1", "CLOSED", 2.1)},
+			nil, tally{alerts: 1, expected: 2, lost: 1}},
+		{"a close alone", []condition{cond("h1", 1, 2, "webhook")},
+			[]notice{hook("a1-0-close", evClose, "a1", "h1", "CLOSED", 2.1)},
+			nil, tally{alerts: 1, expected: 2, lost: 1, lone: 1}},
 		{"a second alert for one condition", []condition{cond("h1", 1, 0, "webhook")},
 			[]notice{hook("a1-0-1", evOpen, "a1", "h1", "OPEN", 1.1), hook("a9-0-1", evOpen, "a9", "h1", "OPEN", 1.5)},
 			nil, tally{alerts: 1, expected: 1, extra: 1}},

@@ -25,6 +25,8 @@ type scale struct {
 	name string
 
 	killProjects, killHosts, kills int // worker SIGKILL under load
+	backlogProjects, backlogHosts  int // worker SIGKILL with openings queued, alerts closing
+	backlogKills                   int
 	restartProjects, restartHosts  int // Redis restarts under load
 	restarts                       []syscall.Signal
 	pauseProjects, pauseHosts      int // Redis paused during GROUP fan-out
@@ -42,6 +44,7 @@ type scale struct {
 var (
 	ciScale = scale{name: "ci",
 		killProjects: 12, killHosts: 100, kills: 4,
+		backlogProjects: 4, backlogHosts: 90, backlogKills: 4,
 		restartProjects: 8, restartHosts: 50, restarts: []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL, syscall.SIGKILL},
 		pauseProjects: 40, pauseHosts: 5, pauseMembers: 5,
 		flakyAlerts: 200, flaky500: 20 * time.Second, flakyHang: 14 * time.Second,
@@ -50,6 +53,7 @@ var (
 		settle: 5 * time.Second}
 	fullScale = scale{name: "full",
 		killProjects: 30, killHosts: 100, kills: 9,
+		backlogProjects: 10, backlogHosts: 300, backlogKills: 9,
 		restartProjects: 20, restartHosts: 100,
 		restarts:      []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL, syscall.SIGTERM, syscall.SIGKILL, syscall.SIGKILL},
 		pauseProjects: 40, pauseHosts: 10, pauseMembers: 5,
@@ -106,6 +110,7 @@ func TestFaults(t *testing.T) {
 	}{
 		{"no-fault", noFault},
 		{"worker-sigkill", workerSIGKILL},
+		{"worker-sigkill-backlog", backlogKills},
 		{"redis-restarts", redisRestarts},
 		{"redis-pause-fanout", redisPause},
 		{"target-500-hang-recover", flakyTarget},
@@ -196,9 +201,10 @@ func (c *cluster) projects(t *testing.T, name string, n, hosts, members int, not
 	return ps
 }
 
-// received is everything both receivers got.
+// received is everything both receivers got: answered, and the webhook requests whose
+// answer was cut off.
 func received(c *cluster, h *hookReceiver) []notice {
-	return append(h.notices(), c.smtp.notices()...)
+	return append(append(h.notices(), c.smtp.notices()...), h.cutRequests()...)
 }
 
 // awaitAll waits (at most within) until every expected notice arrived, or was taken by a
@@ -368,6 +374,75 @@ func workerSIGKILL(t *testing.T, sc scale) row {
 	}
 	return row{scale: fmt.Sprintf("%d alerts, %d kills", sc.killProjects*sc.killHosts, sc.kills), tally: tl, recovery: recovery,
 		figure: fmt.Sprintf("%d kills, %d of them cutting a delivery under way", sc.kills, midSend)}
+}
+
+// Workers killed while openings wait queued behind a slow target and their alerts close
+// before they are sent: each target gets an alert's opening and then its resolution, or
+// neither, both recorded SUPERSEDED; never a resolution alone. Every 3 s the worker holding
+// webhook requests in flight is SIGKILLed and started again a second later.
+func backlogKills(t *testing.T, sc scale) row {
+	c := startCluster(t, clusterSpec{workers: 2, schedulers: 1})
+	h := startHooks(t)
+	h.setAnswer(answer{status: http.StatusOK, delay: 300 * time.Millisecond})
+	l := newLoad()
+	ps := c.projects(t, "backlog", sc.backlogProjects, sc.backlogHosts, 0, webhookTo(h.url, 0, 60))
+	const burst = 30
+	loadDone := make(chan time.Time)
+	go func() { // every 2 s, 30 hosts a project go down; each burst clears 4 s later
+		var wg sync.WaitGroup
+		for from := 0; from < sc.backlogHosts; from += burst {
+			for _, p := range ps {
+				hosts := p.hosts[from:min(from+burst, sc.backlogHosts)]
+				l.report(t, p.g, hosts, true, "webhook")
+				wg.Go(func() {
+					time.Sleep(4 * time.Second)
+					l.report(t, p.g, hosts, false, "webhook")
+				})
+			}
+			time.Sleep(2 * time.Second)
+		}
+		wg.Wait()
+		loadDone <- time.Now()
+	}()
+	var lastKill time.Time
+	midSend := 0
+	for range sc.backlogKills {
+		time.Sleep(3 * time.Second)
+		victim := 0
+		pollUntil(3*time.Second, func() (bool, string) {
+			pids := make([]int, len(c.workers))
+			for i, w := range c.workers {
+				pids[i] = w.cmd.Process.Pid
+			}
+			by := h.senders(pids)
+			for i, pid := range pids {
+				if len(by[pid]) > 0 {
+					victim = i
+					return true, ""
+				}
+			}
+			return false, ""
+		})
+		cut := len(h.cutRequests())
+		w := c.workers[victim]
+		c.kill(w, syscall.SIGKILL)
+		lastKill = time.Now()
+		if pollUntil(time.Second, func() (bool, string) { return len(h.cutRequests()) > cut, "" }) {
+			midSend++
+		}
+		c.workers[victim] = c.worker(w.name)
+	}
+	loaded := <-loadDone
+	from := latest(lastKill, loaded)
+	done, tl := awaitAll(c, h, l, nil, killedTaskTarget+30*time.Second, sc.settle)
+	recovery := since(from, done)
+	checkRoles(t, c)
+	checkPromises(t, tl)
+	if recovery < 0 || recovery > killedTaskTarget {
+		t.Errorf("everything arrived %s after the last kill or report, want within %s", recovery, killedTaskTarget)
+	}
+	return row{scale: fmt.Sprintf("%d alerts, %d kills", sc.backlogProjects*sc.backlogHosts, sc.backlogKills), tally: tl, recovery: recovery,
+		figure: fmt.Sprintf("%d kills, %d of them cutting a delivery under way; %d notices ended unsent", sc.backlogKills, midSend, tl.ended)}
 }
 
 // Redis stopped (SIGTERM) and killed (SIGKILL) and restarted under load, with the append-only

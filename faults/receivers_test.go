@@ -41,6 +41,7 @@ type notice struct {
 	status  string // the alert's status as the notice tells it
 	to      string // the email's recipient
 	at      time.Time
+	cut     bool // the request came whole but its answer was cut off (its sender killed)
 }
 
 // answer is how the webhook receiver answers at a moment: a status after a delay; hang holds
@@ -149,7 +150,7 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *hookReceiver) cutOff(n notice) {
-	n.at = time.Now()
+	n.at, n.cut = time.Now(), true
 	h.mu.Lock()
 	h.cut = append(h.cut, n)
 	h.mu.Unlock()

@@ -34,6 +34,7 @@ type tally struct {
 	fsyncLost  int      // of those, the ones whose report was accepted within fsyncWindow before a Redis SIGKILL
 	dups       int      // deliveries of a notice beyond its first
 	outOfOrder int      // conditions and recipients that got the close before the open
+	lone       int      // conditions and recipients that got the close and never the open
 	stale      int      // open or repeat notices telling the alert CLOSED
 	extra      int      // alerts beyond one per condition and recipient
 	ended      int      // expected notices Herald recorded as superseded or dead letters, not lost
@@ -48,6 +49,7 @@ type tally struct {
 func count(conds []condition, got []notice, kills []time.Time, ended func() map[string]bool) tally {
 	type slot struct {
 		open, close time.Time // first arrival of each
+		seen        bool      // an opening came, answered or not
 		alerts      map[string]bool
 	}
 	slots := map[string]*slot{} // recipient + host
@@ -57,6 +59,14 @@ func count(conds []condition, got []notice, kills []time.Time, ended func() map[
 		rcpt := "webhook"
 		if n.via == "email" {
 			rcpt = n.to
+		}
+		if n.cut { // the target saw it; Herald, told nothing, sends it again
+			if s := slots[rcpt+"|"+n.host]; s != nil && n.event == evOpen {
+				s.seen = true
+			} else if n.event == evOpen {
+				slots[rcpt+"|"+n.host] = &slot{seen: true, alerts: map[string]bool{}}
+			}
+			continue
 		}
 		times[rcpt+"|"+n.key]++
 		if n.status == "CLOSED" && n.event != evClose {
@@ -76,6 +86,7 @@ func count(conds []condition, got []notice, kills []time.Time, ended func() map[
 		switch n.event {
 		case evOpen:
 			first(&s.open)
+			s.seen = true
 		case evClose:
 			first(&s.close)
 		}
@@ -138,6 +149,9 @@ func count(conds []condition, got []notice, kills []time.Time, ended func() map[
 			if !s.open.IsZero() && !s.close.IsZero() && s.close.Before(s.open) {
 				tl.outOfOrder++
 			}
+			if !s.seen && !s.close.IsZero() {
+				tl.lone++
+			}
 		}
 	}
 	return tl
@@ -147,8 +161,8 @@ func count(conds []condition, got []notice, kills []time.Time, ended func() map[
 func (tl tally) complete() bool { return tl.lost == tl.fsyncLost }
 
 func (tl tally) String() string {
-	return fmt.Sprintf("%d alerts, %d notices expected: %d lost (+%d in the SIGKILL fsync window), %d duplicates, %d out of order, %d stale, %d extra alerts",
-		tl.alerts, tl.expected, tl.lost-tl.fsyncLost, tl.fsyncLost, tl.dups, tl.outOfOrder, tl.stale, tl.extra)
+	return fmt.Sprintf("%d alerts, %d notices expected: %d lost (+%d in the SIGKILL fsync window), %d duplicates, %d out of order, %d closes alone, %d stale, %d extra alerts",
+		tl.alerts, tl.expected, tl.lost-tl.fsyncLost, tl.fsyncLost, tl.dups, tl.outOfOrder, tl.lone, tl.stale, tl.extra)
 }
 
 // row is one scenario's line of the table.
@@ -176,14 +190,14 @@ func (tb *table) add(t *testing.T, r row) {
 
 func formatRows(rows []row) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-26s %-34s %7s %6s %6s %6s %6s %6s %9s  %s\n", "scenario", "scale", "alerts", "lost", "fsync", "ended", "dups", "order", "recovery", "figure")
+	fmt.Fprintf(&b, "%-26s %-34s %7s %6s %6s %6s %6s %6s %6s %9s  %s\n", "scenario", "scale", "alerts", "lost", "fsync", "ended", "dups", "order", "alone", "recovery", "figure")
 	for _, r := range rows {
 		rec := "-"
 		if r.recovery >= 0 {
 			rec = r.recovery.Round(100 * time.Millisecond).String()
 		}
-		fmt.Fprintf(&b, "%-26s %-34s %7d %6d %6d %6d %6d %6d %9s  %s\n", r.scenario, r.scale, r.alerts, r.lost-r.fsyncLost, r.fsyncLost,
-			r.ended, r.dups, r.outOfOrder, rec, r.figure)
+		fmt.Fprintf(&b, "%-26s %-34s %7d %6d %6d %6d %6d %6d %6d %9s  %s\n", r.scenario, r.scale, r.alerts, r.lost-r.fsyncLost, r.fsyncLost,
+			r.ended, r.dups, r.outOfOrder, r.lone, rec, r.figure)
 	}
 	return b.String()
 }
@@ -193,7 +207,7 @@ func (tb *table) report(t *testing.T) {
 	tb.mu.Lock()
 	text := formatRows(tb.rows)
 	tb.mu.Unlock()
-	t.Log("fault-injection suite (lost excludes the Redis SIGKILL fsync window, counted under fsync; order = closes before their open):\n" + text)
+	t.Log("fault-injection suite (lost excludes the Redis SIGKILL fsync window, counted under fsync; order = closes before their open, alone = closes whose open never came):\n" + text)
 	if path := os.Getenv("HERALD_FAULTS_REPORT"); path != "" {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Errorf("write %s: %v", path, err)
@@ -210,6 +224,9 @@ func checkPromises(t *testing.T, tl tally) {
 	}
 	if tl.outOfOrder > 0 {
 		t.Errorf("%d alerts had their close delivered before their open", tl.outOfOrder)
+	}
+	if tl.lone > 0 {
+		t.Errorf("%d alerts had their close delivered and never their open", tl.lone)
 	}
 	if tl.stale > 0 {
 		t.Errorf("%d open or repeat notices told a CLOSED alert", tl.stale)
