@@ -146,6 +146,14 @@ func (c GlobalAlertConfig) AppliesTo(p Project) bool {
 // MinIntervalMin is the shortest repeat interval a notification may ask for.
 const MinIntervalMin = 5
 
+// MaxDelayMin and MaxIntervalMin bound a notification's delay and repeat interval: a year of
+// minutes. Larger values are no delay or repeat anyone waits for; they mostly mean "never",
+// which leaving the notification out says plainly.
+const (
+	MaxDelayMin    = 525_600
+	MaxIntervalMin = 525_600
+)
+
 // Defaults of a notification whose request leaves them out.
 const (
 	DefaultDelayMin    = 0
@@ -249,12 +257,19 @@ func (in NotificationInput) Validate(path string, rules NotificationRules) (Noti
 		if *in.DelayMin < 0 {
 			return n, InvalidAttribute(path+".delayMin", "delayMin must not be negative.")
 		}
+		if *in.DelayMin > MaxDelayMin {
+			return n, InvalidAttribute(path+".delayMin", "delayMin must be at most %d minutes (a year).", MaxDelayMin)
+		}
 		n.DelayMin = *in.DelayMin
 	}
 	if in.IntervalMin != nil {
 		if *in.IntervalMin < MinIntervalMin {
 			return n, Invalid(CodeNotificationIntervalRange, path+".intervalMin",
 				"intervalMin must be at least %d minutes.", MinIntervalMin)
+		}
+		if *in.IntervalMin > MaxIntervalMin {
+			return n, Invalid(CodeNotificationIntervalRange, path+".intervalMin",
+				"intervalMin must be at most %d minutes (a year).", MaxIntervalMin)
 		}
 		n.IntervalMin = *in.IntervalMin
 	}

@@ -38,6 +38,19 @@ func (a PostableAlert) Observation(now time.Time) Observation {
 	return o
 }
 
+// CheckTimes refuses alert i when its startsAt or endsAt is out of bounds
+// (RequestTimeProblem; startsAt says when it started). A zero time is no time, as in
+// Alertmanager.
+func (a PostableAlert) CheckTimes(i int, now time.Time) error {
+	given := func(t *Time) *Time {
+		if t == nil || t.IsZero() {
+			return nil
+		}
+		return t
+	}
+	return checkItemTimes(i, now, itemTime{"startsAt", given(a.StartsAt), true}, itemTime{"endsAt", given(a.EndsAt), false})
+}
+
 // Alert states and silence states as Alertmanager names them.
 const (
 	AlertStateActive     = "active"
@@ -135,7 +148,7 @@ type PostableSilence struct {
 
 // Apply validates s as Alertmanager does and writes it onto the window w (a new one when
 // creating): matchers (ValidateSilenceMatchers), a creator and a comment, an end after the start
-// and in the future. A start in the past is now.
+// and in the future, both from EarliestRequestTime on. A start in the past is now.
 func (s PostableSilence) Apply(w *MaintenanceWindow, now time.Time) error {
 	matchers := make([]LabelMatcher, 0, len(s.Matchers))
 	for i, in := range s.Matchers {
@@ -157,6 +170,12 @@ func (s PostableSilence) Apply(w *MaintenanceWindow, now time.Time) error {
 		return MissingAttribute("startsAt")
 	case s.EndsAt == nil || s.EndsAt.IsZero():
 		return MissingAttribute("endsAt")
+	}
+	if err := CheckRequestTime("startsAt", s.StartsAt, false, now); err != nil {
+		return err
+	}
+	if err := CheckRequestTime("endsAt", s.EndsAt, false, now); err != nil {
+		return err
 	}
 	start := *s.StartsAt
 	if start.Before(now) {

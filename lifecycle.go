@@ -7,6 +7,8 @@ package herald
 
 import (
 	"maps"
+	"math"
+	"math/bits"
 	"slices"
 	"time"
 )
@@ -126,7 +128,8 @@ func observedValue(o Observation) *CurrentValue {
 //     due time without a burst of the repeats the window swallowed.
 //   - otherwise every notification with Next[i] <= now is notified (Notify), Sent[i]++, and Next[i]
 //     becomes the first slot of its cadence strictly after now (a late wake-up never causes a burst).
-//   - the cadence of notification i: Detected + delayMin_i×minute + k×intervalMin_i×minute, k >= 0.
+//   - the cadence of notification i: Detected + delayMin_i×minute + k×intervalMin_i×minute, k >= 0,
+//     each product saturating at the longest time.Duration (minutes), exact for any Detected.
 //   - Wake = the earliest Next[i] (AcknowledgedUntil while acknowledged); Updated = At(now) when anything changed.
 //
 // Details:
@@ -144,6 +147,8 @@ func observedValue(o Observation) *CurrentValue {
 //   - A schedule whose length does not match the rule (it should not happen: editing a rule
 //     cancels its alerts) is cut or extended, a new notification starting at its first slot.
 //   - The inputs are never modified: the Step holds fresh slices.
+//   - Whatever the arithmetic computed, a step sends no notification a second notice in one
+//     slot (guardSlots).
 func Advance(a Alert, s Schedule, rule AlertRule, silenced bool, minute time.Duration, now time.Time) Step {
 	if !Active(a.Status) {
 		return Step{Alert: a, Schedule: s}
@@ -155,7 +160,7 @@ func Advance(a Alert, s Schedule, rule AlertRule, silenced bool, minute time.Dur
 	st := Step{Alert: a, Schedule: s}
 	changed := false
 
-	openAt := s.Detected.Add(minDelay(rule) * minute)
+	openAt := s.Detected.Add(minutes(minDelay(rule), minute))
 	if a.Status == StatusTracking && !now.Before(openAt) {
 		st.Alert.Status = StatusOpen
 		st.Opened = true
@@ -175,6 +180,7 @@ func Advance(a Alert, s Schedule, rule AlertRule, silenced bool, minute time.Dur
 		}
 	}
 
+	var due []time.Time // the slots due before this step, for guardSlots
 	switch {
 	case st.Alert.Acknowledged(now):
 		st.Wake = st.Alert.AcknowledgedUntil.Time
@@ -185,6 +191,7 @@ func Advance(a Alert, s Schedule, rule AlertRule, silenced bool, minute time.Dur
 		// Still TRACKING: nothing is due before the alert opens.
 		st.Wake = openAt
 	default:
+		due = slices.Clone(s.Next)
 		for i, n := range rule.Notifications {
 			if s.Next[i].IsZero() || s.Next[i].After(now) {
 				continue
@@ -207,6 +214,54 @@ func Advance(a Alert, s Schedule, rule AlertRule, silenced bool, minute time.Dur
 		st.Alert.Updated = At(now)
 	}
 	st.Schedule = s
+	if len(st.Notify) > 0 || len(st.Silenced) > 0 {
+		st = guardSlots(st, due, rule, minute, now)
+	}
+	return st
+}
+
+// guardSlots keeps step st to one notice per notification per slot, whatever the arithmetic
+// that made it computed. due is the schedule's Next before the step. A notification notified
+// at now must have been due (due[i] not zero, not after now), or its notice is dropped; one
+// notified or silenced at now has spent the slot due[i], and its next slot must be after now
+// and at least its interval after due[i], or it becomes now plus the interval (zero, never
+// again, for a notification that does not repeat). Wake follows the schedule. A slip in the
+// cadence can then make a notice late, never a second one in a slot: no flood.
+func guardSlots(st Step, due []time.Time, rule AlertRule, minute time.Duration, now time.Time) Step {
+	wasDue := func(i int) bool { return i >= 0 && i < len(due) && !due[i].IsZero() && !due[i].After(now) }
+	fixed := false
+	next, sent := slices.Clone(st.Schedule.Next), slices.Clone(st.Schedule.Sent)
+	var notify []int
+	for _, i := range st.Notify {
+		if !wasDue(i) {
+			if i >= 0 && i < len(sent) && sent[i] > 0 {
+				sent[i]--
+			}
+			fixed = true
+			continue
+		}
+		notify = append(notify, i)
+	}
+	for _, i := range slices.Concat(notify, st.Silenced) {
+		if !wasDue(i) || i >= len(next) || i >= len(rule.Notifications) || next[i].IsZero() {
+			continue
+		}
+		iv := minutes(rule.Notifications[i].IntervalMin, minute)
+		switch {
+		case iv <= 0:
+			next[i] = time.Time{}
+		case !next[i].After(now) || next[i].Before(due[i].Add(iv)):
+			next[i] = now.Round(0).Add(iv)
+		default:
+			continue
+		}
+		fixed = true
+	}
+	if !fixed {
+		return st
+	}
+	st.Notify, st.Schedule.Next, st.Schedule.Sent = notify, next, sent
+	st.Wake = earliest(append(slices.Clone(next), st.Schedule.Expires))
 	return st
 }
 
@@ -304,33 +359,66 @@ func WakeIfRenewed(a Alert, s Schedule) time.Time {
 
 // firstSlot is when notification n is first due for a condition detected at detected.
 func firstSlot(detected time.Time, n Notification, minute time.Duration) time.Time {
-	return detected.Add(time.Duration(max(n.DelayMin, 0)) * minute)
+	return detected.Add(minutes(n.DelayMin, minute))
 }
 
 // slotFrom is the first slot of n's cadence at or after t (strictly after t when strict); zero
 // when the cadence has no such slot (no repeats and the first slot is earlier).
+//
+// It is exact for any two times: it adds to t what is left of the interval t falls in, the
+// span from the first slot to t being taken modulo the interval (spanMod), however long the
+// span. A slot past the last time a time.Time holds is that time (time.Time.Add saturates).
 func slotFrom(detected time.Time, n Notification, minute time.Duration, t time.Time, strict bool) time.Time {
 	base := firstSlot(detected, n, minute)
 	if base.After(t) || (!strict && base.Equal(t)) {
 		return base
 	}
-	if n.IntervalMin <= 0 {
-		return time.Time{}
-	}
-	iv := time.Duration(n.IntervalMin) * minute
+	iv := minutes(n.IntervalMin, minute)
 	if iv <= 0 {
 		return time.Time{}
 	}
-	d := t.Sub(base) // >= 0
-	k := d / iv
-	if strict || d%iv != 0 {
-		k++
+	t = t.Round(0) // a schedule keeps no monotonic reading (NewAlert)
+	r := spanMod(base, t, iv)
+	if r == 0 && !strict {
+		return t
 	}
-	return base.Add(k * iv)
+	return t.Add(iv - r)
+}
+
+// spanMod is (to − from) mod d for from not after to and d > 0, for any two times: the span
+// may be longer than a time.Duration holds (t.Sub saturates), so it is then taken in 128 bits.
+func spanMod(from, to time.Time, d time.Duration) time.Duration {
+	if span := to.Sub(from); span < math.MaxInt64 {
+		return span % d
+	}
+	// The seconds between them, less than 2^64: exact in uint64 arithmetic even where Unix
+	// wraps, since both wrap alike.
+	secs := uint64(to.Unix()) - uint64(from.Unix())
+	nanos := int64(to.Nanosecond()) - int64(from.Nanosecond())
+	if nanos < 0 {
+		secs--
+		nanos += int64(time.Second)
+	}
+	hi, lo := bits.Mul64(secs, uint64(time.Second))
+	lo, carry := bits.Add64(lo, uint64(nanos), 0)
+	return time.Duration(bits.Rem64(hi+carry, lo, uint64(d)))
+}
+
+// minutes is n minutes of length minute, saturating at the longest time.Duration rather than
+// wrapping (a wrapped delay or interval can come out negative or tiny); zero for n or minute
+// not positive.
+func minutes(n int, minute time.Duration) time.Duration {
+	if n <= 0 || minute <= 0 {
+		return 0
+	}
+	if int64(n) > int64(math.MaxInt64/minute) {
+		return math.MaxInt64
+	}
+	return time.Duration(n) * minute
 }
 
 // minDelay is the smallest delayMin of the rule's notifications (0 without notifications).
-func minDelay(rule AlertRule) time.Duration {
+func minDelay(rule AlertRule) int {
 	if len(rule.Notifications) == 0 {
 		return 0
 	}
@@ -338,7 +426,7 @@ func minDelay(rule AlertRule) time.Duration {
 	for _, n := range rule.Notifications[1:] {
 		m = min(m, max(n.DelayMin, 0))
 	}
-	return time.Duration(m)
+	return m
 }
 
 // earliest is the earliest non-zero time of ts, zero when there is none.

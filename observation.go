@@ -154,6 +154,37 @@ func (o Observation) Validate(i int) error {
 	return nil
 }
 
+// ValidateAt is Validate with the item's times checked against Herald's clock at now
+// (RequestTimeProblem): at is when it was seen, endsAt an end.
+func (o Observation) ValidateAt(i int, now time.Time) error {
+	if err := o.Validate(i); err != nil {
+		return err
+	}
+	return checkItemTimes(i, now, itemTime{"at", o.At, true}, itemTime{"endsAt", o.EndsAt, false})
+}
+
+// itemTime is a time of a request's item: its field, its value (nil: not given), and whether
+// it says when something happened.
+type itemTime struct {
+	field    string
+	t        *Time
+	happened bool
+}
+
+// checkItemTimes refuses item i with 400 INVALID_OBSERVATION, naming the item and the field,
+// when one of its times is out of bounds (RequestTimeProblem).
+func checkItemTimes(i int, now time.Time, times ...itemTime) error {
+	for _, it := range times {
+		if it.t == nil {
+			continue
+		}
+		if p := RequestTimeProblem(it.t.Time, it.happened, now); p != "" {
+			return Errorf(KindInvalid, CodeInvalidObservation, []any{i, it.field}, "Item %d, %s: %s is out of bounds: %s", i, it.field, *it.t, p)
+		}
+	}
+	return nil
+}
+
 const (
 	maxHostIDLength        = 128
 	maxPartitionNameLength = 256

@@ -2,6 +2,7 @@ package herald
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"time"
@@ -71,3 +72,28 @@ type Clock interface{ Now() time.Time }
 type SystemClock struct{}
 
 func (SystemClock) Now() time.Time { return time.Now() }
+
+// RequestTimeProblem says why t, a time a request carries, is refused, or "" when it is taken:
+// before EarliestRequestTime, or, for a time something happened (happened), more than
+// MaxRequestTimeAhead after now.
+func RequestTimeProblem(t time.Time, happened bool, now time.Time) string {
+	switch {
+	case t.Before(EarliestRequestTime):
+		return "it must be " + At(EarliestRequestTime).String() + " or later"
+	case happened && t.After(now.Add(MaxRequestTimeAhead)):
+		return fmt.Sprintf("it must be at most %d hours after the server's clock (%s)", int(MaxRequestTimeAhead/time.Hour), At(now))
+	}
+	return ""
+}
+
+// CheckRequestTime refuses t, the time a request gives as field (nil: none given), with 400
+// INVALID_DATE naming the field when RequestTimeProblem refuses it.
+func CheckRequestTime(field string, t *Time, happened bool, now time.Time) error {
+	if t == nil {
+		return nil
+	}
+	if p := RequestTimeProblem(t.Time, happened, now); p != "" {
+		return Invalid(CodeInvalidDate, field, "Attribute %s is %s: %s.", field, t, p)
+	}
+	return nil
+}

@@ -39,7 +39,8 @@ func (in MaintenanceWindowInput) Empty() bool {
 }
 
 // Apply validates in and applies it to w: everything required when creating, only what is
-// given when updating. The window must end after it starts and end in the future.
+// given when updating. The window must end after it starts and end in the future, and its
+// dates be from EarliestRequestTime on.
 func (in MaintenanceWindowInput) Apply(w *MaintenanceWindow, creating bool, now time.Time) error {
 	if creating {
 		switch {
@@ -53,6 +54,12 @@ func (in MaintenanceWindowInput) Apply(w *MaintenanceWindow, creating bool, now 
 	} else if in.Empty() {
 		return Errorf(KindInvalid, CodeMissingAttribute, []any{"alertTypeNames"},
 			"At least one of alertTypeNames, startDate, endDate and description must be given.")
+	}
+	if err := CheckRequestTime("startDate", in.StartDate, false, now); err != nil {
+		return err
+	}
+	if err := CheckRequestTime("endDate", in.EndDate, false, now); err != nil {
+		return err
 	}
 	if in.AlertTypeNames != nil {
 		if len(in.AlertTypeNames) == 0 {

@@ -43,6 +43,9 @@ func (c *call) acknowledge(global bool, scope herald.Scope, id string) (herald.A
 	if in.AcknowledgedUntil == nil {
 		return herald.Alert{}, herald.MissingAttribute("acknowledgedUntil")
 	}
+	if err := herald.CheckRequestTime("acknowledgedUntil", in.AcknowledgedUntil, false, c.now); err != nil {
+		return herald.Alert{}, err
+	}
 	var comment string
 	if in.AcknowledgementComment != nil {
 		comment = *in.AcknowledgementComment

@@ -41,7 +41,8 @@ func (s *Server) postObservations(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	obs, batch, err := decodeBatch(c, herald.MaxObservationsPerRequest, herald.Observation.Validate, obsjson.Read)
+	validate := func(o herald.Observation, i int) error { return o.ValidateAt(i, c.now) }
+	obs, batch, err := decodeBatch(c, herald.MaxObservationsPerRequest, validate, obsjson.Read)
 	if err != nil {
 		return reply{}, err
 	}

@@ -43,6 +43,9 @@ func (s *Server) amPostAlerts(c *call) (reply, error) {
 	}
 	var obs []herald.Observation
 	_, err = decodeItems(c, maxAlertsPerRequest, func(a herald.PostableAlert, i int) error {
+		if err := a.CheckTimes(i, c.now); err != nil {
+			return err
+		}
 		o := a.Observation(c.now)
 		if err := o.Validate(i); err != nil {
 			return err
