@@ -8,6 +8,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/api"
 )
 
 // hostile is a structure-aware way to spoil a valid body: it rewrites the decoded value (or the
@@ -239,4 +243,130 @@ func FuzzHostileBodies(f *testing.F) {
 		})
 		checkHostileAnswer(t, fmt.Sprintf("%s %s, %s", writeEndpoints[i].method, writeEndpoints[i].path, h.name), r, body, alloc)
 	})
+}
+
+// TestHostileTimes posts the times of a broken or hostile clock to every entry that takes a
+// time (docs/api.md#times): the report's dates (the year 1, 1700), a second before 2000, and a
+// time something happened more than a day ahead. Each is refused with the error body naming
+// the item and field, and changes nothing: no batch is queued, no window made or changed, the
+// alert is not acknowledged. Times at the bounds are taken.
+func TestHostileTimes(t *testing.T) {
+	e := newEnv(t)
+	p := e.project(e.org("acme"), "prod")
+	a := saveTestAlert(t, e, false, hostDownAlert(p, herald.StatusOpen, time.Now().Add(-time.Hour)))
+	now := time.Now().UTC()
+	soon, later := now.Add(time.Hour).Format(time.RFC3339), now.Add(2*time.Hour).Format(time.RFC3339)
+	ahead := now.Add(herald.MaxRequestTimeAhead + time.Hour).Format(time.RFC3339)
+	window := e.Owner.do("POST", "/groups/"+p+"/maintenanceWindows",
+		map[string]any{"alertTypeNames": []string{"HOST"}, "startDate": soon, "endDate": later}).wantStatus(200)
+
+	var (
+		observations = "/groups/" + p + "/observations"
+		amAlerts     = api.PrometheusPath + "/groups/" + p + "/api/v2/alerts"
+		amSilences   = api.PrometheusPath + "/groups/" + p + "/api/v2/silences"
+		windows      = "/groups/" + p + "/maintenanceWindows"
+		ack          = "/groups/" + p + "/alerts/" + a.ID
+	)
+	hostAt := func(at string) map[string]any {
+		return map[string]any{"eventTypeName": "HOST_DOWN", "active": true, "hostId": "h1", "at": at}
+	}
+	promAt := func(starts, ends string) map[string]any {
+		o := map[string]any{"labels": map[string]string{"alertname": "S1"}, "startsAt": starts}
+		if ends != "" {
+			o["endsAt"] = ends
+		}
+		return o
+	}
+	silenceAt := func(starts, ends string) map[string]any {
+		return map[string]any{"matchers": []map[string]any{{"name": "alertname", "value": "S1"}},
+			"startsAt": starts, "endsAt": ends, "createdBy": "ops", "comment": "clock"}
+	}
+	for _, c := range []struct {
+		name, method, path string
+		body               any
+		code               string
+		params             []any
+	}{
+		{"observation at the year 1", "POST", observations, []any{hostAt("0001-01-02T00:00:00Z")}, herald.CodeInvalidObservation, []any{0, "at"}},
+		{"observation at 1700", "POST", observations, []any{hostAt(soon), hostAt("1700-01-01T00:00:00Z")}, herald.CodeInvalidObservation, []any{1, "at"}},
+		{"observation a second before 2000", "POST", observations, []any{hostAt("1999-12-31T23:59:59Z")}, herald.CodeInvalidObservation, []any{0, "at"}},
+		{"observation over a day ahead", "POST", observations, []any{hostAt(ahead)}, herald.CodeInvalidObservation, []any{0, "at"}},
+		{"observation endsAt 1700", "POST", observations, []any{map[string]any{"eventTypeName": "PROMETHEUS_ALERT", "active": true,
+			"labels": map[string]string{"alertname": "S1"}, "endsAt": "1700-01-01T00:00:00Z"}}, herald.CodeInvalidObservation, []any{0, "endsAt"}},
+		{"Prometheus startsAt the year 1", "POST", amAlerts, []any{promAt("0001-01-02T00:00:00Z", "")}, herald.CodeInvalidObservation, []any{0, "startsAt"}},
+		{"Prometheus startsAt 1700", "POST", amAlerts, []any{promAt(soon, ""), promAt("1700-01-01T00:00:00Z", "")}, herald.CodeInvalidObservation, []any{1, "startsAt"}},
+		{"Prometheus startsAt over a day ahead", "POST", amAlerts, []any{promAt(ahead, "")}, herald.CodeInvalidObservation, []any{0, "startsAt"}},
+		{"Prometheus endsAt 1999", "POST", amAlerts, []any{promAt("2000-01-01T00:00:00Z", "1999-12-31T23:59:59Z")}, herald.CodeInvalidObservation, []any{0, "endsAt"}},
+		{"silence startsAt 1700", "POST", amSilences, silenceAt("1700-01-01T00:00:00Z", later), herald.CodeInvalidDate, []any{"startsAt"}},
+		{"silence endsAt the year 1", "POST", amSilences, silenceAt(soon, "0001-01-02T00:00:00Z"), herald.CodeInvalidDate, []any{"endsAt"}},
+		{"window startDate 1700", "POST", windows, map[string]any{"alertTypeNames": []string{"HOST"},
+			"startDate": "1700-01-01T00:00:00Z", "endDate": later}, herald.CodeInvalidDate, []any{"startDate"}},
+		{"window moved to the year 1", "PATCH", windows + "/" + window.str("id"), map[string]any{"startDate": "0001-01-02"}, herald.CodeInvalidDate, []any{"startDate"}},
+		{"acknowledged until the year 1", "PATCH", ack, map[string]any{"acknowledgedUntil": "0001-01-02T00:00:00Z"}, herald.CodeInvalidDate, []any{"acknowledgedUntil"}},
+	} {
+		r := e.Owner.do(c.method, c.path, c.body)
+		if r.Status != 400 || r.str("errorCode") != c.code || fmt.Sprint(r.Body["parameters"]) != fmt.Sprint(c.params) {
+			t.Errorf("%s: %d %s, want 400 %s naming %v", c.name, r.Status, r.Raw, c.code, c.params)
+			continue
+		}
+		checkHostileAnswer(t, c.name, r, nil, 0)
+	}
+	if waiting, err := e.Store.PendingObservations(t.Context(), p, 10); err != nil || len(waiting) != 0 {
+		t.Errorf("refused requests queued %d batches (%v)", len(waiting), err)
+	}
+	if r := e.Owner.do("GET", windows, nil).wantStatus(200); r.num("totalCount") != 1 || r.results()[0]["startDate"] != window.str("startDate") {
+		t.Errorf("refused requests made or changed windows: %s", r.Raw)
+	}
+	if r := e.Owner.do("GET", ack, nil).wantStatus(200); r.Body["acknowledgedUntil"] != nil {
+		t.Errorf("a refused acknowledgement acknowledged the alert: %s", r.Raw)
+	}
+
+	// At the bounds: taken. A zero startsAt is no time, as Alertmanager takes it.
+	e.Owner.do("POST", observations, []any{hostAt("2000-01-01T00:00:00Z"), hostAt(now.Add(herald.MaxRequestTimeAhead).Format(time.RFC3339))}).wantStatus(202)
+	e.Owner.do("POST", amAlerts, []any{promAt("2000-01-01T00:00:00Z", "9999-12-31T23:59:59Z"), promAt("0001-01-01T00:00:00Z", "")}).wantStatus(200)
+	e.Owner.do("POST", amSilences, silenceAt("2000-01-01T00:00:00Z", "9999-12-31T23:59:59Z")).wantStatus(200)
+	e.Owner.do("PATCH", ack, map[string]any{"acknowledgedUntil": "9999-12-31T23:59:59Z"}).wantStatus(200)
+	e.Owner.do("PATCH", ack, map[string]any{"acknowledgedUntil": "2000-01-01T00:00:00Z"}).wantStatus(200)
+	if r := e.Owner.do("GET", ack, nil).wantStatus(200); r.Body["acknowledgedUntil"] != nil {
+		t.Errorf("acknowledging until 2000 did not un-acknowledge: %s", r.Raw)
+	}
+}
+
+// A delayMin or intervalMin over its bound (a year of minutes) is refused with the error body,
+// on project and global configurations, and creates nothing: 2147483647, a common "never",
+// used to wrap into "at once", and 307445735 into a repeat every 26 s.
+func TestHostileDelayAndInterval(t *testing.T) {
+	e := newEnv(t)
+	p := e.project(e.org("acme"), "prod")
+	configs := "/groups/" + p + "/alertConfigs"
+	before := e.Owner.do("GET", configs, nil).wantStatus(200).num("totalCount")
+	for _, c := range []struct {
+		path, field string
+		value       int
+		code        string
+	}{
+		{configs, "delayMin", 2147483647, herald.CodeInvalidAttribute},
+		{configs, "delayMin", herald.MaxDelayMin + 1, herald.CodeInvalidAttribute},
+		{configs, "intervalMin", 307445735, herald.CodeNotificationIntervalRange},
+		{"/globalAlertConfigs", "delayMin", 2147483647, herald.CodeInvalidAttribute},
+		{"/globalAlertConfigs", "intervalMin", herald.MaxIntervalMin + 1, herald.CodeNotificationIntervalRange},
+	} {
+		body := map[string]any{"eventTypeName": "HOST_DOWN", "enabled": true, "forAllGroups": true,
+			"notifications": []any{map[string]any{"typeName": "EMAIL", "emailAddress": "ops@example.com", c.field: c.value}}}
+		if c.path == configs {
+			delete(body, "forAllGroups")
+		}
+		r := e.Owner.do("POST", c.path, body).wantError(400, c.code)
+		if params, _ := r.Body["parameters"].([]any); len(params) != 1 || params[0] != "notifications[0]."+c.field {
+			t.Errorf("%s %s %d: parameters %v", c.path, c.field, c.value, r.Body["parameters"])
+		}
+	}
+	if n := e.Owner.do("GET", configs, nil).wantStatus(200).num("totalCount"); n != before {
+		t.Errorf("refused configurations were created: %v, were %v", n, before)
+	}
+	if n := e.Owner.do("GET", "/globalAlertConfigs", nil).wantStatus(200).num("totalCount"); n != 0 {
+		t.Errorf("refused global configurations were created: %v", n)
+	}
+	e.Owner.do("POST", configs, map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{map[string]any{"typeName": "EMAIL",
+		"emailAddress": "ops@example.com", "delayMin": herald.MaxDelayMin, "intervalMin": herald.MaxIntervalMin}}}).wantStatus(201)
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -39,6 +40,34 @@ func TestReadmeStatesTheLimits(t *testing.T) {
 	} {
 		if !strings.Contains(readme, want) {
 			t.Errorf("README does not say %q", want)
+		}
+	}
+}
+
+// The OpenAPI document bounds delayMin and intervalMin as the code does.
+func TestOpenAPIStatesNotificationBounds(t *testing.T) {
+	b, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]struct {
+					Minimum *int `json:"minimum"`
+					Maximum *int `json:"maximum"`
+				} `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	props := doc.Components.Schemas["Notification"].Properties
+	for name, want := range map[string][2]int{"delayMin": {0, herald.MaxDelayMin}, "intervalMin": {herald.MinIntervalMin, herald.MaxIntervalMin}} {
+		p := props[name]
+		if p.Minimum == nil || p.Maximum == nil || *p.Minimum != want[0] || *p.Maximum != want[1] {
+			t.Errorf("openapi.json: %s from %v to %v, want %d to %d", name, p.Minimum, p.Maximum, want[0], want[1])
 		}
 	}
 }
