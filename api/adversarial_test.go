@@ -370,3 +370,90 @@ func TestHostileDelayAndInterval(t *testing.T) {
 	e.Owner.do("POST", configs, map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{map[string]any{"typeName": "EMAIL",
 		"emailAddress": "ops@example.com", "delayMin": herald.MaxDelayMin, "intervalMin": herald.MaxIntervalMin}}}).wantStatus(201)
 }
+
+// The batch endpoints (observations, the front door's alerts) refuse what every other body is
+// refused for (docs/api.md#conventions), whichever reader takes the body (compact: read whole
+// by hand; indented: streamed by encoding/json): an object naming a member twice, in any case
+// or within a label set, is 400 INVALID_JSON naming it; a string that is not UTF-8 (which
+// encoding/json would read as U+FFFD) is 400 INVALID_ATTRIBUTE naming the attribute that holds
+// it. Nothing is queued. Two label names that differ only in case are two labels.
+func TestBatchBodiesRefuseDuplicateNamesAndInvalidUTF8(t *testing.T) {
+	e := newEnv(t)
+	p := e.project(e.org("acme"), "prod")
+	const prom = `{"labels":{"alertname":"X","job":"api"},"annotations":{"summary":"s"}}`
+	obsProm := `{"eventTypeName":"PROMETHEUS_ALERT","active":true,` + prom[1:]
+	host := `{"eventTypeName":"HOST_DOWN","active":true,"hostId":"h","hostnameAndPort":"h:27017"}`
+	type spoil struct {
+		name, item, code, param string
+	}
+	labelSpoils := func(item string) []spoil {
+		return []spoil{
+			{"a member twice", strings.Replace(item, `{`, `{"annotations":{},`, 1), "INVALID_JSON", "annotations"},
+			{"a member twice in another case", strings.Replace(item, `{`, `{"Annotations":{},`, 1), "INVALID_JSON", "annotations"},
+			{"a label twice", strings.Replace(item, `"job":"api"`, `"job":"api","job":"web"`, 1), "INVALID_JSON", "job"},
+			{"a label name not UTF-8", strings.Replace(item, `"job"`, "\"j\xffob\"", 1), "INVALID_ATTRIBUTE", "labels"},
+			{"a label value not UTF-8", strings.Replace(item, `"api"`, "\"a\xc0\xafpi\"", 1), "INVALID_ATTRIBUTE", "labels.job"},
+			{"an annotation not UTF-8", strings.Replace(item, `"s"`, "\"\xfe\"", 1), "INVALID_ATTRIBUTE", "annotations.summary"},
+		}
+	}
+	for _, ep := range []struct {
+		path, good string
+		spoils     []spoil
+		status     int
+	}{
+		{"/groups/" + p + "/observations", host, append(labelSpoils(obsProm),
+			spoil{"a host's name not UTF-8", strings.Replace(host, `"h:27017"`, "\"h\xff:27017\"", 1), "INVALID_ATTRIBUTE", "hostnameAndPort"},
+			spoil{"a host id twice", strings.Replace(host, `"hostId":"h"`, `"hostId":"h","hostId":"i"`, 1), "INVALID_JSON", "hostId"}), 202},
+		{api.PrometheusPath + "/groups/" + p + "/api/v2/alerts", prom, labelSpoils(prom), 200},
+	} {
+		for _, s := range ep.spoils {
+			compact := []byte("[" + ep.good + "," + s.item + "]")
+			var indented bytes.Buffer
+			if err := json.Indent(&indented, compact, "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			for _, body := range [][]byte{compact, indented.Bytes()} {
+				r := e.Owner.do("POST", ep.path, body).wantError(400, s.code)
+				params, _ := r.Body["parameters"].([]any)
+				if len(params) != 1 || !strings.EqualFold(fmt.Sprint(params[0]), s.param) {
+					t.Errorf("%s, %s: the answer names %v, want %s: %s", ep.path, s.name, params, s.param, r.Raw)
+				}
+				if s.code != "INVALID_JSON" && !strings.HasPrefix(r.str("detail"), "Item 1: ") {
+					t.Errorf("%s, %s: the answer does not say which item: %s", ep.path, s.name, r.Raw)
+				}
+			}
+		}
+		if waiting, _ := e.Store.PendingObservations(t.Context(), p, 10); len(waiting) != 0 {
+			t.Fatalf("%s: refused bodies queued %d batches", ep.path, len(waiting))
+		}
+	}
+	caseLabels := strings.Replace(prom, `"job":"api"`, `"job":"api","Job":"web"`, 1)
+	e.Owner.do("POST", "/groups/"+p+"/observations", "["+strings.Replace(obsProm, `"job":"api"`, `"job":"api","Job":"web"`, 1)+"]").wantStatus(202)
+	e.Owner.do("POST", api.PrometheusPath+"/groups/"+p+"/api/v2/alerts", "["+caseLabels+"]").wantStatus(200)
+	waiting, err := e.Store.PendingObservations(t.Context(), p, 10)
+	if err != nil || len(waiting) != 2 {
+		t.Fatalf("%d batches wait (%v), want 2", len(waiting), err)
+	}
+	for _, b := range waiting {
+		var obs []herald.Observation
+		if err := json.Unmarshal(b, &obs); err != nil || len(obs) != 1 || obs[0].Labels["job"] != "api" || obs[0].Labels["Job"] != "web" {
+			t.Errorf("queued %s (%v), want the labels job and Job", b, err)
+		}
+	}
+}
+
+// Every other body refuses a string that is not UTF-8 alike, naming the attribute, and
+// changes nothing.
+func TestBodiesRefuseInvalidUTF8(t *testing.T) {
+	e := newEnv(t)
+	p := e.project(e.org("acme"), "prod")
+	window := `{"alertTypeNames":["HOST"],"startDate":"2026-01-01T00:00:00Z","endDate":"2099-01-01T00:00:00Z","description":"%s"}`
+	r := e.Owner.do("POST", "/groups/"+p+"/maintenanceWindows", fmt.Sprintf(window, "deploy \xff")).wantError(400, "INVALID_ATTRIBUTE")
+	if params, _ := r.Body["parameters"].([]any); len(params) != 1 || params[0] != "description" {
+		t.Errorf("the answer names %v, want description: %s", params, r.Raw)
+	}
+	if got := e.Owner.do("GET", "/groups/"+p+"/maintenanceWindows", nil).wantStatus(200).results(); len(got) != 0 {
+		t.Errorf("a refused body made a window: %v", got)
+	}
+	e.Owner.do("POST", "/groups/"+p+"/maintenanceWindows", fmt.Sprintf(window, "deploy é")).wantStatus(200)
+}

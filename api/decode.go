@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/obsjson"
 )
 
 // Body limits, per endpoint: what an endpoint takes, and no more, is read.
@@ -63,7 +64,8 @@ func (c *call) decode(dst any) error {
 // REQUEST_TOO_LARGE. A refusal stops reading there. null reads as no items. An item's own
 // arrays are bounded by the body limit (the items are the endpoint's sizing unit).
 func decodeItems[T any](c *call, max int, check func(item T, i int) error) ([]T, error) {
-	return decodeItemsFrom(c.body(), max, check)
+	items, _, err := decodeItemsFrom(c.body(), max, check)
+	return items, err
 }
 
 // decodeBatch is decodeItems that also answers the accepted array itself, compacted: decoding
@@ -100,17 +102,16 @@ func decodeBatch[T any](c *call, max int, check func(item T, i int) error, fast 
 		// The streaming decoder reads what was read, then meets what reading met.
 		body = io.MultiReader(bytes.NewReader(whole[:got]), errorReader{err})
 	}
-	var read bytes.Buffer // grows as the decoder reads: a body refused early costs little
-	items, err := decodeItemsFrom(io.TeeReader(body, &read), max, check)
+	items, read, err := decodeItemsFrom(body, max, check)
 	if err != nil || len(items) == 0 {
 		return items, nil, err
 	}
-	if bytes.IndexAny(read.Bytes(), " \t\r\n") < 0 {
-		return items, read.Bytes(), nil // compact already (as agents' encoders write it)
+	if bytes.IndexAny(read, " \t\r\n") < 0 {
+		return items, read, nil // compact already (as agents' encoders write it)
 	}
 	var batch bytes.Buffer
-	batch.Grow(read.Len())
-	if err := json.Compact(&batch, read.Bytes()); err != nil {
+	batch.Grow(len(read))
+	if err := json.Compact(&batch, read); err != nil {
 		return nil, nil, err // the decoder read it whole as one valid value
 	}
 	return items, batch.Bytes(), nil
@@ -135,30 +136,37 @@ func (r errorReader) Read([]byte) (int, error) {
 	return 0, r.err
 }
 
-func decodeItemsFrom[T any](body io.Reader, max int, check func(item T, i int) error) ([]T, error) {
-	dec := json.NewDecoder(body)
+// decodeItemsFrom is decodeItems of body; read is what it read of body (the whole array when
+// it is taken). Each item's bytes, as read, are checked by checkItem once decoded.
+func decodeItemsFrom[T any](body io.Reader, max int, check func(item T, i int) error) (items []T, read []byte, err error) {
+	var buf bytes.Buffer // grows as the decoder reads: a body refused early costs little
+	dec := json.NewDecoder(io.TeeReader(body, &buf))
 	dec.DisallowUnknownFields()
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, itemsError(err, "the start of the body")
+		return nil, nil, itemsError(err, "the start of the body")
 	}
 	if tok == nil {
-		return nil, endOfBody(dec)
+		return nil, nil, endOfBody(dec)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return nil, herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body must be a JSON array.")
+		return nil, nil, herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body must be a JSON array.")
 	}
-	var items []T
 	for i := 0; dec.More(); i++ {
 		if i == max {
-			return nil, tooManyItems(max)
+			return nil, nil, tooManyItems(max)
 		}
+		start := dec.InputOffset() // at the comma before the item, or the item itself
 		var item T
 		if err := dec.Decode(&item); err != nil {
-			return nil, itemsError(err, fmt.Sprintf("item %d", i))
+			return nil, nil, itemsError(err, fmt.Sprintf("item %d", i))
+		}
+		raw := bytes.TrimLeft(buf.Bytes()[start:dec.InputOffset()], ", \t\r\n")
+		if err := checkItem(raw); err != nil {
+			return nil, nil, itemAnswer(err, i)
 		}
 		if err := check(item, i); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		items = append(items, item)
 	}
@@ -167,9 +175,12 @@ func decodeItemsFrom[T any](body io.Reader, max int, check func(item T, i int) e
 		if len(items) > 0 {
 			where += fmt.Sprintf(", after item %d", len(items)-1)
 		}
-		return nil, itemsError(err, where)
+		return nil, nil, itemsError(err, where)
 	}
-	return items, endOfBody(dec)
+	if err := endOfBody(dec); err != nil {
+		return nil, nil, err
+	}
+	return items, buf.Bytes(), nil
 }
 
 // tooManyItems refuses an array of more than max items.
@@ -193,6 +204,15 @@ func itemsError(err error, where string) error {
 	return answer
 }
 
+// itemAnswer is checkItem's refusal e of item i, saying which item when it does not (a
+// duplicate name is answered as in any other body).
+func itemAnswer(e *herald.Error, i int) error {
+	if e.Code != herald.CodeInvalidJSON {
+		e.Detail = fmt.Sprintf("Item %d: %s", i, e.Detail)
+	}
+	return e
+}
+
 // endOfBody refuses data after the body's one JSON value.
 func endOfBody(dec *json.Decoder) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
@@ -205,10 +225,11 @@ func endOfBody(dec *json.Decoder) error {
 	return nil
 }
 
-// shapeFrame is an open object or array of checkShape's walk.
+// shapeFrame is an open object or array of walkShape's walk.
 type shapeFrame struct {
 	array   bool
 	wantKey bool   // an object whose next token is a key
+	exact   bool   // a label set (a map): its names are compared as they are, not folded
 	key     string // an object's current key
 	object  int    // an object's number in the walk, for its keys in seen
 	items   int    // an array's items so far
@@ -216,25 +237,51 @@ type shapeFrame struct {
 	name    string // the attribute the array is, for the error
 }
 
-// shapeKey is an attribute name of one object (numbered by checkShape's walk) as
-// encoding/json matches names to fields: case-insensitively (foldName).
+// shapeKey is an attribute name of one object (numbered by walkShape's walk) as
+// encoding/json matches names to fields: case-insensitively (foldName), or as it is in a
+// label set.
 type shapeKey struct {
 	object int
 	name   string
 }
 
+// labelSets are the attributes whose objects are herald.Labels, maps whose names
+// encoding/json takes as they are: "job" and "Job" are two labels.
+var labelSets = map[string]bool{"labels": true, "annotations": true}
+
 // checkShape walks the tokens of one JSON value (depth levels below the body's top) and
 // refuses nesting deeper than herald.MaxNesting, arrays over their cap (a top-level
 // "notifications" holds herald.MaxNotificationsPerConfig, any other array
-// herald.MaxArrayItems) and an object naming an attribute twice: encoding/json would take the
-// last value silently, where whatever else reads the body (a proxy, an audit) may take the
-// first. It stops at the first refusal; syntax errors are left to the decoder, which names them.
+// herald.MaxArrayItems), and what checkItem refuses. It stops at the first refusal; syntax
+// errors are left to the decoder, which names them.
 func checkShape(b []byte, depth int) error {
+	if e := walkShape(b, depth, true); e != nil {
+		return e
+	}
+	return nil
+}
+
+// checkItem refuses, in one item of an array body, an object naming an attribute twice
+// (encoding/json would take the last value silently, where whatever else reads the body, a
+// proxy or an audit, may take the first) and a string that is not UTF-8 (encoding/json would
+// read each bad byte as U+FFFD, so the checks after it could not see it). The body's limit
+// bounds the rest of an item (decodeItems).
+func checkItem(b []byte) *herald.Error {
+	if obsjson.DistinctNames(b) { // the usual item: compact, its names distinct
+		return nil
+	}
+	return walkShape(b, 1, false)
+}
+
+// walkShape is checkShape with caps, checkItem without.
+func walkShape(b []byte, depth int, caps bool) *herald.Error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber() // numbers stay text: a 1e999 is the decoder's to refuse
 	var stack []shapeFrame
 	var seen map[shapeKey]bool // the names of the objects walked (made at the first)
 	objects := 0
+	utf8Checked := utf8.Valid(b) // otherwise each string is checked, to name the attribute
+	var end int64                // where the last token ended
 	valueDone := func() {
 		if n := len(stack); n > 0 && !stack[n-1].array {
 			stack[n-1].wantKey = true
@@ -244,6 +291,13 @@ func checkShape(b []byte, depth int) error {
 		tok, err := dec.Token()
 		if err != nil {
 			return nil
+		}
+		if !utf8Checked {
+			start := end
+			end = dec.InputOffset()
+			if _, isString := tok.(string); isString && !utf8.Valid(b[start:end]) {
+				return notUTF8(stack)
+			}
 		}
 		d, isDelim := tok.(json.Delim)
 		if isDelim && (d == '}' || d == ']') {
@@ -258,7 +312,10 @@ func checkShape(b []byte, depth int) error {
 		if parent != nil && parent.wantKey {
 			parent.key, _ = tok.(string)
 			parent.wantKey = false
-			k := shapeKey{parent.object, foldName(parent.key)}
+			k := shapeKey{parent.object, parent.key}
+			if !parent.exact {
+				k.name = foldName(parent.key)
+			}
 			if seen[k] {
 				return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, []any{parent.key},
 					"The request body names attribute %s twice in one object.", parent.key)
@@ -269,7 +326,7 @@ func checkShape(b []byte, depth int) error {
 			seen[k] = true
 			continue
 		}
-		if parent != nil && parent.array {
+		if parent != nil && parent.array && caps {
 			if parent.items++; parent.items > parent.limit {
 				return herald.Invalid(herald.CodeInvalidAttribute, parent.name, "Attribute %s holds at most %d items.", parent.name, parent.limit)
 			}
@@ -278,13 +335,14 @@ func checkShape(b []byte, depth int) error {
 			valueDone()
 			continue
 		}
-		if depth+len(stack) >= herald.MaxNesting {
+		if caps && depth+len(stack) >= herald.MaxNesting {
 			return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body nests deeper than %d levels.", herald.MaxNesting)
 		}
 		f := shapeFrame{array: d == '[', wantKey: d == '{', limit: herald.MaxArrayItems}
 		if !f.array {
 			objects++
 			f.object = objects
+			f.exact = parent != nil && !parent.array && labelSets[parent.key]
 		}
 		if parent != nil {
 			f.name = parent.name
@@ -297,6 +355,24 @@ func checkShape(b []byte, depth int) error {
 		}
 		stack = append(stack, f)
 	}
+}
+
+// notUTF8 refuses a string that is not UTF-8, met at stack: 400 INVALID_ATTRIBUTE naming the
+// attribute that holds it (for a name, the object it names an attribute of), or INVALID_JSON
+// when it is in none.
+func notUTF8(stack []shapeFrame) *herald.Error {
+	var path []string
+	for i, f := range stack {
+		if f.array || i == len(stack)-1 && f.wantKey { // an item, or a name of this object
+			continue
+		}
+		path = append(path, f.key)
+	}
+	if len(path) == 0 {
+		return herald.Errorf(herald.KindInvalid, herald.CodeInvalidJSON, nil, "The request body holds a string that is not UTF-8.")
+	}
+	attr := strings.Join(path, ".")
+	return herald.InvalidAttribute(attr, "Attribute %s holds a string that is not UTF-8.", attr)
 }
 
 // foldName is name as encoding/json compares attribute names: two names fold alike when

@@ -17,7 +17,8 @@ import (
 // batch is most often compact JSON with the attributes' own names, and encoding/json's
 // reflection was some 5 % of a storm worker's CPU and 40 % of the API's: Compact reads that
 // form by hand, and anything it is not sure of (whitespace, escapes, null, a name in another
-// case or unknown, a number that does not parse) goes to json.Unmarshal whole.
+// case or unknown, a number that does not parse, an object naming a member twice, bytes that
+// are not UTF-8) goes to json.Unmarshal whole.
 func Decode(b []byte) ([]herald.Observation, error) {
 	if obs, ok := Compact(b); ok {
 		return obs, nil
@@ -33,7 +34,9 @@ func Decode(b []byte) ([]herald.Observation, error) {
 // json.Unmarshal reads the array: it takes only the attributes' own names, and decodes each
 // composite attribute (currentValue, at, disks, labels, annotations, endsAt) into its field
 // with a decoder that refuses unknown fields; anything that decoder refuses is left to
-// encoding/json whole, which decides.
+// encoding/json whole, which decides. So is an object naming a member twice, and a string
+// that is not UTF-8, which encoding/json would take silently (the last value; U+FFFD for each
+// bad byte) and the API refuses.
 func Compact(b []byte) (obs []herald.Observation, ok bool) {
 	obs, ok, _ = Read(b, nil)
 	return obs, ok
@@ -73,6 +76,16 @@ func Read(b []byte, each func(o herald.Observation, i int) error) (obs []herald.
 	}
 }
 
+// DistinctNames reports whether b is one compact JSON value (no whitespace, no null) in which
+// no object names a member twice, as encoding/json matches names to fields (bytes.EqualFold),
+// and that is all UTF-8: what the API would otherwise walk token by token to refuse, in each
+// item of a batch its streaming decoder read. False only says it cannot tell (an escape in a
+// name, more than maxNames names in an object, a null): the caller checks b another way.
+func DistinctNames(b []byte) bool {
+	r := obsReader{b: b}
+	return r.skip(0, false) && r.i == len(b) && utf8.Valid(b)
+}
+
 // obsReader reads compact JSON from b at i.
 type obsReader struct {
 	b []byte
@@ -96,9 +109,17 @@ func (r *obsReader) object(o *herald.Observation) bool {
 	if r.byte('}') {
 		return true
 	}
+	var small [smallNames]span
+	names := small[:0]
 	for {
+		start := r.i
 		name, ok := r.plainBytes()
-		if !ok || !r.byte(':') || !r.member(o, name) {
+		if !ok || !r.byte(':') {
+			return false
+		}
+		// A name in another case is left to encoding/json (member), so only the same name
+		// can name a member twice.
+		if names, ok = r.newName(names, span{start + 1, r.i - 2}, true); !ok || !r.member(o, name) {
 			return false
 		}
 		if r.byte('}') {
@@ -162,17 +183,17 @@ func (r *obsReader) member(o *herald.Observation, name []byte) bool {
 		o.Value = &v
 		return true
 	case "currentValue":
-		return r.composite(&o.CurrentValue)
+		return r.composite(&o.CurrentValue, false)
 	case "at":
-		return r.composite(&o.At)
+		return r.composite(&o.At, false)
 	case "disks":
-		return r.composite(&o.Disks)
+		return r.composite(&o.Disks, false)
 	case "labels":
-		return r.composite(&o.Labels)
+		return r.composite(&o.Labels, true)
 	case "annotations":
-		return r.composite(&o.Annotations)
+		return r.composite(&o.Annotations, true)
 	case "endsAt":
-		return r.composite(&o.EndsAt)
+		return r.composite(&o.EndsAt, false)
 	default: // another case of a name, or not one: encoding/json's matching decides
 		return false
 	}
@@ -251,20 +272,56 @@ func (r *obsReader) digits() bool {
 }
 
 // composite decodes the value next (an object, an array or a string: not null, which
-// encoding/json treats apart) into field, refusing unknown fields as the API does.
-func (r *obsReader) composite(field any) bool {
+// encoding/json treats apart) into field, refusing unknown fields as the API does. A label
+// set (labelSet: herald.Labels, a map) compares its names as they are, as encoding/json does.
+func (r *obsReader) composite(field any, labelSet bool) bool {
 	start := r.i
-	if !r.skip(0) {
+	if !r.skip(0, labelSet) {
 		return false
 	}
-	dec := json.NewDecoder(bytes.NewReader(r.b[start:r.i]))
+	v := r.b[start:r.i]
+	if !utf8.Valid(v) { // encoding/json replaces what is not UTF-8
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(v))
 	dec.DisallowUnknownFields()
 	return dec.Decode(field) == nil
 }
 
+// A span is where a name is in b, quotes left out.
+type span struct{ start, end int }
+
+const (
+	// smallNames is how many names of an object are kept without allocating.
+	smallNames = 16
+	// maxNames bounds the names of one object the reader compares with each other (a label set
+	// holds at most herald.MaxPrometheusLabels); an object with more is left to encoding/json.
+	maxNames = herald.MaxPrometheusLabels
+)
+
+// newName adds the name at s to names, the names of one object so far; ok is false when the
+// object names it twice (exact: as they are, otherwise as encoding/json matches names to
+// fields, bytes.EqualFold), or when the reader cannot be sure it does not (an escape, too
+// many names): encoding/json's streaming decoder takes the last of two, and the API's
+// reading refuses them, so such an object is left to them.
+func (r *obsReader) newName(names []span, s span, exact bool) (_ []span, ok bool) {
+	name := r.b[s.start:s.end]
+	if len(names) == maxNames || bytes.IndexByte(name, '\\') >= 0 {
+		return names, false
+	}
+	for _, n := range names {
+		other := r.b[n.start:n.end]
+		if exact && string(other) == string(name) || !exact && bytes.EqualFold(other, name) {
+			return names, false
+		}
+	}
+	return append(names, s), true
+}
+
 // skip passes over the compact value next: an object, an array, a string, a number, true or
-// false (null is not taken). depth bounds nesting, as encoding/json's does.
-func (r *obsReader) skip(depth int) bool {
+// false (null is not taken), refusing an object that names a member twice (newName; exact for
+// the names of the object next, if it is one). depth bounds nesting, as encoding/json's does.
+func (r *obsReader) skip(depth int, exact bool) bool {
 	if r.i >= len(r.b) || depth > 100 {
 		return false
 	}
@@ -279,13 +336,20 @@ func (r *obsReader) skip(depth int) bool {
 		if r.byte(end) {
 			return true
 		}
+		var small [smallNames]span
+		names := small[:0]
 		for {
 			if object {
+				start := r.i
 				if !r.skipString() || !r.byte(':') {
 					return false
 				}
+				var ok bool
+				if names, ok = r.newName(names, span{start + 1, r.i - 2}, exact); !ok {
+					return false
+				}
 			}
-			if !r.skip(depth + 1) {
+			if !r.skip(depth+1, false) {
 				return false
 			}
 			if r.byte(end) {
