@@ -457,3 +457,37 @@ func TestBodiesRefuseInvalidUTF8(t *testing.T) {
 	}
 	e.Owner.do("POST", "/groups/"+p+"/maintenanceWindows", fmt.Sprintf(window, "deploy é")).wantStatus(200)
 }
+
+// An answer that shows a secret (a private key, once; the answer to the request that carried
+// a password) is kept by no cache; every answer of the API, whatever its status, tells the
+// browser not to read its body as anything but its Content-Type.
+func TestSecretAnswersAreNotStoredAndNothingIsSniffed(t *testing.T) {
+	e := newEnv(t)
+	org := e.org("acme")
+	p := e.project(org, "prod")
+	secrets := map[string]*response{
+		"a global key":        e.Owner.do("POST", "/admin/apiKeys", map[string]any{"desc": "ci", "roles": []string{"GLOBAL_READ_ONLY"}}).wantStatus(201),
+		"an organization key": e.Owner.do("POST", "/orgs/"+org+"/apiKeys", map[string]any{"desc": "deploy", "roles": []string{"ORG_MEMBER"}}).wantStatus(201),
+		"a user":              e.Owner.do("POST", "/users", userBody("ops", role(herald.GlobalReadOnly))).wantStatus(201),
+	}
+	for what, r := range secrets {
+		if got := r.Header.Values("Cache-Control"); len(got) != 1 || got[0] != "no-store" {
+			t.Errorf("the answer creating %s has Cache-Control %q, want no-store", what, got)
+		}
+	}
+	answers := map[string]*response{
+		"a read":                   e.Owner.do("GET", "/groups/"+p, nil).wantStatus(200),
+		"an error":                 e.Owner.do("GET", "/groups/"+herald.NewID(time.Now()), nil).wantStatus(404),
+		"a challenge":              raw(t, "GET", e.Base+"/groups/"+p, "", nil).wantStatus(401),
+		"a wrong method":           e.Owner.do("PUT", "/orgs", nil).wantStatus(405),
+		"the front door":           e.Owner.do("GET", api.PrometheusPath+"/groups/"+p+"/api/v2/alerts", nil).wantStatus(200),
+		"the front door's ok":      e.Owner.do("GET", api.PrometheusPath+"/groups/"+p+"/-/healthy", nil).wantStatus(200),
+		"health":                   raw(t, "GET", strings.TrimSuffix(e.Base, api.BasePath)+"/healthz", "", nil).wantStatus(200),
+		"a path served by nothing": raw(t, "GET", strings.TrimSuffix(e.Base, api.BasePath)+"/nothing", "", nil),
+	}
+	for what, r := range answers {
+		if got := r.Header.Values("X-Content-Type-Options"); len(got) != 1 || got[0] != "nosniff" {
+			t.Errorf("%s (%d): X-Content-Type-Options %q, want nosniff", what, r.Status, got)
+		}
+	}
+}

@@ -44,6 +44,7 @@ type reply struct {
 	self   string
 	list   *listBody
 	bare   bool // one is encoded as it is, without links (nil: no body)
+	secret bool // it shows a secret (a private key, once): Cache-Control: no-store
 }
 
 // listBody is the document's list response; Status is added under envelope=true.
@@ -79,6 +80,9 @@ func (s *Server) endpoint(rt route) *endpointHandler {
 		}
 		if rep.status == 0 {
 			rep.status = http.StatusOK
+		}
+		if rep.secret { // no cache, shared or the client's own, keeps it
+			w.Header()["Cache-Control"] = noStore
 		}
 		if rep.status == http.StatusNoContent || (rep.bare && rep.one == nil) {
 			w.WriteHeader(rep.status)

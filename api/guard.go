@@ -74,6 +74,9 @@ func connectionHeader(h http.Header, r *http.Request) {
 // length and capacity 1, as fixedHeaders' values are.
 var keepAlive, jsonType = []string{"keep-alive"}, []string{"application/json"}
 
+// noStore is the Cache-Control of an answer that shows a secret.
+var noStore = []string{"no-store"}
+
 // recoverPanic turns a handler's panic into a 500 with the error body (when nothing was
 // written yet) and a log line with the stack; the client sees neither the value nor the stack.
 // http.ErrAbortHandler keeps its meaning: the connection is dropped.

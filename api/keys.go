@@ -90,7 +90,9 @@ func (c *call) createKey(orgID string, in keyRequest, roles []herald.Role, self 
 	}
 	view := k.View()
 	view.PrivateKey = priv
-	return c.one(http.StatusCreated, createdKey{view}, self(k)), nil
+	rep := c.one(http.StatusCreated, createdKey{view}, self(k))
+	rep.secret = true
+	return rep, nil
 }
 
 // POST /admin/apiKeys

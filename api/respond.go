@@ -21,7 +21,8 @@ type Link struct {
 	Rel  string `json:"rel"`
 }
 
-// versionHeaders are on every response (the document's success headers; harmless on errors).
+// versionHeaders are on every response (the document's success headers; harmless on errors),
+// with nosniff.
 func (s *Server) versionHeaders(h http.Header) {
 	for k, v := range s.fixedHeaders {
 		h[k] = v
@@ -36,6 +37,7 @@ func fixedHeaders(cfg Config) http.Header {
 	h.Set("X-Vendor-Service-Version", "gitHash="+cfg.GitHash+"; versionString="+cfg.Version)
 	h.Set("Strict-Transport-Security", "max-age=300")
 	h.Set("Vary", "Accept-Encoding")
+	h.Set("X-Content-Type-Options", "nosniff") // a body is what its Content-Type says, never a page
 	for k, v := range h {
 		h[k] = v[:1:1]
 	}

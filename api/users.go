@@ -39,7 +39,10 @@ func (s *Server) createUser(c *call) (reply, error) {
 	if err := s.store.CreateUser(c.ctx, u, ev, invitations); err != nil {
 		return reply{}, err
 	}
-	return c.one(http.StatusCreated, u.View(), "/users/"+u.ID), nil
+	// The answer holds no password, but answers the request that carried it: kept by no cache.
+	rep := c.one(http.StatusCreated, u.View(), "/users/"+u.ID)
+	rep.secret = true
+	return rep, nil
 }
 
 // invitation is the event inviting username to the organization or project of role r,
