@@ -79,11 +79,14 @@ type AMReceiver struct {
 	Name string `json:"name"`
 }
 
-// AlertStatusShape is a gettable alert's status.
+// AlertStatusShape is a gettable alert's status. InhibitedBy and MutedBy are always empty:
+// Herald has no inhibit rules, and no time intervals besides its maintenance windows (those
+// with matchers are silences).
 type AlertStatusShape struct {
 	State       string   `json:"state"`
 	SilencedBy  []string `json:"silencedBy"`
 	InhibitedBy []string `json:"inhibitedBy"`
+	MutedBy     []string `json:"mutedBy"`
 }
 
 // AlertQuery is what GET /api/v2/alerts selects: alerts whose labels satisfy Filter, in the
@@ -109,7 +112,7 @@ func GettableAlerts(alerts []Alert, windows []MaintenanceWindow, q AlertQuery, n
 		g := GettableAlert{Labels: a.Labels, Annotations: a.Annotations, StartsAt: a.Created, EndsAt: a.Resolved,
 			UpdatedAt: a.Updated, GeneratorURL: a.GeneratorURL, Fingerprint: a.Fingerprint,
 			Receivers: []AMReceiver{{Name: a.AlertConfigID}},
-			Status:    AlertStatusShape{State: AlertStateActive, SilencedBy: []string{}, InhibitedBy: []string{}}}
+			Status:    AlertStatusShape{State: AlertStateActive, SilencedBy: []string{}, InhibitedBy: []string{}, MutedBy: []string{}}}
 		if g.Labels == nil {
 			g.Labels = Labels{}
 		}
