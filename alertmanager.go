@@ -74,6 +74,29 @@ type GettableAlert struct {
 	Status       AlertStatusShape `json:"status"`
 }
 
+// UnroutedAlert is a firing Prometheus alert that no alert configuration of its project took:
+// it opens no alert, but is kept until it ends, so that GET /api/v2/alerts lists it, with no
+// receiver, as Alertmanager lists every alert it holds.
+type UnroutedAlert struct {
+	Labels       Labels `json:"labels"`
+	Annotations  Labels `json:"annotations,omitempty"`
+	GeneratorURL string `json:"generatorURL,omitempty"`
+	StartsAt     Time   `json:"startsAt"`
+	UpdatedAt    Time   `json:"updatedAt"`
+	EndsAt       Time   `json:"endsAt"` // it ends then unless reported again (ExpiresAt)
+}
+
+// UnroutedOf is Prometheus alert o, evaluated at now, as an unrouted alert: started when it
+// was observed (now when it says nothing), ending at its expiry.
+func UnroutedOf(o Observation, now time.Time) UnroutedAlert {
+	start := At(now)
+	if o.At != nil && !o.At.IsZero() {
+		start = *o.At
+	}
+	return UnroutedAlert{Labels: o.Labels, Annotations: o.Annotations, GeneratorURL: o.GeneratorURL,
+		StartsAt: start, UpdatedAt: At(now), EndsAt: At(o.ExpiresAt(now))}
+}
+
 // AMReceiver names where an alert goes: in Herald, the alert configuration that opened it.
 type AMReceiver struct {
 	Name string `json:"name"`
@@ -98,44 +121,64 @@ type AlertQuery struct {
 	Receiver         *regexp.Regexp
 }
 
-// GettableAlerts lists the active PROMETHEUS_ALERT alerts of alerts that q selects, as
+// GettableAlerts lists the active PROMETHEUS_ALERT alerts of alerts, then the unrouted alerts
+// that have not ended by now and that no listed alert has the label set of, that q selects, as
 // Alertmanager shows them, with the silences (windows with matchers) that suppress each at now.
-func GettableAlerts(alerts []Alert, windows []MaintenanceWindow, q AlertQuery, now time.Time) []GettableAlert {
+// An unrouted alert has no receiver: a receiver query leaves it out.
+func GettableAlerts(alerts []Alert, unrouted []UnroutedAlert, windows []MaintenanceWindow, q AlertQuery, now time.Time) []GettableAlert {
 	out := []GettableAlert{}
+	routed := map[string]bool{} // the fingerprints of the active alerts
 	for _, a := range alerts {
-		if a.EventTypeName != EventTypePrometheusAlert || !Active(a.Status) || !MatchAll(q.Filter, a.Labels) {
-			continue
-		}
-		if q.Receiver != nil && !q.Receiver.MatchString(a.AlertConfigID) {
+		if a.EventTypeName != EventTypePrometheusAlert || !Active(a.Status) {
 			continue
 		}
 		g := GettableAlert{Labels: a.Labels, Annotations: a.Annotations, StartsAt: a.Created, EndsAt: a.Resolved,
 			UpdatedAt: a.Updated, GeneratorURL: a.GeneratorURL, Fingerprint: a.Fingerprint,
-			Receivers: []AMReceiver{{Name: a.AlertConfigID}},
-			Status:    AlertStatusShape{State: AlertStateActive, SilencedBy: []string{}, InhibitedBy: []string{}, MutedBy: []string{}}}
-		if g.Labels == nil {
-			g.Labels = Labels{}
-		}
-		if g.Annotations == nil {
-			g.Annotations = Labels{}
-		}
+			Receivers: []AMReceiver{{Name: a.AlertConfigID}}}
 		if g.Fingerprint == "" {
 			g.Fingerprint = a.Labels.Fingerprint()
 		}
-		for _, w := range windows {
-			if len(w.Matchers) > 0 && w.SilencesAlert(CategoryOther, a.Labels, now) {
-				g.Status.SilencedBy = append(g.Status.SilencedBy, w.ID)
-			}
-		}
-		if len(g.Status.SilencedBy) > 0 {
-			g.Status.State = AlertStateSuppressed
-		}
-		if (g.Status.State == AlertStateActive && !q.Active) || (g.Status.State == AlertStateSuppressed && !q.Silenced) {
+		routed[g.Fingerprint] = true
+		if q.Receiver != nil && !q.Receiver.MatchString(a.AlertConfigID) {
 			continue
 		}
-		out = append(out, g)
+		out = q.add(out, g, windows, now)
+	}
+	for _, u := range unrouted {
+		g := GettableAlert{Labels: u.Labels, Annotations: u.Annotations, StartsAt: u.StartsAt, EndsAt: u.EndsAt,
+			UpdatedAt: u.UpdatedAt, GeneratorURL: u.GeneratorURL, Fingerprint: u.Labels.Fingerprint(), Receivers: []AMReceiver{}}
+		if routed[g.Fingerprint] || !now.Before(u.EndsAt.Time) || q.Receiver != nil {
+			continue
+		}
+		out = q.add(out, g, windows, now)
 	}
 	return out
+}
+
+// add appends g to out, with its status at now, when q selects it.
+func (q AlertQuery) add(out []GettableAlert, g GettableAlert, windows []MaintenanceWindow, now time.Time) []GettableAlert {
+	if !MatchAll(q.Filter, g.Labels) {
+		return out
+	}
+	if g.Labels == nil {
+		g.Labels = Labels{}
+	}
+	if g.Annotations == nil {
+		g.Annotations = Labels{}
+	}
+	g.Status = AlertStatusShape{State: AlertStateActive, SilencedBy: []string{}, InhibitedBy: []string{}, MutedBy: []string{}}
+	for _, w := range windows {
+		if len(w.Matchers) > 0 && w.SilencesAlert(CategoryOther, g.Labels, now) {
+			g.Status.SilencedBy = append(g.Status.SilencedBy, w.ID)
+		}
+	}
+	if len(g.Status.SilencedBy) > 0 {
+		g.Status.State = AlertStateSuppressed
+	}
+	if (g.Status.State == AlertStateActive && !q.Active) || (g.Status.State == AlertStateSuppressed && !q.Silenced) {
+		return out
+	}
+	return append(out, g)
 }
 
 // PostableSilence is Alertmanager's POST /api/v2/silences body: a new silence, or (with an

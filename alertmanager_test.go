@@ -55,8 +55,15 @@ func TestGettableAlertsSelect(t *testing.T) {
 	pending.ID, pending.StartDate = "s2", *tm("2026-11-24T10:30:00Z")
 	categoryWindow := MaintenanceWindow{ID: "w", StartDate: silence.StartDate, EndDate: silence.EndDate, AlertTypeNames: []string{"PROMETHEUS"}}
 	windows := []MaintenanceWindow{silence, pending, categoryWindow}
+	unroutedAlert := func(name, ends string) UnroutedAlert {
+		return UnroutedAlert{Labels: Labels{"alertname": name, "team": "db"}, StartsAt: *tm("2026-11-24T09:00:00Z"),
+			UpdatedAt: *tm("2026-11-24T09:59:00Z"), EndsAt: *tm(ends)}
+	}
+	// U fires, nothing took it; E has ended; A is also an alert a configuration took.
+	unrouted := []UnroutedAlert{unroutedAlert("U", "2026-11-24T10:04:00Z"), unroutedAlert("E", "2026-11-24T10:00:00Z"),
+		unroutedAlert("A", "2026-11-24T10:04:00Z")}
 	names := func(q AlertQuery) (out string) {
-		for _, g := range GettableAlerts(alerts, windows, q, now) {
+		for _, g := range GettableAlerts(alerts, unrouted, windows, q, now) {
 			out += g.Labels["alertname"] + ":" + g.Status.State + " "
 		}
 		return out
@@ -67,19 +74,43 @@ func TestGettableAlertsSelect(t *testing.T) {
 		q    AlertQuery
 		want string
 	}{
-		{"every active Prometheus alert; A silenced by the active silence only", all, "A:suppressed B:active "},
-		{"silenced=false", AlertQuery{Active: true}, "B:active "},
+		{"every active Prometheus alert, then the unrouted ones not ended nor listed; A silenced by the active silence only", all, "A:suppressed B:active U:active "},
+		{"silenced=false", AlertQuery{Active: true}, "B:active U:active "},
 		{"active=false", AlertQuery{Silenced: true}, "A:suppressed "},
 		{"filter", AlertQuery{Active: true, Silenced: true, Filter: []LabelMatcher{{Name: "alertname", Value: "B|C", IsRegex: true, IsEqual: true}}}, "B:active "},
+		{"filter selecting an unrouted alert", AlertQuery{Active: true, Silenced: true, Filter: []LabelMatcher{{Name: "alertname", Value: "U", IsEqual: true}}}, "U:active "},
 		{"receiver", AlertQuery{Active: true, Silenced: true, Receiver: regexp.MustCompile("^(?:other)$")}, ""},
+		{"receiver of the routed ones: no unrouted alert", AlertQuery{Active: true, Silenced: true, Receiver: regexp.MustCompile("^(?:.*)$")}, "A:suppressed B:active "},
 	} {
 		if got := names(c.q); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
-	g := GettableAlerts(alerts[:1], windows, all, now)[0]
-	if len(g.Status.SilencedBy) != 1 || g.Status.SilencedBy[0] != "s1" || g.Status.InhibitedBy == nil || g.Fingerprint != alerts[0].Fingerprint || g.Receivers[0].Name != "cfg" {
+	g := GettableAlerts(alerts[:1], nil, windows, all, now)[0]
+	if len(g.Status.SilencedBy) != 1 || g.Status.SilencedBy[0] != "s1" || g.Status.InhibitedBy == nil || g.Status.MutedBy == nil ||
+		g.Fingerprint != alerts[0].Fingerprint || g.Receivers[0].Name != "cfg" {
 		t.Errorf("gettable alert %+v", g)
+	}
+	u := GettableAlerts(nil, unrouted[:1], nil, all, now)[0]
+	if u.Receivers == nil || len(u.Receivers) != 0 || u.Fingerprint != unrouted[0].Labels.Fingerprint() || u.EndsAt != unrouted[0].EndsAt ||
+		u.StartsAt != unrouted[0].StartsAt || u.Annotations == nil || u.Status.State != AlertStateActive || u.Status.MutedBy == nil {
+		t.Errorf("unrouted alert shown as %+v", u)
+	}
+}
+
+// An unrouted alert starts when it was observed (now without a time) and ends at its expiry.
+func TestUnroutedOf(t *testing.T) {
+	now := tm("2026-11-24T10:00:00Z").Time
+	o := PostableAlert{Labels: Labels{"a": "b"}, Annotations: Labels{"summary": "s"}, StartsAt: tm("2026-11-24T09:00:00Z"),
+		EndsAt: tm("2026-11-24T10:04:00Z"), GeneratorURL: "http://p/graph"}.Observation(now)
+	u := UnroutedOf(o, now)
+	if u.StartsAt.String() != "2026-11-24T09:00:00Z" || u.EndsAt.String() != "2026-11-24T10:04:00Z" || u.UpdatedAt.String() != "2026-11-24T10:00:00Z" ||
+		u.Labels["a"] != "b" || u.Annotations["summary"] != "s" || u.GeneratorURL != "http://p/graph" {
+		t.Errorf("got %+v", u)
+	}
+	u = UnroutedOf(PostableAlert{Labels: Labels{"a": "b"}}.Observation(now), now)
+	if u.StartsAt.String() != "2026-11-24T10:00:00Z" || !u.EndsAt.Equal(now.Add(PrometheusResolveTimeout)) {
+		t.Errorf("without times: %+v", u)
 	}
 }
 

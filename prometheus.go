@@ -29,6 +29,10 @@ const (
 	MaxGeneratorURLLength    = 4096      // bytes of a generator URL
 )
 
+// MaxUnroutedAlerts bounds the Prometheus alerts a project keeps that no alert configuration
+// took (UnroutedAlert): a new one past it is not kept, until others end.
+const MaxUnroutedAlerts = 10_000
+
 // PrometheusResolveTimeout is how long a Prometheus alert posted without endsAt fires unless it
 // is posted again: Alertmanager's default resolve_timeout.
 const PrometheusResolveTimeout = 5 * time.Minute

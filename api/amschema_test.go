@@ -10,11 +10,12 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/store"
 )
 
 // The front door's answers validate against Alertmanager v0.28's own API document (the
 // schemas of its answers, in testdata/alertmanager-v2-schemas.json): alerts listed with and
-// without filters, silenced or not; status; silences listed and read one by one; a silence's
+// without filters, silenced or not, and one no configuration took; status; silences listed and read one by one; a silence's
 // creation. amtool and other clients of Alertmanager's generated client refuse an answer
 // that does not.
 func TestPrometheusAnswersFollowAlertmanagerSchemas(t *testing.T) {
@@ -51,11 +52,16 @@ func TestPrometheusAnswersFollowAlertmanagerSchemas(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// One no configuration took, as the engine keeps it.
+	unrouted := herald.UnroutedOf(herald.PostableAlert{Labels: herald.Labels{"alertname": "Unrouted"}}.Observation(now), now)
+	if _, err := e.Store.UpdateUnrouted(t.Context(), e.project, []store.UnroutedChange{{Target: "u", Alert: &unrouted}}, now); err != nil {
+		t.Fatal(err)
+	}
 	r := amPost(t, e.door+"/api/v2/silences", auth, mustJSON(t, silence("alertname", "Latency"))).wantStatus(200)
 	checkSchema(t, doc, "postSilencesAnswer", "POST /api/v2/silences", r.Raw)
 	id := r.str("silenceID")
-	check("/api/v2/alerts", "gettableAlerts", 2)
-	check("/api/v2/alerts?silenced=false", "gettableAlerts", 1)
+	check("/api/v2/alerts", "gettableAlerts", 3)
+	check("/api/v2/alerts?silenced=false", "gettableAlerts", 2)
 	check(`/api/v2/alerts?filter=alertname%3D~"Disk.*"&active=true&receiver=cfg.*`, "gettableAlerts", 1)
 	check("/api/v2/status", "alertmanagerStatus", -1)
 	check("/api/v2/silences", "gettableSilences", 1)

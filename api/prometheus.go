@@ -70,8 +70,9 @@ func (s *Server) amPostAlerts(c *call) (reply, error) {
 	return bare(nil), nil
 }
 
-// GET /prometheus/groups/{groupId}/api/v2/alerts: the project's active Prometheus alerts that
-// the filter matchers and the state booleans select.
+// GET /prometheus/groups/{groupId}/api/v2/alerts: the project's active Prometheus alerts, and
+// those no configuration took that have not ended (unrouted), that the filter matchers and the
+// state booleans select.
 func (s *Server) amListAlerts(c *call) (reply, error) {
 	p, err := c.project(herald.ReadProject)
 	if err != nil {
@@ -94,11 +95,15 @@ func (s *Server) amListAlerts(c *call) (reply, error) {
 			}
 		}
 	}
+	unrouted, err := s.store.UnroutedAlerts(c.ctx, p.ID, c.now, herald.MaxUnroutedAlerts)
+	if err != nil {
+		return reply{}, err
+	}
 	windows, err := s.silenceWindows(c, p)
 	if err != nil {
 		return reply{}, err
 	}
-	return bare(herald.GettableAlerts(alerts, windows, q, c.now)), nil
+	return bare(herald.GettableAlerts(alerts, unrouted, windows, q, c.now)), nil
 }
 
 // alertQuery reads GET /api/v2/alerts' query: filter (repeated, Alertmanager's matcher syntax),

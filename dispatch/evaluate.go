@@ -88,10 +88,13 @@ type finding struct {
 
 // evaluate applies a batch: each observation is matched against every enabled configuration
 // of its type; per configuration and target, a holding condition opens an alert (or refreshes
-// the open one) and a cleared one closes it, in the order reported.
+// the open one) and a cleared one closes it, in the order reported. A firing Prometheus alert
+// that no configuration takes is kept as unrouted (listed by the front door until it ends); a
+// resolved one is forgotten there.
 func (s *session) evaluate(ctx context.Context, obs []herald.Observation) error {
 	now := s.e.Clock.Now()
 	byScope := map[bool][]finding{}
+	var unrouted []store.UnroutedChange
 	cfg := s.cfg()
 	for _, o := range obs {
 		typ := o.EventTypeName
@@ -114,6 +117,19 @@ func (s *session) evaluate(ctx context.Context, obs []herald.Observation) error 
 			byScope[cfg.global[id]] = append(byScope[cfg.global[id]], finding{obs: o, config: id, target: target,
 				holds: rule.Holds(o) && o.FiringAt(now), at: at, expires: o.ExpiresAt(now)})
 		}
+		if o.IsPrometheus() {
+			firing := o.Active != nil && *o.Active && o.FiringAt(now)
+			switch {
+			case firing && target == "":
+				u := herald.UnroutedOf(o, now)
+				unrouted = append(unrouted, store.UnroutedChange{Target: store.TargetID(o.TargetKey()), Alert: &u})
+			case !firing:
+				if target == "" {
+					target = store.TargetID(o.TargetKey())
+				}
+				unrouted = append(unrouted, store.UnroutedChange{Target: target})
+			}
+		}
 	}
 	for _, global := range []bool{false, true} {
 		idle := s.sending.Load() == 0
@@ -124,6 +140,20 @@ func (s *session) evaluate(ctx context.Context, obs []herald.Observation) error 
 			}
 			fs = fs[n:]
 		}
+	}
+	return s.keepUnrouted(ctx, unrouted, now)
+}
+
+// keepUnrouted applies a batch's changes to the project's unrouted Prometheus alerts. Applied
+// again (the batch evaluated again), they change nothing more.
+func (s *session) keepUnrouted(ctx context.Context, changes []store.UnroutedChange, now time.Time) error {
+	refused, err := s.e.store.UpdateUnrouted(ctx, s.project.ID, changes, now)
+	if err != nil {
+		return err
+	}
+	if refused > 0 {
+		s.e.Log.Warn("Prometheus alerts that no configuration takes were not kept: the project holds the most it keeps",
+			zap.String("groupId", s.project.ID), zap.Int("alerts", refused), zap.Int("max", herald.MaxUnroutedAlerts))
 	}
 	return nil
 }

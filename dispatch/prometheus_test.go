@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/paging"
 	"github.com/heraldhq/herald/dispatch"
@@ -314,4 +316,95 @@ func (r *rig) notified(t *testing.T, id string) map[string]any {
 		t.Fatalf("alert %s never showed lastNotified: %v", id, r.alerts(""))
 	}
 	return a
+}
+
+// frontDoor calls the project's Alertmanager front door (path under .../api/v2) as the rig's
+// key, and decodes its answer into out (nil: none).
+func (r *rig) frontDoor(method, path string, body any, want int, out any) {
+	r.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = strings.NewReader(string(b))
+	}
+	url := strings.TrimSuffix(r.base, api.BasePath) + api.PrometheusPath + "/groups/" + r.project + "/api/v2" + path
+	req, _ := http.NewRequest(method, url, rd)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := r.http.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		r.t.Fatalf("%s %s: %d, want %d: %s", method, path, resp.StatusCode, want, raw)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			r.t.Fatalf("%s %s: %v: %s", method, path, err, raw)
+		}
+	}
+}
+
+// postable is an alert as Prometheus posts it, ending at ends.
+func postable(labels map[string]string, ends time.Time) map[string]any {
+	return map[string]any{"labels": labels, "annotations": map[string]string{"summary": "disk is full"},
+		"startsAt": time.Now().Add(-time.Minute).UTC().Format(time.RFC3339Nano), "endsAt": ends.UTC().Format(time.RFC3339Nano)}
+}
+
+// An alert posted to the front door that no configuration takes opens no alert and sends
+// nothing, but is listed by GET /api/v2/alerts (as Alertmanager lists every alert it holds),
+// with no receiver, until it is resolved or its end passes. Once a configuration takes it, it
+// is listed once, with that configuration as its receiver.
+func TestPrometheusAlertNoConfigurationTakesIsListed(t *testing.T) {
+	r := newRig(t, 200*time.Millisecond)
+	disk := map[string]string{"alertname": "DiskFull", "instance": "db1:9100"}
+	soon := map[string]string{"alertname": "Soon", "instance": "db1:9100"}
+	ends := time.Now().Add(1500 * time.Millisecond).Truncate(time.Second).Add(time.Second) // the API keeps seconds
+	r.frontDoor("POST", "/alerts", []any{postable(disk, time.Now().Add(time.Hour)), postable(soon, ends)}, 200, nil)
+	var listed []herald.GettableAlert
+	names := func() string {
+		r.frontDoor("GET", "/alerts", nil, 200, &listed)
+		var out []string
+		for _, a := range listed {
+			out = append(out, a.Labels["alertname"])
+		}
+		slices.Sort(out)
+		return strings.Join(out, " ")
+	}
+	if !eventually(5*time.Second, func() bool { return names() == "DiskFull Soon" }) {
+		t.Fatalf("the front door lists %q, want DiskFull and Soon\n%s", names(), r.failedTasks())
+	}
+	for _, a := range listed {
+		if a.Receivers == nil || len(a.Receivers) != 0 || a.Status.State != "active" || a.Fingerprint != herald.Labels(a.Labels).Fingerprint() ||
+			a.Annotations["summary"] != "disk is full" {
+			t.Errorf("an alert no configuration takes is listed as %+v", a)
+		}
+	}
+	if got := r.alerts(""); len(got) != 0 {
+		t.Errorf("an alert no configuration takes opened %v", got)
+	}
+	// Its end passed without a re-send: no longer listed.
+	if !eventually(time.Until(ends)+5*time.Second, func() bool { return names() == "DiskFull" }) {
+		t.Fatalf("after Soon's end the front door lists %q", names())
+	}
+	// Resolved by Prometheus: no longer listed.
+	r.frontDoor("POST", "/alerts", []any{postable(disk, time.Now().Add(-time.Second))}, 200, nil)
+	if !eventually(5*time.Second, func() bool { return names() == "" }) {
+		t.Fatalf("after DiskFull's resolution the front door lists %q", names())
+	}
+	// Firing again, then taken by a configuration: listed once, routed to it.
+	r.frontDoor("POST", "/alerts", []any{postable(disk, time.Now().Add(time.Hour))}, 200, nil)
+	if !eventually(5*time.Second, func() bool { return names() == "DiskFull" }) {
+		t.Fatalf("firing again, the front door lists %q", names())
+	}
+	cfg := r.config(map[string]any{"eventTypeName": "PROMETHEUS_ALERT", "notifications": []any{r.webhook(0, 60)}})
+	r.frontDoor("POST", "/alerts", []any{postable(disk, time.Now().Add(time.Hour))}, 200, nil)
+	r.onlyAlert("OPEN")
+	if names(); len(listed) != 1 || len(listed[0].Receivers) != 1 || listed[0].Receivers[0].Name != cfg {
+		t.Errorf("once taken, the front door lists %+v, want DiskFull once, routed to %s", listed, cfg)
+	}
+	if n := len(r.recv.deliveries()); n > 1 {
+		t.Errorf("%d deliveries, want the one of the configuration's alert at most", n)
+	}
 }

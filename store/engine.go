@@ -29,6 +29,7 @@ import (
 //   {g:<id>}:expiring            HASH alert -> its expiry, if it ends unless re-reported (expiring.go)
 //   {g:<id>}:outbox              ZSET entry -> until when the engine sending it holds it (unix ms)
 //   {g:<id>}:outbox-aside        LIST outbox entries or notices this version could not read
+//   {g:<id>}:unrouted[-ends]     Prometheus alerts no configuration took, until they end (unrouted.go)
 //
 // The open and schedule hashes' targets and alert ids are their 12 bytes (targetField,
 // docField); the expiring hash and the sets hold whole ids.
