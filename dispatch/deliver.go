@@ -251,6 +251,7 @@ type sent struct {
 	retry    []later              // one per delivery to try again later
 	refused  []refusal            // credentials a service refused
 	attempts []tried
+	lapsed   bool // deliveries were left untried: the session's lease may have lapsed
 }
 
 // later is a delivery to try again, no sooner than after (the target's Retry-After), on the
@@ -325,6 +326,14 @@ func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) se
 			kind <- struct{}{}
 			pool.run(func() {
 				defer func() { <-kind; wg.Done() }()
+				if alive(ctx) != nil || s.lapsed() {
+					// Another session may hold the project, and send the group's notices from
+					// the outbox: this one sends no more of them.
+					mu.Lock()
+					out.lapsed = true
+					mu.Unlock()
+					return
+				}
 				res, records, err := s.e.try(ctx, *n, r, false)
 				mu.Lock()
 				defer mu.Unlock()
@@ -410,7 +419,7 @@ func (s *session) settle(ctx context.Context, r *sent) error {
 		return err
 	}
 	r.attempts = nil
-	if err := s.e.store.MarkNotified(ctx, sc, r.notified); err != nil {
+	if err := s.lock.MarkNotified(ctx, sc, r.notified); err != nil {
 		return err
 	}
 	r.notified = nil
@@ -431,7 +440,7 @@ func (s *session) settle(ctx context.Context, r *sent) error {
 		}
 		r.refused = r.refused[1:]
 	}
-	return s.e.store.DoneOutbox(ctx, sc, r.group.raw...)
+	return s.lock.DoneOutbox(ctx, sc, r.group.raw...)
 }
 
 // kindOf is the queue kind of a notice's retry: the person's means, or the notification's kind

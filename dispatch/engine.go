@@ -120,6 +120,9 @@ type session struct {
 	e       *Engine
 	project herald.Project
 	lock    *store.ProjectLock
+	// lapse is when the session must have stopped unless it renews its lease before: the
+	// start of its last renewal (or of its taking the lease) plus the lease, less leaseMargin.
+	lapse   atomic.Pointer[time.Time]
 	snap    atomic.Pointer[configSet] // the configurations, as of the last refresh
 	sends   chan sendGroup            // committed notices for the session's sender, in commit order
 	sent    chan error                // the sender's result, once sends is closed
@@ -277,8 +280,10 @@ func (w *waiters) add(groupID string, at time.Time) (done func(), first bool) {
 // one uses if still current, and gets this one's. kicked tells of work queued meanwhile.
 func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) error, cfg **configSet, kicked chan struct{}) (wake, error) {
 	var lock *store.ProjectLock
+	var taken time.Time // when the lease was asked for: it runs from no earlier
 	backoff := 5 * time.Millisecond
 	for deadline := time.Now().Add(lockWait); ; {
+		taken = time.Now()
 		l, ok, err := e.store.LockProject(ctx, groupID, e.Lease)
 		if err != nil {
 			return wake{}, err
@@ -312,6 +317,7 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 	s, err := e.newSession(sctx, groupID, lock, *cfg)
 	if err == nil {
 		s.kicked = kicked
+		s.renewed(taken)
 	}
 	if err != nil {
 		if herald.IsNotFound(err) {
@@ -340,17 +346,44 @@ func (e *Engine) session(ctx context.Context, groupID string, fn func(*session) 
 	return wake(next), err
 }
 
+// leaseMargin is how long before its lease can lapse in Redis a session whose renewals fail
+// stops: for the time a command takes to reach Redis, and clocks that run apart.
+func (e *Engine) leaseMargin() time.Duration { return e.Lease / 8 }
+
+// renewed records that the session's lease was renewed (or taken) by a command sent at at:
+// Redis keeps it for a lease from no earlier.
+func (s *session) renewed(at time.Time) {
+	lapse := at.Add(s.e.Lease - s.e.leaseMargin())
+	s.lapse.Store(&lapse)
+}
+
+// lapsed says whether the session's lease may have lapsed in Redis: it was not renewed in time.
+func (s *session) lapsed() bool {
+	l := s.lapse.Load()
+	return l == nil || !time.Now().Before(*l)
+}
+
 // heartbeat renews the session's lease and holds its notices being sent, every quarter of
 // the lease, until stop is closed. A lease found lost ends the session (another may hold the
 // project). A renewal that fails (Redis paused or unreachable) is tried again at the next
-// beat: a Redis that pauses also pauses expiry, so the lease may well still be this session's,
-// and ending the session would leave what it sent to be sent again; after two leases without
-// a renewal the session ends all the same.
+// beat, but Redis expires the lease by its clock, whatever keeps the renewals from it: the
+// session ends as one that lost its lease as soon as it may have lapsed (lapse), a margin
+// before the lease runs out after the last renewal, however long a renewal under way takes.
 func (s *session) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, stop <-chan struct{}) {
 	every := max(s.e.Lease/4, 10*time.Millisecond)
 	t := time.NewTicker(every)
 	defer t.Stop()
-	renewed := time.Now()
+	until := func() time.Duration {
+		if l := s.lapse.Load(); l != nil {
+			return time.Until(*l)
+		}
+		return 0
+	}
+	lapse := time.AfterFunc(until(), func() {
+		s.e.Log.Warn("project lease not renewed in time: the session stops", zap.String("groupId", s.project.ID))
+		cancel(store.ErrLeaseLost)
+	})
+	defer lapse.Stop()
 	for {
 		select {
 		case <-stop:
@@ -359,9 +392,11 @@ func (s *session) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 			return
 		case <-t.C:
 		}
+		start := time.Now()
 		err := s.lock.Extend(ctx, s.e.Lease)
-		if err == nil {
-			renewed = time.Now()
+		if err == nil && ctx.Err() == nil {
+			s.renewed(start)
+			lapse.Reset(until())
 			err = s.holdInflight(ctx)
 		}
 		switch {
@@ -369,11 +404,7 @@ func (s *session) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 			s.e.Log.Warn("project lease lost: the session stops", zap.String("groupId", s.project.ID))
 			cancel(err)
 			return
-		case err != nil && time.Since(renewed) > 2*s.e.Lease:
-			s.e.Log.Warn("project lease not renewed for two leases: the session stops", zap.String("groupId", s.project.ID), zap.Error(err))
-			cancel(store.ErrLeaseLost)
-			return
-		case err != nil:
+		case err != nil && ctx.Err() == nil:
 			s.e.Log.Warn("renewing the project lease", zap.String("groupId", s.project.ID), zap.Error(err))
 		}
 	}
@@ -391,7 +422,7 @@ func (s *session) holdInflight(ctx context.Context) error {
 	s.mu.Unlock()
 	until := s.e.Clock.Now().Add(s.e.Lease)
 	for sc, ns := range held {
-		if err := s.e.store.HoldOutbox(ctx, sc, until, ns...); err != nil {
+		if err := s.lock.HoldOutbox(ctx, sc, until, ns...); err != nil {
 			return err
 		}
 	}
@@ -472,6 +503,9 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 		go func() {
 			var err error
 			for r := range delivered {
+				if err == nil && r.lapsed { // what was not tried stays in the outbox, for the project's next session
+					err = store.ErrLeaseLost
+				}
 				if err == nil { // after a save that failed for good the rest stays in the outbox, for later
 					err = s.retrying(ctx, "saving delivery results", func() error { return s.settle(ctx, &r) })
 				}
@@ -492,16 +526,24 @@ func (s *session) send(ctx context.Context, sc store.Scope, alerts map[string]he
 	s.sends <- sendGroup{cfg: s.cfg(), sc: sc, alerts: alerts, notices: d.notices, raw: raw}
 }
 
-// retrying does what, trying again after a failure (backing off up to a second) for as long
-// as the session holds its lease. It is for what a session must not leave half done once its
-// steps are committed: a batch evaluated must leave the queue, or the next session evaluates
-// it again; delivery results must be saved, or the notices stay in the outbox, where another
-// session would send them again.
+// retrying does what, trying again after a failure (backing off up to a second) while the
+// session holds its lease, for up to a lease. It is for what a session must not leave half
+// done once its steps are committed: a batch evaluated must leave the queue, or the next
+// session evaluates it again; delivery results must be saved, or the notices stay in the
+// outbox, where another session would send them again. What still fails after a lease (a
+// document that cannot be decoded, say) is given up: the session ends with the error, and
+// what it left comes back as after a crash, rather than its lease holding the project's every
+// other alert for good.
 func (s *session) retrying(ctx context.Context, what string, do func() error) error {
 	wait := 20 * time.Millisecond
+	giveUp := time.Now().Add(s.e.Lease)
 	for {
 		err := do()
 		if err == nil || errors.Is(err, store.ErrLeaseLost) || alive(ctx) != nil {
+			return err
+		}
+		if time.Now().After(giveUp) {
+			s.e.Log.Error(what+" failed for a lease; the session gives up", zap.String("groupId", s.project.ID), zap.Error(err))
 			return err
 		}
 		s.e.Log.Warn(what+" failed; trying again", zap.String("groupId", s.project.ID), zap.Error(err))

@@ -223,7 +223,7 @@ func (s *session) apply(ctx context.Context, sc store.Scope, fs []finding, now t
 	}
 	alerts := make(map[string]herald.Alert, len(fs))
 	d := newDecided(len(fs))
-	_, err = s.e.store.Transact(ctx, sc, ids, func(loaded []store.Tracked) ([]store.Change, error) {
+	_, err = s.lock.Transact(ctx, sc, ids, func(loaded []store.Tracked) ([]store.Change, error) {
 		clear(alerts)
 		d.reset()
 		current := make(map[pair]*store.Change, len(fs))
@@ -332,7 +332,7 @@ func (s *session) renew(ctx context.Context, sc store.Scope, fs []finding) ([]fi
 	if len(rs) == 0 {
 		return fs, nil
 	}
-	done, err := s.e.store.RenewExpiring(ctx, sc, rs)
+	done, err := s.lock.RenewExpiring(ctx, sc, rs)
 	if err != nil {
 		return nil, err
 	}
@@ -396,7 +396,7 @@ func (s *session) due(ctx context.Context) (bool, error) {
 		for taken := 0; taken < claimBatch; {
 			chunk := s.dueChunk.size()
 			now := s.e.Clock.Now()
-			claimed, err := s.e.store.ClaimDue(ctx, sc, now, s.e.Lease, chunk)
+			claimed, err := s.lock.ClaimDue(ctx, sc, now, s.e.Lease, chunk)
 			if err != nil {
 				return any, err
 			}
@@ -467,7 +467,7 @@ func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now
 	alerts := make(map[string]herald.Alert, len(ids))
 	d := newDecided(len(ids))
 	var gone []string
-	_, err := s.e.store.Transact(ctx, sc, ids, func(loaded []store.Tracked) ([]store.Change, error) {
+	_, err := s.lock.Transact(ctx, sc, ids, func(loaded []store.Tracked) ([]store.Change, error) {
 		clear(alerts)
 		d.reset()
 		gone = gone[:0]
@@ -492,7 +492,7 @@ func (s *session) advance(ctx context.Context, sc store.Scope, ids []string, now
 		return err
 	}
 	s.e.stepLines(sc, d.steps)
-	if err := s.e.store.ForgetDue(ctx, sc, gone...); err != nil {
+	if err := s.lock.ForgetDue(ctx, sc, gone...); err != nil {
 		return err
 	}
 	s.send(ctx, sc, alerts, d)

@@ -57,7 +57,7 @@ func TestReReportsKeepTheSchedule(t *testing.T) {
 func TestFailedSaveIsRetried(t *testing.T) {
 	r := newRig(t, 200*time.Millisecond)
 	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
-	r.faults.fail(1, onKey("zrem", ":outbox"))
+	r.faults.fail(1, onDoneOutbox)
 	for _, h := range []string{"h1", "h2", "h3"} {
 		r.observe(hostDown(h, true))
 	}

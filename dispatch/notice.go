@@ -101,7 +101,7 @@ func integrationKind(typeName string) string {
 // recoverOutbox hands the notices of engines that died before sending them to retry tasks.
 func (s *session) recoverOutbox(ctx context.Context) error {
 	for _, sc := range s.scopes() {
-		abandoned, err := s.e.store.ClaimOutbox(ctx, sc, s.e.Clock.Now(), s.e.Lease, claimBatch)
+		abandoned, err := s.lock.ClaimOutbox(ctx, sc, s.e.Clock.Now(), s.e.Lease, claimBatch)
 		if err != nil || len(abandoned) == 0 {
 			if err != nil {
 				return err
@@ -129,7 +129,7 @@ func (s *session) recoverOutbox(ctx context.Context) error {
 			}
 		}
 		if len(unreadable) > 0 {
-			if err := s.e.store.SetAside(ctx, sc, unreadable...); err != nil {
+			if err := s.lock.SetAside(ctx, sc, unreadable...); err != nil {
 				return err
 			}
 			s.e.Observer.EngineError(ErrOutboxSetAside, len(unreadable))
@@ -137,7 +137,7 @@ func (s *session) recoverOutbox(ctx context.Context) error {
 				zap.String("groupId", sc.GroupID), zap.Bool("global", sc.Global), zap.Int("entries", len(unreadable)))
 		}
 		s.e.Log.Info("recovered notices an engine left behind", zap.String("groupId", sc.GroupID), zap.Int("notices", recovered))
-		if err := s.e.store.DoneOutbox(ctx, sc, abandoned...); err != nil {
+		if err := s.lock.DoneOutbox(ctx, sc, abandoned...); err != nil {
 			return err
 		}
 	}

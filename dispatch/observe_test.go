@@ -167,9 +167,9 @@ func TestBatchNotDroppedIsNotEvaluatedTwice(t *testing.T) {
 	first := r.onlyAlert("OPEN")["id"].(string)
 	r.recv.waitCount(t, 1, 5*time.Second)
 	r.waitEngineIdle(10 * time.Second)
-	// The drop script: EVALSHA sha 3 <obs list> <lease> <obs bytes> <token> <batch>.
+	// The drop script: EVALSHA sha 3 <holder> <obs list> <obs bytes> <token> <batch>.
 	r.faults.fail(1, func(name string, args []any) bool {
-		k, _ := argAt(args, 3).(string)
+		k, _ := argAt(args, 4).(string)
 		return name == "evalsha" && len(args) == 8 && strings.HasSuffix(k, ":obs")
 	})
 	r.observe(hostDown("h1", false), hostDown("h1", true))

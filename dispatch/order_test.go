@@ -21,7 +21,7 @@ func (c *shiftedClock) Now() time.Time         { return time.Now().Add(time.Dura
 func (c *shiftedClock) shift(by time.Duration) { c.by.Store(int64(by)) }
 
 // onDropObservation calls fn once, after the first observation batch an engine evaluated left
-// its queue (the engine's drop script, whose first key is the project's observation list).
+// its queue (the engine's drop script, whose second key is the project's observation list).
 type onDropObservation struct {
 	once sync.Once
 	fn   func()
@@ -33,8 +33,8 @@ func (h *onDropObservation) ProcessHook(next redis.ProcessHook) redis.ProcessHoo
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
 		args := cmd.Args()
-		if n := cmd.Name(); err == nil && (n == "evalsha" || n == "eval") && len(args) > 3 {
-			if k, _ := args[3].(string); strings.HasSuffix(k, ":obs") {
+		if n := cmd.Name(); err == nil && (n == "evalsha" || n == "eval") && len(args) > 4 {
+			if k, _ := args[4].(string); strings.HasSuffix(k, ":obs") {
 				h.once.Do(h.fn)
 			}
 		}
@@ -105,8 +105,9 @@ func (h slowLock) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h slowLock) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if args := cmd.Args(); cmd.Name() == "set" && len(args) > 1 {
-			if k, _ := args[1].(string); strings.HasSuffix(k, ":obs-lock") {
+		// The take of the lease: EVALSHA sha 2 <lease> <holder> <token> <ttl>.
+		if args := cmd.Args(); cmd.Name() == "evalsha" && len(args) == 7 {
+			if k, _ := args[3].(string); strings.HasSuffix(k, ":obs-lock") {
 				time.Sleep(h.by)
 			}
 		}

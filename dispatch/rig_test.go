@@ -449,6 +449,15 @@ func (f *faults) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proce
 	}
 }
 
+// onDoneOutbox matches the removal of entries from an outbox (DoneOutbox): the store's fenced
+// script EVALSHA sha 2 <holder> <outbox> <token> <entry>..., whose entries are notices (JSON)
+// where a claim of the outbox has numbers.
+func onDoneOutbox(name string, args []any) bool {
+	k, _ := argAt(args, 4).(string)
+	e, _ := argAt(args, 6).(string)
+	return name == "evalsha" && strings.HasSuffix(k, ":outbox") && (strings.HasPrefix(e, "{") || strings.HasPrefix(e, "["))
+}
+
 // onKey matches commands named name (lower case) whose first key contains part.
 func onKey(name, part string) func(string, []any) bool {
 	return func(n string, args []any) bool {

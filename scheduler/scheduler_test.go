@@ -204,7 +204,14 @@ func TestReconcileRepairsALostDueEntry(t *testing.T) {
 	// lost, and the engine comes back.
 	e.stopWorker()
 	sc := store.Scope{GroupID: e.project}
-	if err := e.st.ForgetDue(ctx, sc, a.ID); err != nil {
+	l, ok, err := e.st.LockProject(ctx, e.project, time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("take the stopped engine's project: %v %v", ok, err)
+	}
+	if err := l.ForgetDue(ctx, sc, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	ins := asynq.NewInspectorFromRedisClient(e.rdb)

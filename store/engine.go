@@ -3,10 +3,8 @@ package store
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha1"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,7 +20,7 @@ import (
 // The alert engine's state, beside the documents the API reads:
 //
 //   {g:<id>}:obs                 LIST of observation batches waiting to be evaluated, in order
-//   {g:<id>}:obs-lock            who evaluates the project's alerts now (a lease)
+//   {g:<id>}:obs-lock            who evaluates the project's alerts now (a lease: lease.go)
 //   {g:<id>}:open:<cfg>          HASH target -> the configuration's active alert for it
 //   {g:<id>}:sched               HASH alert -> its schedule (herald.Schedule, binary: schedule.go)
 //   {g:<id>}:due                 ZSET alert -> when the engine must look at it (unix ms)
@@ -48,7 +46,6 @@ import (
 // their own: an open alert must cost little memory (100,000 of them wait at once).
 
 func obsList(groupID string) string { return key(groupTag(groupID), "obs") }
-func obsLock(groupID string) string { return key(groupTag(groupID), "obs-lock") }
 
 // Scope is where an alert lives: its project's slot, or (Global) the platform's.
 type Scope struct {
@@ -176,40 +173,35 @@ func (s *Store) PendingObservations(ctx context.Context, groupID string, n int) 
 	return out, err
 }
 
-// dropObservation removes the oldest batch of a project's list KEYS[1] only if it is still
-// ARGV[2] and the lease KEYS[2] is still held by ARGV[1]: a session that lost its lease (or
-// a batch another session removed first) removes nothing. The batch's bytes leave the
-// backlog's count KEYS[3]. With a fourth key, the batch is kept at the end of that list as
-// it leaves (SetObservationsAside), in the same step. Returns 1 when it removed it.
+// dropObservation removes the oldest batch of a project's list KEYS[2] only if it is still
+// ARGV[2], fenced (fenceCheck: a session that lost its lease removes nothing); a batch
+// another session removed first is not removed again. The batch's bytes leave the backlog's
+// count KEYS[3]. With a fourth key, the batch is kept at the end of that list as it leaves
+// (SetObservationsAside), in the same step. Returns 1 when it removed it.
 //
 // The head is compared by LPOS (MAXLEN 1: the head only) and removed by LTRIM, inside Redis:
 // fetching it (LINDEX) and popping it (LPOP) each handed the script a copy of the batch
 // (~50 KB for 500 observations) to compare, some 210 µs of Redis a batch against ~75.
-var dropObservation = redis.NewScript(`
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return -1 end
-if redis.call('LPOS', KEYS[1], ARGV[2], 'MAXLEN', 1) ~= 0 then return 0 end
+var dropObservation = fenced(`
+if redis.call('LPOS', KEYS[2], ARGV[2], 'MAXLEN', 1) ~= 0 then return 0 end
 if KEYS[4] then redis.call('RPUSH', KEYS[4], ARGV[2]) end
-redis.call('LTRIM', KEYS[1], 1, -1)
+redis.call('LTRIM', KEYS[2], 1, -1)
 local left = redis.call('DECRBY', KEYS[3], #ARGV[2])
-if left <= 0 or redis.call('LLEN', KEYS[1]) == 0 then redis.call('DEL', KEYS[3]) end
+if left <= 0 or redis.call('LLEN', KEYS[2]) == 0 then redis.call('DEL', KEYS[3]) end
 return 1
 `)
-
-// ErrLeaseLost says the session's lease on its project ran out and another may hold it: the
-// session must stop without writing more.
-var ErrLeaseLost = errors.New("store: project lease lost")
 
 // DropObservation removes batch, which the holder of lock read and evaluated, from the head
 // of its project's queue: exactly that batch, and only while lock still holds the project.
 func (l *ProjectLock) DropObservation(ctx context.Context, groupID string, batch []byte) error {
-	return l.takeHead(ctx, []string{obsList(groupID), l.key, obsBytes(groupID)}, batch)
+	return l.takeHead(ctx, groupID, []string{obsList(groupID), obsBytes(groupID)}, batch)
 }
 
 // SetObservationsAside is DropObservation of a batch the engine cannot read (damaged, or
 // written by a newer API before a rollback), which is moved whole to the project's
 // obs-aside list rather than dropped: the API told its sender it was accepted.
 func (l *ProjectLock) SetObservationsAside(ctx context.Context, groupID string, batch []byte) error {
-	return l.takeHead(ctx, []string{obsList(groupID), l.key, obsBytes(groupID), obsAside(groupID)}, batch)
+	return l.takeHead(ctx, groupID, []string{obsList(groupID), obsBytes(groupID), obsAside(groupID)}, batch)
 }
 
 // ObservationsAside is what SetObservationsAside kept of a project, oldest first.
@@ -218,15 +210,8 @@ func (s *Store) ObservationsAside(ctx context.Context, groupID string) ([]string
 }
 
 // takeHead runs dropObservation on keys for batch, as its holder.
-func (l *ProjectLock) takeHead(ctx context.Context, keys []string, batch []byte) error {
-	n, err := dropObservation.Run(ctx, l.s.rdb, keys, l.token, batch).Int()
-	if err != nil {
-		return err
-	}
-	if n < 0 {
-		return ErrLeaseLost
-	}
-	return nil
+func (l *ProjectLock) takeHead(ctx context.Context, groupID string, keys []string, batch []byte) error {
+	return leaseLost(l.runFenced(ctx, dropObservation, Scope{GroupID: groupID}, keys, batch).Err())
 }
 
 // HasPendingObservations reports whether batches wait for a project.
@@ -235,68 +220,26 @@ func (s *Store) HasPendingObservations(ctx context.Context, groupID string) (boo
 	return n > 0, err
 }
 
-// releaseLock deletes a lock only if token still holds it.
-var releaseLock = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`)
-
-// extendLock renews a lock only if token still holds it.
-var extendLock = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
-`)
-
-// ProjectLock is the lease on evaluating a project's alerts: one engine session at a time, so
-// that a project's observations are evaluated in the order they came. Each lock has a token
-// of its own, so that two sessions of one process never pass for each other. Its methods may
-// be called from several goroutines (a session and its heartbeat).
-type ProjectLock struct {
-	s     *Store
-	key   string
-	token string
-}
-
-// LockProject tries to take the lease for ttl; ok is false when another session holds it.
-func (s *Store) LockProject(ctx context.Context, groupID string, ttl time.Duration) (*ProjectLock, bool, error) {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	l := &ProjectLock{s: s, key: obsLock(groupID), token: hex.EncodeToString(b)}
-	ok, err := s.rdb.SetNX(ctx, l.key, l.token, ttl).Result()
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	return l, true, nil
-}
-
-// Extend renews the lease for ttl; ErrLeaseLost means it was lost and the holder must stop.
-func (l *ProjectLock) Extend(ctx context.Context, ttl time.Duration) error {
-	n, err := extendLock.Run(ctx, l.s.rdb, []string{l.key}, l.token, ttl.Milliseconds()).Int()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return ErrLeaseLost
-	}
-	return nil
-}
-
-// Unlock gives the lease back.
-func (l *ProjectLock) Unlock(ctx context.Context) error {
-	return releaseLock.Run(ctx, l.s.rdb, []string{l.key}, l.token).Err()
-}
-
-// claim hands out the members of a sorted set of due times that are due by now (ARGV[1], ms),
-// at most ARGV[3], and moves each to now+lease (ARGV[2], ms) so that no other engine takes it
-// meanwhile and, should this one die, it comes due again when the lease runs out. Returns
-// alternating member, due.
-var claim = redis.NewScript(`
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[3]))
-local leased = tonumber(ARGV[1]) + tonumber(ARGV[2])
+// claim hands out the members of a sorted set of due times KEYS[2] that are due by now
+// (ARGV[2], ms), at most ARGV[4], and moves each to now+lease (ARGV[3], ms) so that no other
+// engine takes it meanwhile and, should this one die, it comes due again when the lease runs
+// out; fenced (fenceCheck). Returns alternating member, due.
+var claim = fenced(`
+local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[4]))
+local leased = tonumber(ARGV[2]) + tonumber(ARGV[3])
 for i = 1, #due, 2 do
-  redis.call('ZADD', KEYS[1], leased, due[i])
+  redis.call('ZADD', KEYS[2], leased, due[i])
 end
 return due
+`)
+
+// removeMembers removes members ARGV[2...] from the sorted set KEYS[2], fenced; a thousand
+// to a command (Lua's unpack has a limit).
+var removeMembers = fenced(`
+for i = 2, #ARGV, 1000 do
+  redis.call('ZREM', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
+return 1
 `)
 
 // Due is an alert that came due, and when.
@@ -306,10 +249,10 @@ type Due struct {
 }
 
 // ClaimDue takes up to n alerts of scope due by now for lease.
-func (s *Store) ClaimDue(ctx context.Context, sc Scope, now time.Time, lease time.Duration, n int) ([]Due, error) {
-	vals, err := claim.Run(ctx, s.rdb, []string{sc.due()}, now.UnixMilli(), lease.Milliseconds(), n).StringSlice()
+func (l *ProjectLock) ClaimDue(ctx context.Context, sc Scope, now time.Time, lease time.Duration, n int) ([]Due, error) {
+	vals, err := l.runFenced(ctx, claim, sc, []string{sc.due()}, now.UnixMilli(), lease.Milliseconds(), n).StringSlice()
 	if err != nil {
-		return nil, err
+		return nil, leaseLost(err)
 	}
 	out := make([]Due, 0, len(vals)/2)
 	for i := 0; i+1 < len(vals); i += 2 {
@@ -323,7 +266,7 @@ func (s *Store) ClaimDue(ctx context.Context, sc Scope, now time.Time, lease tim
 }
 
 // ForgetDue drops alerts from the due set of scope (alerts that ended meanwhile).
-func (s *Store) ForgetDue(ctx context.Context, sc Scope, ids ...string) error {
+func (l *ProjectLock) ForgetDue(ctx context.Context, sc Scope, ids ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -331,7 +274,7 @@ func (s *Store) ForgetDue(ctx context.Context, sc Scope, ids ...string) error {
 	for _, id := range ids {
 		members = append(members, sc.dueMembers(id)...)
 	}
-	return s.rdb.ZRem(ctx, sc.due(), members...).Err()
+	return leaseLost(l.runFenced(ctx, removeMembers, sc, []string{sc.due()}, members...).Err())
 }
 
 // OutboxEntry is the outbox member that holds notices (each a JSON object) together: the
@@ -377,10 +320,10 @@ func OutboxNotices(entry []byte) ([][]byte, error) {
 
 // ClaimOutbox takes up to n entries (OutboxNotices) of scope whose sender's lease ran out by
 // now (an engine died before delivering them), for a new lease.
-func (s *Store) ClaimOutbox(ctx context.Context, sc Scope, now time.Time, lease time.Duration, n int) ([][]byte, error) {
-	vals, err := claim.Run(ctx, s.rdb, []string{sc.outbox()}, now.UnixMilli(), lease.Milliseconds(), n).StringSlice()
+func (l *ProjectLock) ClaimOutbox(ctx context.Context, sc Scope, now time.Time, lease time.Duration, n int) ([][]byte, error) {
+	vals, err := l.runFenced(ctx, claim, sc, []string{sc.outbox()}, now.UnixMilli(), lease.Milliseconds(), n).StringSlice()
 	if err != nil {
-		return nil, err
+		return nil, leaseLost(err)
 	}
 	out := make([][]byte, 0, len(vals)/2)
 	for i := 0; i < len(vals); i += 2 {
@@ -391,27 +334,41 @@ func (s *Store) ClaimOutbox(ctx context.Context, sc Scope, now time.Time, lease 
 
 // HoldOutbox keeps outbox entries of scope that a session is still sending held until until,
 // so that no other session takes them back meanwhile; entries already done stay done.
-func (s *Store) HoldOutbox(ctx context.Context, sc Scope, until time.Time, notices ...[]byte) error {
+func (l *ProjectLock) HoldOutbox(ctx context.Context, sc Scope, until time.Time, notices ...[]byte) error {
 	if len(notices) == 0 {
 		return nil
 	}
-	zs := make([]redis.Z, len(notices))
-	for i, n := range notices {
-		zs[i] = redis.Z{Score: float64(until.UnixMilli()), Member: string(n)}
-	}
-	return s.rdb.ZAddArgs(ctx, sc.outbox(), redis.ZAddArgs{XX: true, GT: true, Members: zs}).Err()
+	args := append([]any{until.UnixMilli()}, stringArgs(notices)...)
+	return leaseLost(l.runFenced(ctx, holdMembers, sc, []string{sc.outbox()}, args...).Err())
 }
+
+// holdMembers moves the members ARGV[3...] of the sorted set KEYS[2] that it still holds to
+// ARGV[2], never earlier; fenced. A session holds a few entries at a time.
+var holdMembers = fenced(`
+for i = 3, #ARGV do
+  redis.call('ZADD', KEYS[2], 'XX', 'GT', ARGV[2], ARGV[i])
+end
+return 1
+`)
 
 // SetAside keeps, at the end of scope's outbox-aside list, outbox entries or notices that the
 // engine could not read (damaged, or written by a newer version it was rolled back from):
 // kept whole, for an operator (nothing reads them back), rather than dropped with the entry they
 // came in. They leave the outbox itself as any entry does (DoneOutbox).
-func (s *Store) SetAside(ctx context.Context, sc Scope, raw ...[]byte) error {
+func (l *ProjectLock) SetAside(ctx context.Context, sc Scope, raw ...[]byte) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	return s.rdb.RPush(ctx, sc.outboxAside(), stringArgs(raw)...).Err()
+	return leaseLost(l.runFenced(ctx, pushAside, sc, []string{sc.outboxAside()}, stringArgs(raw)...).Err())
 }
+
+// pushAside appends ARGV[2...] to the list KEYS[2], fenced; a thousand to a command.
+var pushAside = fenced(`
+for i = 2, #ARGV, 1000 do
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
+return 1
+`)
 
 // OutboxAside is what SetAside kept of scope, oldest first.
 func (s *Store) OutboxAside(ctx context.Context, sc Scope) ([]string, error) {
@@ -419,11 +376,11 @@ func (s *Store) OutboxAside(ctx context.Context, sc Scope) ([]string, error) {
 }
 
 // DoneOutbox removes outbox entries whose notices were delivered or handed over.
-func (s *Store) DoneOutbox(ctx context.Context, sc Scope, notices ...[]byte) error {
+func (l *ProjectLock) DoneOutbox(ctx context.Context, sc Scope, notices ...[]byte) error {
 	if len(notices) == 0 {
 		return nil
 	}
-	return s.rdb.ZRem(ctx, sc.outbox(), stringArgs(notices)...).Err()
+	return leaseLost(l.runFenced(ctx, removeMembers, sc, []string{sc.outbox()}, stringArgs(notices)...).Err())
 }
 
 // stringArgs are bs as a command's arguments: each a string (a copy), as Redis stores it.
@@ -541,22 +498,30 @@ var ErrConflict = errors.New("store: alerts kept changing under the engine")
 // through the API), it loads them again and asks decide again. Missing alerts are left out of
 // what decide sees. decide may return changes for new alerts (PrevStatus ""), which must not
 // be active for their configuration and target already (the caller holds the project lock).
-func (s *Store) Transact(ctx context.Context, sc Scope, ids []string, decide func([]Tracked) ([]Change, error)) ([]Change, error) {
+// It is fenced: once another session took the project, it commits nothing and answers
+// ErrLeaseLost.
+func (l *ProjectLock) Transact(ctx context.Context, sc Scope, ids []string, decide func([]Tracked) ([]Change, error)) ([]Change, error) {
 	// The documents are watched because the API changes them (acknowledgements); schedules and
-	// the rest are the engine's alone, and the caller holds the project's lease. The scope's due
-	// set is watched too, so that there is always a key to watch (Redis Cluster routes a WATCH
-	// by its keys) and an acknowledgement's new wake time is not overwritten.
-	docKeys := make([]string, 0, len(ids)+1)
-	docKeys = append(docKeys, sc.due())
+	// the rest are the engine's alone, as long as the scope's holder is this session: the holder
+	// key is watched, and read with the documents. The scope's due set is watched too, so that
+	// an acknowledgement's new wake time is not overwritten.
+	holder := sc.holder()
+	docKeys := make([]string, 0, len(ids)+2)
+	docKeys = append(docKeys, holder, sc.due())
 	for _, id := range ids {
 		docKeys = append(docKeys, sc.alerts().doc(id))
 	}
+	s := l.s
 	for range 10 {
 		var changes []Change
 		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
-			loaded, err := s.loadTracked(ctx, tx, sc, ids)
+			var held *redis.StringCmd
+			loaded, err := s.loadTracked(ctx, tx, sc, ids, func(pipe redis.Pipeliner) { held = pipe.Get(ctx, holder) })
 			if err != nil {
 				return err
+			}
+			if held.Val() != l.token {
+				return ErrLeaseLost
 			}
 			if changes, err = decide(loaded); err != nil {
 				return err
@@ -584,9 +549,16 @@ func (s *Store) Transact(ctx context.Context, sc Scope, ids []string, decide fun
 	return nil, ErrConflict
 }
 
-// loadTracked reads the alerts ids of scope with their schedules, leaving out the ended ones.
-func (s *Store) loadTracked(ctx context.Context, rdb redis.Cmdable, sc Scope, ids []string) ([]Tracked, error) {
+// loadTracked reads the alerts ids of scope with their schedules, leaving out the ended ones;
+// also, when not nil, queues its own reads in the same round trip (whose errors other than
+// redis.Nil are loadTracked's).
+func (s *Store) loadTracked(ctx context.Context, rdb redis.Cmdable, sc Scope, ids []string, also func(redis.Pipeliner)) ([]Tracked, error) {
 	if len(ids) == 0 {
+		if also != nil {
+			if _, err := rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error { also(pipe); return nil }); err != nil && !errors.Is(err, redis.Nil) {
+				return nil, err
+			}
+		}
 		return nil, nil
 	}
 	keys := make([]string, len(ids))
@@ -595,11 +567,14 @@ func (s *Store) loadTracked(ctx context.Context, rdb redis.Cmdable, sc Scope, id
 	}
 	var docs, scheds, expiring *redis.SliceCmd
 	if _, err := rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		if also != nil {
+			also(pipe)
+		}
 		docs = pipe.MGet(ctx, keys...)
 		scheds = pipe.HMGet(ctx, sc.schedules(), scheduleFields(ids)...)
 		expiring = pipe.HMGet(ctx, sc.expiring(), ids...)
 		return nil
-	}); err != nil {
+	}); err != nil && !errors.Is(err, redis.Nil) { // only also's reads may find nothing
 		return nil, err
 	}
 	out := make([]Tracked, 0, len(ids))
@@ -683,8 +658,8 @@ func (w *writes) change(sc Scope, c *Change) error {
 	return nil
 }
 
-// patchNotified sets lastNotified of the compact alert documents KEYS[i] to ARGV[i] (unix
-// seconds) where that is later than theirs, changing nothing else in them. A document that
+// patchNotified sets lastNotified of the compact alert documents KEYS[i] (i > 1) to ARGV[i]
+// (unix seconds) where that is later than theirs, changing nothing else in them. A document that
 // starts with lastNotified's slot (appendAlertDoc: {"n": and ten bytes, then a comma) is read
 // to there (GETRANGE) and the ten bytes overwritten (SETRANGE) when ARGV[i] has ten digits:
 // the slot then holds ten digits (compared with ARGV[i] as numbers) or notifiedNever. The
@@ -692,9 +667,10 @@ func (w *writes) change(sc Scope, c *Change) error {
 // always was: its "n" field, right after the times "t", "u" and "r", which follow the string
 // fields (a `,"` is never inside a JSON string, so the first `,"t":` is the top-level one),
 // and set, or inserted there. Documents in the API's form, or not as expected, are left
-// alone and their (1-based) positions answered; documents that are gone are skipped. One
-// script reads and writes each document, so nothing the engine or the API writes comes
-// between.
+// alone and their (1-based) positions among the documents answered; documents that are gone
+// are skipped. One script reads and writes each document, so nothing the engine or the API
+// writes comes between. With a token ARGV[1] it is fenced (fenceCheck, KEYS[1] the holder
+// key); without (”), as a retry task runs it, it is not.
 //
 // A delivery's lastNotified used to be written by sending the whole document twice (as
 // written, and with the time set) for a compare-and-set; this sends the time alone. The
@@ -704,6 +680,7 @@ func (w *writes) change(sc Scope, c *Change) error {
 // what is left is mostly Lua's two calls into Redis for each key. Plain finds and fixed
 // comparisons: Lua's patterns, built per call, doubled the Redis cost.
 var patchNotified = redis.NewScript(`
+if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('` + leaseLostReply + `') end
 local find, sub, byte = string.find, string.sub, string.byte
 local slot, never = '{"n":', 'null      '
 -- past returns the position after the integer starting at pos (nil: none there).
@@ -712,14 +689,14 @@ local function past(doc, pos)
   return e and e + 1
 end
 local left = {}
-for i = 1, #KEYS do
+for i = 2, #KEYS do
   local t = ARGV[i]
   local head = #t == 10 and byte(t, 1) ~= 45 and redis.call('GETRANGE', KEYS[i], 0, 15)
   if head and byte(head, 16) == 44 and sub(head, 1, 5) == slot then
     local n = sub(head, 6, 15)
     local was = n ~= never and tonumber(n) -- false: never notified
     if was == nil then
-      left[#left+1] = i -- not what appendAlertDoc writes there
+      left[#left+1] = i - 1 -- not what appendAlertDoc writes there
     elseif not was or was < tonumber(t) then
       redis.call('SETRANGE', KEYS[i], 5, t)
     end
@@ -732,7 +709,7 @@ for i = 1, #KEYS do
         at = e and past(doc, e + 1)
       end
       if not at then
-        left[#left+1] = i
+        left[#left+1] = i - 1
       else
         if sub(doc, at, at + 4) == ',"u":' then at = past(doc, at + 5) or at end
         if sub(doc, at, at + 4) == ',"r":' then at = past(doc, at + 5) or at end
@@ -754,13 +731,27 @@ return left
 // MarkNotified sets lastNotified of alerts to the time of their last successful delivery
 // (never moving it back), without overwriting what anything else changed meanwhile: one
 // script edits the field in each document in place (patchNotified); documents of the API's
-// form, written before the compact one, are read, changed and written back under WATCH.
+// form, written before the compact one, are read, changed and written back under WATCH. It is
+// for retry tasks, which hold no lease; a session's is ProjectLock.MarkNotified.
 func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.Time) error {
+	return s.markNotified(ctx, sc, "", at)
+}
+
+// MarkNotified is Store.MarkNotified for the session holding l, fenced: once another session
+// took the project, it changes nothing and answers ErrLeaseLost.
+func (l *ProjectLock) MarkNotified(ctx context.Context, sc Scope, at map[string]time.Time) error {
+	return leaseLost(l.s.markNotified(ctx, sc, l.token, at))
+}
+
+// markNotified is MarkNotified, fenced by token unless it is "".
+func (s *Store) markNotified(ctx context.Context, sc Scope, token string, at map[string]time.Time) error {
 	if len(at) == 0 {
 		return nil
 	}
-	keys, ids := make([]string, 0, len(at)), make([]string, 0, len(at))
-	args := make([]any, 0, len(at))
+	keys, ids := make([]string, 1, len(at)+1), make([]string, 0, len(at))
+	keys[0] = sc.holder()
+	args := make([]any, 1, len(at)+1)
+	args[0] = token
 	for id, t := range at {
 		if t.IsZero() {
 			continue // never delivered: nothing to set
@@ -768,7 +759,7 @@ func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.T
 		keys, ids = append(keys, sc.alerts().doc(id)), append(ids, id)
 		args = append(args, *packTime(herald.At(t)))
 	}
-	if len(keys) == 0 {
+	if len(ids) == 0 {
 		return nil
 	}
 	left, err := patchNotified.Run(ctx, s.rdb, keys, args...).Int64Slice()
@@ -779,28 +770,32 @@ func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.T
 	for _, i := range left {
 		rest[ids[i-1]] = at[ids[i-1]]
 	}
-	return s.markNotified(ctx, sc, rest)
+	return s.rewriteNotified(ctx, sc, token, rest)
 }
 
-// markNotified is MarkNotified for alerts whose documents must be read first.
-func (s *Store) markNotified(ctx context.Context, sc Scope, at map[string]time.Time) error {
-	if len(at) == 0 {
-		return nil
-	}
+// rewriteNotified is markNotified for alerts whose documents must be read first.
+func (s *Store) rewriteNotified(ctx context.Context, sc Scope, token string, at map[string]time.Time) error {
 	ids := make([]string, 0, len(at))
-	keys := make([]string, 0, len(at))
+	keys := make([]string, 0, len(at)+1)
 	for id := range at {
 		ids = append(ids, id)
 		keys = append(keys, sc.alerts().doc(id))
 	}
+	watched := keys
+	if token != "" {
+		watched = append(keys[:len(keys):len(keys)], sc.holder())
+	}
 	for range 10 {
 		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
-			vals, err := tx.MGet(ctx, keys...).Result()
+			vals, err := tx.MGet(ctx, watched...).Result()
 			if err != nil {
 				return err
 			}
+			if token != "" && vals[len(keys)] != token {
+				return ErrLeaseLost
+			}
 			w := newWrites()
-			for i, v := range vals {
+			for i, v := range vals[:len(keys)] {
 				str, ok := v.(string)
 				if !ok {
 					continue
@@ -821,7 +816,7 @@ func (s *Store) markNotified(ctx context.Context, sc Scope, at map[string]time.T
 				return nil
 			})
 			return err
-		}, keys...)
+		}, watched...)
 		if errors.Is(err, redis.TxFailedErr) {
 			continue
 		}

@@ -70,35 +70,35 @@ type Renewal struct {
 	Digest   string
 }
 
-// renew applies renewals: KEYS[1] the expiring hash, KEYS[2] the due set; ARGV[4i-3..4i] the
-// active alert of renewal i (empty: none), its new expiry (ms), digest, and the alert's member
-// in the due set (dueMember; an entry written before is under the id). For each it answers
-// 1 when applied, 0 when the alert needs the engine (none is active, it has no expiry, or the
-// re-report changes more than the expiry).
-var renew = redis.NewScript(`
+// renew applies renewals, fenced (fenceCheck): KEYS[2] the expiring hash, KEYS[3] the due
+// set; ARGV[4i-2..4i+1] the active alert of renewal i (empty: none), its new expiry (ms),
+// digest, and the alert's member in the due set (dueMember; an entry written before is under
+// the id). For each it answers 1 when applied, 0 when the alert needs the engine (none is
+// active, it has no expiry, or the re-report changes more than the expiry).
+var renew = fenced(`
 local out = {}
-for j = 0, #ARGV - 4, 4 do
+for j = 1, #ARGV - 4, 4 do
   local ok = 0
   local id = ARGV[j + 1]
-  local v = id ~= '' and redis.call('HGET', KEYS[1], id)
+  local v = id ~= '' and redis.call('HGET', KEYS[2], id)
   if v then
     local exp, wake, digest = string.match(v, '^(%d+) (%d+) (.*)$')
     if digest == ARGV[j + 3] then
       ok = 1
       local new = ARGV[j + 2]
       if new ~= exp then
-        redis.call('HSET', KEYS[1], id, new .. ' ' .. wake .. ' ' .. digest)
+        redis.call('HSET', KEYS[2], id, new .. ' ' .. wake .. ' ' .. digest)
         local was, now = exp, new
         if wake ~= '0' and tonumber(wake) < tonumber(was) then was = wake end
         if wake ~= '0' and tonumber(wake) < tonumber(now) then now = wake end
         local m = ARGV[j + 4]
-        local due = redis.call('ZSCORE', KEYS[2], m)
+        local due = redis.call('ZSCORE', KEYS[3], m)
         if not due then
           m = id
-          due = redis.call('ZSCORE', KEYS[2], m)
+          due = redis.call('ZSCORE', KEYS[3], m)
         end
         if due and tonumber(due) == tonumber(was) and now ~= was then
-          redis.call('ZADD', KEYS[2], now, m)
+          redis.call('ZADD', KEYS[3], now, m)
         end
       end
     end
@@ -112,8 +112,8 @@ return out
 // without reading their documents (two round trips: their ids, then the renewals); the result
 // says which renewals were applied. The others (no active alert, or one whose annotations the
 // re-report changes) are for the engine's usual path. The caller holds the project's lease, so
-// nothing changes the alerts between the two.
-func (s *Store) RenewExpiring(ctx context.Context, sc Scope, rs []Renewal) ([]bool, error) {
+// nothing changes the alerts between the two; it is fenced, as a Transact is.
+func (l *ProjectLock) RenewExpiring(ctx context.Context, sc Scope, rs []Renewal) ([]bool, error) {
 	out := make([]bool, len(rs))
 	if len(rs) == 0 {
 		return out, nil
@@ -122,7 +122,7 @@ func (s *Store) RenewExpiring(ctx context.Context, sc Scope, rs []Renewal) ([]bo
 	for i, r := range rs {
 		pairs[i] = [2]string{r.ConfigID, r.Target}
 	}
-	ids, err := s.OpenAlertIDs(ctx, sc, pairs)
+	ids, err := l.s.OpenAlertIDs(ctx, sc, pairs)
 	if err != nil {
 		return nil, err
 	}
@@ -134,9 +134,9 @@ func (s *Store) RenewExpiring(ctx context.Context, sc Scope, rs []Renewal) ([]bo
 		}
 		args = append(args, ids[i], r.Expires.UnixMilli(), r.Digest, m)
 	}
-	res, err := renew.Run(ctx, s.rdb, []string{sc.expiring(), sc.due()}, args...).Int64Slice()
+	res, err := l.runFenced(ctx, renew, sc, []string{sc.expiring(), sc.due()}, args...).Int64Slice()
 	if err != nil {
-		return nil, err
+		return nil, leaseLost(err)
 	}
 	for i := range out {
 		out[i] = i < len(res) && res[i] == 1

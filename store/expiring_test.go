@@ -32,7 +32,7 @@ func TestRenewExpiring(t *testing.T) {
 			Annotations: herald.Labels{"summary": "s"}}
 		sched := herald.Schedule{Detected: t0, Next: []time.Time{next}, Sent: []int{1}, Expires: expires}
 		c := store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: target, Scope: sc}, Wake: herald.Wake(a, sched)}
-		if _, err := st.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return []store.Change{c}, nil }); err != nil {
+		if _, err := lease(t, st, sc.GroupID).Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return []store.Change{c}, nil }); err != nil {
 			t.Fatal(err)
 		}
 		return a
@@ -47,7 +47,7 @@ func TestRenewExpiring(t *testing.T) {
 	}
 	renew := func(target string, expires time.Time, digest string) bool {
 		t.Helper()
-		done, err := st.RenewExpiring(ctx, sc, []store.Renewal{{ConfigID: "c1", Target: target, Expires: expires, Digest: digest}})
+		done, err := lease(t, st, sc.GroupID).RenewExpiring(ctx, sc, []store.Renewal{{ConfigID: "c1", Target: target, Expires: expires, Digest: digest}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func TestRenewExpiring(t *testing.T) {
 		t.Errorf("the renewal changed the alert: %+v", after)
 	}
 	// The engine sees the renewed expiry when it loads the alert.
-	if _, err := st.Transact(ctx, sc, []string{a.ID}, func(ts []store.Tracked) ([]store.Change, error) {
+	if _, err := lease(t, st, sc.GroupID).Transact(ctx, sc, []string{a.ID}, func(ts []store.Tracked) ([]store.Change, error) {
 		if len(ts) != 1 || !ts[0].Schedule.Expires.Equal(m(5)) {
 			t.Errorf("loaded %+v, want the expiry at minute 5", ts)
 		}
@@ -98,7 +98,7 @@ func TestRenewExpiring(t *testing.T) {
 	}
 
 	// Claimed by a session: the due time stays the claim's, the expiry moves.
-	claimed, err := st.ClaimDue(ctx, sc, m(5), time.Minute, 10)
+	claimed, err := lease(t, st, sc.GroupID).ClaimDue(ctx, sc, m(5), time.Minute, 10)
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("claim: %v %v", claimed, err)
 	}
@@ -108,7 +108,7 @@ func TestRenewExpiring(t *testing.T) {
 
 	// Acknowledged until minute 10 while the expiry (minute 4) comes first: a renewal to minute
 	// 20 wakes the alert at minute 10, when its acknowledgement ends, not at 20.
-	if err := st.ForgetDue(ctx, sc, a.ID); err != nil {
+	if err := lease(t, st, sc.GroupID).ForgetDue(ctx, sc, a.ID); err != nil {
 		t.Fatal(err)
 	}
 	b := open("T2", m(60), m(4))
@@ -123,7 +123,7 @@ func TestRenewExpiring(t *testing.T) {
 	}
 
 	// Closed: the entry is gone and a renewal is the engine's again.
-	if _, err := st.Transact(ctx, sc, []string{b.ID}, func(ts []store.Tracked) ([]store.Change, error) {
+	if _, err := lease(t, st, sc.GroupID).Transact(ctx, sc, []string{b.ID}, func(ts []store.Tracked) ([]store.Change, error) {
 		st := herald.Clear(ts[0].Alert, ts[0].Schedule, false, m(21))
 		return []store.Change{{Tracked: store.Tracked{Alert: st.Alert, Schedule: st.Schedule, Target: ts[0].Target, Scope: sc}, PrevStatus: herald.StatusOpen}}, nil
 	}); err != nil {
@@ -147,10 +147,10 @@ func TestRepairDueKeepsExpiringAlerts(t *testing.T) {
 		Status: herald.StatusOpen, Created: herald.At(now), Updated: herald.At(now), Labels: herald.Labels{"alertname": "X"}}
 	sched := herald.Schedule{Detected: now, Next: []time.Time{{}}, Sent: []int{1}, Expires: now.Add(time.Minute)}
 	c := store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: "T", Scope: sc}, Wake: herald.Wake(a, sched)}
-	if _, err := st.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return []store.Change{c}, nil }); err != nil {
+	if _, err := lease(t, st, sc.GroupID).Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return []store.Change{c}, nil }); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.ForgetDue(ctx, sc, a.ID); err != nil {
+	if err := lease(t, st, sc.GroupID).ForgetDue(ctx, sc, a.ID); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := st.RepairDue(ctx, gid, now); err != nil || n != 1 {
@@ -170,6 +170,7 @@ func BenchmarkRenewExpiring(b *testing.B) {
 	st := store.New(rdb)
 	gid := herald.NewID(time.Now())
 	sc := store.Scope{GroupID: gid}
+	l := lease(b, st, gid)
 	now := time.UnixMilli(time.Now().UnixMilli())
 	digest := herald.RefreshDigest(herald.Labels{"summary": "s"}, "")
 	rs := make([]store.Renewal, alerts)
@@ -185,7 +186,7 @@ func BenchmarkRenewExpiring(b *testing.B) {
 			cs = append(cs, store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: target, Scope: sc}, Wake: herald.Wake(a, sched)})
 			rs[i] = store.Renewal{ConfigID: "c1", Target: target, Digest: digest}
 		}
-		if _, err := st.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return cs, nil }); err != nil {
+		if _, err := l.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return cs, nil }); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -197,7 +198,7 @@ func BenchmarkRenewExpiring(b *testing.B) {
 			rs[i].Expires = now.Add(time.Duration(2+n) * time.Minute)
 		}
 		for off := 0; off < alerts; off += batch {
-			done, err := st.RenewExpiring(ctx, sc, rs[off:off+batch])
+			done, err := l.RenewExpiring(ctx, sc, rs[off:off+batch])
 			if err != nil || !done[0] || !done[batch-1] {
 				b.Fatalf("renewal: %v %v", done[:1], err)
 			}

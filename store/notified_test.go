@@ -197,14 +197,14 @@ func TestMarkNotifiedBetweenTheEnginesReadAndWrite(t *testing.T) {
 	gid := herald.NewID(time.Now())
 	sc := store.Scope{GroupID: gid}
 	opened := stormChanges(t, sc, 0, 1)
-	if _, err := st.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return opened, nil }); err != nil {
+	if _, err := lease(t, st, sc.GroupID).Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return opened, nil }); err != nil {
 		t.Fatal(err)
 	}
 	a := opened[0].Tracked.Alert
 	now := a.Created.Time
 	notified := now.Add(time.Minute)
 	var seen []herald.Time
-	if _, err := st.Transact(ctx, sc, []string{a.ID}, func(loaded []store.Tracked) ([]store.Change, error) {
+	if _, err := lease(t, st, sc.GroupID).Transact(ctx, sc, []string{a.ID}, func(loaded []store.Tracked) ([]store.Change, error) {
 		if len(loaded) != 1 {
 			return nil, fmt.Errorf("loaded %d alerts, want 1", len(loaded))
 		}
@@ -306,6 +306,7 @@ func BenchmarkMarkNotified(b *testing.B) {
 	st := store.New(rdb)
 	gid := herald.NewID(time.Now())
 	sc := store.Scope{GroupID: gid}
+	l := lease(b, st, gid)
 	cs := stormChanges(b, sc, 0, alerts) // each iteration commits them again, lastNotified unset
 	notified := time.Now().Add(time.Second)
 	redisUsec := func() float64 { return scriptsUsec(b, rdb) }
@@ -314,7 +315,7 @@ func BenchmarkMarkNotified(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		for off := 0; off < alerts; off += group {
-			if _, err := st.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return cs[off : off+group], nil }); err != nil {
+			if _, err := l.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return cs[off : off+group], nil }); err != nil {
 				b.Fatal(err)
 			}
 		}

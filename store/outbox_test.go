@@ -63,10 +63,10 @@ func TestTransactWritesAnOutboxEntryAStep(t *testing.T) {
 		}
 		changes = append(changes, c)
 	}
-	if _, err := st.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return changes, nil }); err != nil {
+	if _, err := lease(t, st, sc.GroupID).Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return changes, nil }); err != nil {
 		t.Fatal(err)
 	}
-	entries, err := st.ClaimOutbox(ctx, sc, now, time.Minute, 10)
+	entries, err := lease(t, st, sc.GroupID).ClaimOutbox(ctx, sc, now, time.Minute, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,10 +77,10 @@ func TestTransactWritesAnOutboxEntryAStep(t *testing.T) {
 		}
 		t.Fatalf("outbox %q, want %q", got, want)
 	}
-	if err := st.DoneOutbox(ctx, sc, entries...); err != nil {
+	if err := lease(t, st, sc.GroupID).DoneOutbox(ctx, sc, entries...); err != nil {
 		t.Fatal(err)
 	}
-	if left, err := st.ClaimOutbox(ctx, sc, now.Add(time.Hour), time.Minute, 10); err != nil || len(left) != 0 {
+	if left, err := lease(t, st, sc.GroupID).ClaimOutbox(ctx, sc, now.Add(time.Hour), time.Minute, 10); err != nil || len(left) != 0 {
 		t.Errorf("after DoneOutbox: %q %v", left, err)
 	}
 }

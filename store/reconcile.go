@@ -287,7 +287,7 @@ func (s *Store) needingDue(ctx context.Context, global bool, groupID string, ids
 	}
 	sc := Scope{GroupID: groupID, Global: global}
 	// Ended meanwhile, or without a schedule the engine could act on: left out.
-	tracked, err := s.loadTracked(ctx, s.rdb, sc, ids)
+	tracked, err := s.loadTracked(ctx, s.rdb, sc, ids, nil)
 	if err != nil {
 		return nil, nil, err
 	}

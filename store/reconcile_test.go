@@ -43,7 +43,7 @@ func track(t *testing.T, st *store.Store, sc store.Scope, status string, next []
 	sent := make([]int, len(next))
 	c := store.Change{Tracked: store.Tracked{Alert: a, Schedule: herald.Schedule{Detected: now, Next: next, Sent: sent},
 		Target: "host:" + a.ID, Scope: sc}, Wake: wake}
-	if _, err := st.Transact(context.Background(), sc, nil, func([]store.Tracked) ([]store.Change, error) {
+	if _, err := lease(t, st, sc.GroupID).Transact(context.Background(), sc, nil, func([]store.Tracked) ([]store.Change, error) {
 		return []store.Change{c}, nil
 	}); err != nil {
 		t.Fatal(err)
@@ -100,13 +100,13 @@ func TestRepairDueAddsOnlyMissingEntries(t *testing.T) {
 		sc store.Scope
 		id string
 	}{{proj, lostOpen.ID}, {proj, lostTracking.ID}, {proj, lostAck.ID}, {glob, lostGlobal.ID}, {otherGlob, lostOtherGlobal.ID}} {
-		if err := st.ForgetDue(ctx, l.sc, l.id); err != nil {
+		if err := lease(t, st, l.sc.GroupID).ForgetDue(ctx, l.sc, l.id); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// An ended alert: not active, never put back.
 	closed := track(t, st, proj, herald.StatusOpen, []time.Time{later}, later)
-	if _, err := st.Transact(ctx, proj, []string{closed.ID}, func(ts []store.Tracked) ([]store.Change, error) {
+	if _, err := lease(t, st, proj.GroupID).Transact(ctx, proj, []string{closed.ID}, func(ts []store.Tracked) ([]store.Change, error) {
 		c := store.Change{Tracked: ts[0], PrevStatus: herald.StatusOpen}
 		c.Tracked.Alert.Status = herald.StatusClosed
 		return []store.Change{c}, nil
@@ -173,7 +173,7 @@ func TestRepairDuePages(t *testing.T) {
 	for range n {
 		ids = append(ids, track(t, st, sc, herald.StatusOpen, []time.Time{later}, later).ID)
 	}
-	if err := st.ForgetDue(ctx, sc, ids...); err != nil {
+	if err := lease(t, st, sc.GroupID).ForgetDue(ctx, sc, ids...); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := st.RepairDue(ctx, gid, time.Now()); err != nil || got != n {
@@ -203,7 +203,7 @@ func TestRepairDueWithSettledAlerts(t *testing.T) {
 			t.Fatalf("run %d with nothing lost added %d (%v)", run, n, err)
 		}
 	}
-	if err := st.ForgetDue(ctx, sc, pending[1].ID); err != nil {
+	if err := lease(t, st, sc.GroupID).ForgetDue(ctx, sc, pending[1].ID); err != nil {
 		t.Fatal(err)
 	}
 	repairedAt := now.Add(2 * time.Second)
@@ -244,7 +244,7 @@ func TestWaiting(t *testing.T) {
 		t.Fatalf("Waiting = %+v %v, want 1 batch and 2 notices", w, err)
 	}
 	// What Waiting counts is what ClaimOutbox hands out.
-	got, err := st.ClaimOutbox(ctx, store.Scope{GroupID: gid}, now, time.Minute, 10)
+	got, err := lease(t, st, gid).ClaimOutbox(ctx, store.Scope{GroupID: gid}, now, time.Minute, 10)
 	if err != nil || len(got) != 1 || string(got[0]) != "abandoned" {
 		t.Fatalf("ClaimOutbox = %q %v", got, err)
 	}
@@ -336,7 +336,7 @@ func TestEngineStateOfTheLayoutBefore(t *testing.T) {
 	if err != nil || !s.Detected.Equal(now) || !s.Next[0].Equal(next) || s.Sent[0] != 1 {
 		t.Fatalf("schedule %+v, %v", s, err)
 	}
-	if _, err := st.Transact(ctx, sc, []string{a.ID}, func(loaded []store.Tracked) ([]store.Change, error) {
+	if _, err := lease(t, st, sc.GroupID).Transact(ctx, sc, []string{a.ID}, func(loaded []store.Tracked) ([]store.Change, error) {
 		if len(loaded) != 1 || loaded[0].Target != target {
 			t.Fatalf("loaded %+v", loaded)
 		}
@@ -394,7 +394,7 @@ func TestDueEntriesOfTheLayoutBefore(t *testing.T) {
 	}
 	// A renewal moves a's entry with its expiry, an acknowledgement moves it earlier.
 	renewed := now.Add(5 * time.Minute)
-	if done, err := st.RenewExpiring(ctx, sc, []store.Renewal{{ConfigID: cfg, Target: store.TargetID("h1"), Expires: renewed, Digest: a.RefreshDigest()}}); err != nil || !done[0] {
+	if done, err := lease(t, st, sc.GroupID).RenewExpiring(ctx, sc, []store.Renewal{{ConfigID: cfg, Target: store.TargetID("h1"), Expires: renewed, Digest: a.RefreshDigest()}}); err != nil || !done[0] {
 		t.Fatalf("renewal applied %v, %v", done, err)
 	}
 	if got := dueAt(t, rdb, sc, a.ID); got != float64(renewed.UnixMilli()) {
@@ -407,13 +407,13 @@ func TestDueEntriesOfTheLayoutBefore(t *testing.T) {
 	if got := dueAt(t, rdb, sc, a.ID); got != float64(earlier.UnixMilli()) {
 		t.Errorf("woken earlier: a due %v, want %v", got, earlier.UnixMilli())
 	}
-	claimed, err := st.ClaimDue(ctx, sc, now.Add(time.Hour), time.Minute, 10)
+	claimed, err := lease(t, st, sc.GroupID).ClaimDue(ctx, sc, now.Add(time.Hour), time.Minute, 10)
 	if err != nil || len(claimed) != 2 || claimed[0].AlertID != b.ID || claimed[1].AlertID != a.ID {
 		t.Fatalf("claimed %+v, %v; want b then a", claimed, err)
 	}
 	// The engine's next commit of a replaces its entry.
 	wake := now.Add(2 * time.Hour)
-	if _, err := st.Transact(ctx, sc, []string{a.ID}, func(loaded []store.Tracked) ([]store.Change, error) {
+	if _, err := lease(t, st, sc.GroupID).Transact(ctx, sc, []string{a.ID}, func(loaded []store.Tracked) ([]store.Change, error) {
 		return []store.Change{{Tracked: loaded[0], PrevStatus: herald.StatusOpen, Wake: wake}}, nil
 	}); err != nil {
 		t.Fatal(err)
@@ -424,7 +424,7 @@ func TestDueEntriesOfTheLayoutBefore(t *testing.T) {
 	if n, _ := rdb.ZCard(ctx, dueKey(sc)).Result(); n != 2 {
 		t.Errorf("the due set holds %d entries, want 2", n)
 	}
-	if err := st.ForgetDue(ctx, sc, a.ID, b.ID); err != nil {
+	if err := lease(t, st, sc.GroupID).ForgetDue(ctx, sc, a.ID, b.ID); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := rdb.ZCard(ctx, dueKey(sc)).Result(); n != 0 {
@@ -510,7 +510,7 @@ func TestRepairGlobalDueReadsCountsWhileNothingIsMissing(t *testing.T) {
 	}
 
 	lost := store.Scope{GroupID: gids[1], Global: true}
-	if err := st.ForgetDue(ctx, lost, pending[1].ID); err != nil {
+	if err := lease(t, st, lost.GroupID).ForgetDue(ctx, lost, pending[1].ID); err != nil {
 		t.Fatal(err)
 	}
 	repairedAt := now.Add(3 * time.Second)

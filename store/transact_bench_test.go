@@ -32,6 +32,7 @@ func BenchmarkTransactOpen(b *testing.B) {
 	st := store.New(rdb)
 	gid := herald.NewID(time.Now())
 	sc := store.Scope{GroupID: gid}
+	l := lease(b, st, gid)
 	var cpu, redisCPU time.Duration
 	var execUsec, hmgetUsec float64
 	b.ResetTimer()
@@ -50,7 +51,7 @@ func BenchmarkTransactOpen(b *testing.B) {
 			if _, err := st.OpenAlertIDs(ctx, sc, pairs); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := st.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return step, nil }); err != nil {
+			if _, err := l.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return step, nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
