@@ -107,18 +107,37 @@ func lease(tb testing.TB, st *store.Store, groupID string) *store.ProjectLock {
 	return l
 }
 
-// snapshot is every key of rdb with its value (DUMP: any type, byte for byte).
+// snapshot is every key of rdb with its value, read whole by its type.
 func snapshot(t *testing.T, rdb *redis.Client) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	out := map[string]string{}
 	iter := rdb.Scan(ctx, 0, "*", 1000).Iterator()
 	for iter.Next(ctx) {
-		v, err := rdb.Dump(ctx, iter.Val()).Result()
+		k := iter.Val()
+		var v any
+		var err error
+		switch typ := rdb.Type(ctx, k).Val(); typ {
+		case "string":
+			v, err = rdb.Get(ctx, k).Result()
+		case "hash":
+			v, err = rdb.HGetAll(ctx, k).Result()
+		case "zset":
+			v, err = rdb.ZRangeWithScores(ctx, k, 0, -1).Result()
+		case "list":
+			v, err = rdb.LRange(ctx, k, 0, -1).Result()
+		case "set":
+			var m []string
+			m, err = rdb.SMembers(ctx, k).Result()
+			slices.Sort(m)
+			v = m
+		default:
+			v = typ
+		}
 		if err != nil && !errors.Is(err, redis.Nil) {
 			t.Fatal(err)
 		}
-		out[iter.Val()] = v
+		out[k] = fmt.Sprint(v)
 	}
 	if err := iter.Err(); err != nil {
 		t.Fatal(err)
