@@ -39,7 +39,11 @@
 //
 // Leases. A session's heartbeat renews its project lease and holds the notices it is sending
 // every quarter of the lease, so a slow target never lets another session in; each session
-// has its own token and removes exactly the observation batches it evaluated. A session
+// has its own token and removes exactly the observation batches it evaluated. Its writes to
+// the engine's state are the lease's methods (store.ProjectLock), each fenced by the token:
+// a session that stalled past its lease while another took the project writes nothing. One
+// whose renewals fail stops before the lease can have lapsed in Redis, which expires it by
+// its clock. A session
 // reloads the project's configurations when their version changed, so an observation is
 // evaluated with everything committed before it.
 //
