@@ -1,9 +1,9 @@
 // Package faults is Herald's fault-injection suite: `go test ./faults/` builds the herald
 // binary, starts a real redis-server and real `herald api`, `herald worker` and `herald
 // scheduler` processes on it, drives them through the API as agents do, and breaks things on
-// purpose while notices flow: workers and Redis killed, Redis paused past go-redis' timeouts,
-// targets that fail, hang or answer slowly, the leading scheduler killed, agents re-reporting
-// with no scheduler running.
+// purpose while notices flow: workers and Redis killed, a worker paused past its lease, Redis
+// paused past go-redis' timeouts, targets that fail, hang or answer slowly, the leading
+// scheduler killed, agents re-reporting with no scheduler running.
 //
 // What arrives is recorded by real receivers on 127.0.0.1: an HTTP receiver for webhooks (every
 // request: its Idempotency-Key, X-Vendor-Event, the alert it is about, its status, when it came

@@ -31,6 +31,7 @@ type scale struct {
 	restarts                       []syscall.Signal
 	pauseProjects, pauseHosts      int // Redis paused during GROUP fan-out
 	pauseMembers                   int
+	leaseProjects, leaseHosts      int // a worker paused past its lease under load
 	flakyAlerts                    int // a target failing, hanging, recovering
 	flaky500, flakyHang            time.Duration
 	slowAlerts                     int           // a target answering in 9 s
@@ -47,6 +48,7 @@ var (
 		backlogProjects: 4, backlogHosts: 90, backlogKills: 4,
 		restartProjects: 8, restartHosts: 50, restarts: []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL, syscall.SIGKILL},
 		pauseProjects: 40, pauseHosts: 5, pauseMembers: 5,
+		leaseProjects: 6, leaseHosts: 60,
 		flakyAlerts: 200, flaky500: 20 * time.Second, flakyHang: 14 * time.Second,
 		slowAlerts:    160,
 		rereportHosts: 20, rereportFor: 30 * time.Second,
@@ -57,6 +59,7 @@ var (
 		restartProjects: 20, restartHosts: 100,
 		restarts:      []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL, syscall.SIGTERM, syscall.SIGKILL, syscall.SIGKILL},
 		pauseProjects: 40, pauseHosts: 10, pauseMembers: 5,
+		leaseProjects: 12, leaseHosts: 100,
 		flakyAlerts: 500, flaky500: 30 * time.Second, flakyHang: 20 * time.Second,
 		slowAlerts:    300,
 		rereportHosts: 20, rereportFor: 40 * time.Second,
@@ -113,6 +116,7 @@ func TestFaults(t *testing.T) {
 		{"worker-sigkill-backlog", backlogKills},
 		{"redis-restarts", redisRestarts},
 		{"redis-pause-fanout", redisPause},
+		{"worker-paused-past-lease", workerPaused},
 		{"target-500-hang-recover", flakyTarget},
 		{"target-9s", slowTarget},
 		{"scheduler-and-worker-kill", leaderKilled},
