@@ -52,9 +52,13 @@ func TestPrometheusAnswersFollowAlertmanagerSchemas(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// One no configuration took, as the engine keeps it.
+	// One no configuration took, as the engine keeps it (under the project's lease).
 	unrouted := herald.UnroutedOf(herald.PostableAlert{Labels: herald.Labels{"alertname": "Unrouted"}}.Observation(now), now)
-	if _, err := e.Store.UpdateUnrouted(t.Context(), e.project, []store.UnroutedChange{{Target: "u", Alert: &unrouted}}, now); err != nil {
+	lock, ok, err := e.Store.LockProject(t.Context(), e.project, time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("take the project's lease: %v %v", ok, err)
+	}
+	if _, err := lock.UpdateUnrouted(t.Context(), e.project, []store.UnroutedChange{{Target: "u", Alert: &unrouted}}, now); err != nil {
 		t.Fatal(err)
 	}
 	r := amPost(t, e.door+"/api/v2/silences", auth, mustJSON(t, silence("alertname", "Latency"))).wantStatus(200)

@@ -147,7 +147,7 @@ func (s *session) evaluate(ctx context.Context, obs []herald.Observation) error 
 // keepUnrouted applies a batch's changes to the project's unrouted Prometheus alerts. Applied
 // again (the batch evaluated again), they change nothing more.
 func (s *session) keepUnrouted(ctx context.Context, changes []store.UnroutedChange, now time.Time) error {
-	refused, err := s.e.store.UpdateUnrouted(ctx, s.project.ID, changes, now)
+	refused, err := s.lock.UpdateUnrouted(ctx, s.project.ID, changes, now)
 	if err != nil {
 		return err
 	}

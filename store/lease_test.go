@@ -163,7 +163,7 @@ func changedKeys(before, after map[string]string) []string {
 }
 
 // Every write a session makes to the engine's state, of the project's alerts and of its
-// global ones, is fenced by its lease: once another session took the project (the first one's
+// global ones (and its unrouted Prometheus alerts), is fenced by its lease: once another session took the project (the first one's
 // lease lapsed while it stalled), each fails with ErrLeaseLost and changes nothing in Redis,
 // while the same write by the new holder goes through (and changes something: the check is
 // not vacuous).
@@ -290,6 +290,11 @@ func TestEveryEngineWriteIsFenced(t *testing.T) {
 	writes = append(writes,
 		write{"DropObservation", func(l *store.ProjectLock) error { return l.DropObservation(ctx, gid, []byte("b1")) }},
 		write{"SetObservationsAside", func(l *store.ProjectLock) error { return l.SetObservationsAside(ctx, gid, []byte("b2")) }},
+		write{"UpdateUnrouted", func(l *store.ProjectLock) error {
+			u := herald.UnroutedAlert{Labels: herald.Labels{"alertname": "X"}, StartsAt: herald.At(now), UpdatedAt: herald.At(now), EndsAt: herald.At(now.Add(time.Hour))}
+			_, err := l.UpdateUnrouted(ctx, gid, []store.UnroutedChange{{Target: store.TargetID("x"), Alert: &u}}, now)
+			return err
+		}},
 	)
 	for _, w := range writes {
 		before := snapshot(t, rdb)

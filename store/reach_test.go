@@ -39,7 +39,7 @@ func (r *reachRig) open(created time.Time) string {
 		Status: herald.StatusOpen, Created: herald.At(created), Updated: herald.At(created), HostID: "h-" + created.String()}
 	sched := herald.Schedule{Detected: created, Next: []time.Time{r.now.Add(time.Hour)}, Sent: []int{1}}
 	c := store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: a.HostID, Scope: r.sc}, Wake: herald.Wake(a, sched)}
-	if _, err := r.st.Transact(r.ctx, r.sc, nil, func([]store.Tracked) ([]store.Change, error) { return []store.Change{c}, nil }); err != nil {
+	if _, err := lease(r.t, r.st, r.sc.GroupID).Transact(r.ctx, r.sc, nil, func([]store.Tracked) ([]store.Change, error) { return []store.Change{c}, nil }); err != nil {
 		r.t.Fatal(err)
 	}
 	return a.ID
@@ -48,7 +48,7 @@ func (r *reachRig) open(created time.Time) string {
 // close commits the alert's close, which ends its schedule.
 func (r *reachRig) close(id string) {
 	r.t.Helper()
-	if _, err := r.st.Transact(r.ctx, r.sc, []string{id}, func(ts []store.Tracked) ([]store.Change, error) {
+	if _, err := lease(r.t, r.st, r.sc.GroupID).Transact(r.ctx, r.sc, []string{id}, func(ts []store.Tracked) ([]store.Change, error) {
 		c := store.Change{Tracked: ts[0], PrevStatus: ts[0].Alert.Status}
 		c.Tracked.Alert.Status = herald.StatusClosed
 		c.Tracked.Alert.Resolved = herald.At(r.now)

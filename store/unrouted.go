@@ -35,26 +35,26 @@ type UnroutedChange struct {
 // unroutedPurge is how many ended alerts one write drops at most.
 const unroutedPurge = 1000
 
-// updateUnrouted applies changes: KEYS[1] the hash, KEYS[2] the ends; ARGV[1] now (ms), ARGV[2]
-// the cap, ARGV[3] how many ended ones to drop at most, then for each change its field, its end
-// (ms; empty: forget it) and the alert. It drops what ended by now first, and answers how many
-// new alerts were not kept (the cap was reached).
-var updateUnrouted = redis.NewScript(`
-local ended = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+// updateUnrouted applies changes, fenced (fenceCheck): KEYS[2] the hash, KEYS[3] the ends;
+// ARGV[2] now (ms), ARGV[3] the cap, ARGV[4] how many ended ones to drop at most, then for each
+// change its field, its end (ms; empty: forget it) and the alert. It drops what ended by now
+// first, and answers how many new alerts were not kept (the cap was reached).
+var updateUnrouted = fenced(`
+local ended = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[4]))
 for _, f in ipairs(ended) do
-  redis.call('HDEL', KEYS[1], f)
-  redis.call('ZREM', KEYS[2], f)
+  redis.call('HDEL', KEYS[2], f)
+  redis.call('ZREM', KEYS[3], f)
 end
 local refused = 0
-local cap = tonumber(ARGV[2])
-for j = 4, #ARGV - 2, 3 do
+local cap = tonumber(ARGV[3])
+for j = 5, #ARGV - 2, 3 do
   local f = ARGV[j]
   if ARGV[j + 1] == '' then
-    redis.call('HDEL', KEYS[1], f)
-    redis.call('ZREM', KEYS[2], f)
-  elseif redis.call('ZSCORE', KEYS[2], f) or redis.call('ZCARD', KEYS[2]) < cap then
-    redis.call('HSET', KEYS[1], f, ARGV[j + 2])
-    redis.call('ZADD', KEYS[2], ARGV[j + 1], f)
+    redis.call('HDEL', KEYS[2], f)
+    redis.call('ZREM', KEYS[3], f)
+  elseif redis.call('ZSCORE', KEYS[3], f) or redis.call('ZCARD', KEYS[3]) < cap then
+    redis.call('HSET', KEYS[2], f, ARGV[j + 2])
+    redis.call('ZADD', KEYS[3], ARGV[j + 1], f)
   else
     refused = refused + 1
   end
@@ -64,8 +64,9 @@ return refused
 
 // UpdateUnrouted applies changes to project groupID's unrouted alerts, in order, in one script;
 // refused is how many firing alerts were not kept because the project holds
-// herald.MaxUnroutedAlerts. Applying the same changes again changes nothing more.
-func (s *Store) UpdateUnrouted(ctx context.Context, groupID string, changes []UnroutedChange, now time.Time) (refused int, err error) {
+// herald.MaxUnroutedAlerts. Applying the same changes again changes nothing more. It is
+// fenced: once another session took the project, it changes nothing and answers ErrLeaseLost.
+func (l *ProjectLock) UpdateUnrouted(ctx context.Context, groupID string, changes []UnroutedChange, now time.Time) (refused int, err error) {
 	if len(changes) == 0 {
 		return 0, nil
 	}
@@ -82,8 +83,8 @@ func (s *Store) UpdateUnrouted(ctx context.Context, groupID string, changes []Un
 		}
 		args = append(args, targetField(c.Target), strconv.FormatInt(c.Alert.EndsAt.UnixMilli(), 10), b)
 	}
-	n, err := updateUnrouted.Run(ctx, s.rdb, []string{unroutedHash(groupID), unroutedEnds(groupID)}, args...).Int()
-	return n, err
+	n, err := l.runFenced(ctx, updateUnrouted, Scope{GroupID: groupID}, []string{unroutedHash(groupID), unroutedEnds(groupID)}, args...).Int()
+	return n, leaseLost(err)
 }
 
 // UnroutedAlerts is up to limit of project groupID's unrouted alerts that have not ended by

@@ -38,7 +38,7 @@ func TestUnroutedAlertsEndAndAreBounded(t *testing.T) {
 	}
 	update := func(now time.Time, changes ...store.UnroutedChange) int {
 		t.Helper()
-		refused, err := st.UpdateUnrouted(ctx, gid, changes, now)
+		refused, err := lease(t, st, gid).UpdateUnrouted(ctx, gid, changes, now)
 		if err != nil {
 			t.Fatal(err)
 		}
