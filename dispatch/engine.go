@@ -71,10 +71,9 @@ const (
 	sessionMax     = 10 * time.Second // a session then hands over to a new tick
 	lockWait       = 5 * time.Second  // how long a task waits for a busy project
 	// holdWithin: a session waits for what falls due this soon, and a project's next session
-	// starts this much before its due time, so that taking the lease and reading what the
-	// session needs is done by then. 20 ms was met on an idle machine; a loaded one took
-	// longer, and its alerts were late by the difference.
-	holdWithin  = 50 * time.Millisecond
+	// starts this much before its due time, so that taking the lease (two steps, fenced) and
+	// reading what the session needs is done by then, on a loaded machine too.
+	holdWithin  = 100 * time.Millisecond
 	sessionHold = time.Second // for at most this long: then others get the lease
 	// dueLead is how long before an alert's due time the engine's tick for it is queued: asynq
 	// holds a scheduled task to the whole second and moves it to its queue at its next check
