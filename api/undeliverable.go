@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/heraldhq/herald"
-	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/internal/netguard"
 )
 
 // A configuration whose notifications cannot be delivered as the installation is set up
@@ -75,7 +75,7 @@ func privateTarget(ctx context.Context, raw string) bool {
 		return false
 	}
 	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
-		return !channels.PublicAddr(a)
+		return !netguard.Public(a)
 	}
 	return resolvedHosts.private(ctx, u.Hostname(), time.Now())
 }
@@ -111,7 +111,7 @@ func (h *hostCache) private(ctx context.Context, host string, now time.Time) boo
 	if err != nil {
 		return false // not remembered: the next write asks again
 	}
-	private := slices.ContainsFunc(addrs, func(a netip.Addr) bool { return !channels.PublicAddr(a) })
+	private := slices.ContainsFunc(addrs, func(a netip.Addr) bool { return !netguard.Public(a) })
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.answers == nil || len(h.answers) >= h.max {
