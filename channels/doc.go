@@ -9,12 +9,13 @@
 // given, the Failure they return, the HTTP client, Send and Summary. The meaning of an answer
 // is shared by every HTTP sender: Classify turns it into nil (delivered) or a *Failure that says
 // whether a retry can help (timeouts, connection errors, 408, 429, 5xx, with the target's
-// Retry-After), whether the target refused its credentials (401/403), or neither. The shared
-// HTTP client (NewHTTPClient) refuses, unless the operator allows them, targets that resolve to
-// loopback, link-local, private or otherwise internal addresses, since webhook and chat URLs are
-// user input. Its transport is internal/http1's: HTTP/1.1 only, a request written and its
-// answer read by the sending goroutine, since a storm sends thousands a second and net/http's
-// Transport costs half as much again a request (BenchmarkPost there).
+// Retry-After), whether the target refused its credentials (401/403), or neither. Every HTTP
+// sender goes out through one Transport, net/http's underneath: connections kept per host,
+// HTTP/2 where the service offers it, the egress proxy of the operator or of the environment
+// (HTTPS_PROXY, NO_PROXY), the operator's CA bundle and client certificate (replaced on a
+// reload, SetTLS). It refuses, unless the operator allows them, targets that are or resolve to
+// loopback, link-local, private or otherwise internal addresses (internal/netguard), since
+// webhook and chat URLs are user input.
 //
 // It must not touch retries, backoff, scheduling, deduplication or storage: those are the
 // dispatcher's, which calls Notify once per attempt with the same Delivery (and so the same

@@ -46,14 +46,16 @@ const maxRetryAfter = 24 * time.Hour
 
 // Classify turns an HTTP exchange into nil (2xx) or a *Failure. err is the transport error
 // (what http.Client.Do returned); when it is not nil resp is ignored. A *Failure anywhere in
-// err's chain (such as the one NewHTTPClient's dialer returns for a refused address) is passed
+// err's chain (such as the one Transport returns for a refused address) is passed
 // through as it is. Classify neither reads nor closes resp.Body.
 //
 // An answer: 2xx is delivered; 408, 429 and 5xx are retried (429 and 503 with their
 // Retry-After); 401 and 403 are Rejected; anything else (other 4xx, a redirect, which the
 // client does not follow, a 1xx) is permanent. No answer: a timeout, a cancelled context, a
 // refused or reset connection, a failed name lookup are retried; a TLS certificate the client
-// does not accept is permanent.
+// does not accept, or a TLS alert about certificates from the target, is permanent. A proxy
+// that cannot be reached is retried; one that refuses (407, 403) is permanent, and not the
+// target's refusal of its credentials.
 func Classify(resp *http.Response, err error) error {
 	if err != nil {
 		return classifyTransport(err)
@@ -64,6 +66,16 @@ func Classify(resp *http.Response, err error) error {
 	code := resp.StatusCode
 	if code >= 200 && code < 300 { // before the failure is built: a storm's every delivery
 		return nil
+	}
+	if (code == http.StatusProxyAuthRequired || code == http.StatusForbidden) && resp.Request != nil &&
+		resp.Request.URL.Scheme == "http" && viaProxy(resp.Request) {
+		// Over plain HTTP the proxy's answer is the answer: its refusal cannot be told from the
+		// target's, so it is permanent without blaming the target's credentials.
+		f := proxyFailure(code)
+		if code == http.StatusForbidden {
+			f.Reason = "answered 403 Forbidden through the outbound proxy: the proxy's refusal or the target's"
+		}
+		return f
 	}
 	f := &Failure{Status: code, Reason: "target answered " + statusText(code)}
 	switch {
@@ -123,13 +135,26 @@ func classifyTransport(err error) *Failure {
 	if errors.As(err, &f) {
 		return f
 	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "proxyconnect" {
+		// The proxy, not the target: retried, since the operator can put it right.
+		inner := noAnswer(op.Err, "its")
+		return &Failure{Retry: true, Reason: "the outbound proxy could not be reached: " + inner.Reason}
+	}
+	return noAnswer(err, "the target's")
+}
+
+// noAnswer classifies a failed exchange; whose says whose host name and TLS certificate its
+// reasons are about.
+func noAnswer(err error, whose string) *Failure {
 	var (
-		netErr     net.Error
-		dnsErr     *net.DNSError
-		unknownCA  x509.UnknownAuthorityError
-		hostErr    x509.HostnameError
-		invalidErr x509.CertificateInvalidError
-		verifyErr  *tls.CertificateVerificationError
+		netErr    net.Error
+		dnsErr    *net.DNSError
+		unknownCA x509.UnknownAuthorityError
+		hostErr   x509.HostnameError
+		invalid   x509.CertificateInvalidError
+		verify    *tls.CertificateVerificationError
+		op        *net.OpError
 	)
 	switch {
 	case errors.Is(err, context.Canceled):
@@ -137,9 +162,19 @@ func classifyTransport(err error) *Failure {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return &Failure{Retry: true, Reason: "request timed out"}
 	case errors.As(err, &dnsErr):
-		return &Failure{Retry: true, Reason: "target host name could not be resolved"}
-	case errors.As(err, &verifyErr), errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalidErr):
-		return &Failure{Reason: "target's TLS certificate not accepted"}
+		return &Failure{Retry: true, Reason: whose + " host name could not be resolved"}
+	case errors.As(err, &unknownCA):
+		return &Failure{Reason: whose + " TLS certificate not accepted: signed by an unknown authority"}
+	case errors.As(err, &hostErr):
+		return &Failure{Reason: whose + " TLS certificate not accepted: not valid for the host name"}
+	case errors.As(err, &invalid) && invalid.Reason == x509.Expired:
+		return &Failure{Reason: whose + " TLS certificate not accepted: expired or not yet valid"}
+	case errors.As(err, &verify), errors.As(err, &invalid):
+		return &Failure{Reason: whose + " TLS certificate not accepted"}
+	case errors.As(err, &op) && op.Op == "remote error" && strings.Contains(op.Err.Error(), "certificate"):
+		// A TLS alert from the other end about certificates: most often the client
+		// certificate it wants is missing or not one it trusts.
+		return &Failure{Reason: "TLS connection refused by the other end (" + op.Err.Error() + "): it may want a client certificate Herald does not have"}
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return &Failure{Retry: true, Reason: "connection refused"}
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):

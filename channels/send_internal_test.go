@@ -10,21 +10,9 @@ import (
 	"github.com/heraldhq/herald/channels/channelstest"
 )
 
-// A client of NewHTTPClient is sent through directly; any other client, and a request with
-// credentials in its URL, goes through Client.Do.
-func TestDoGoesDirectOnlyForOwnClients(t *testing.T) {
-	if !sendsDirect(NewHTTPClient(true, time.Second)) {
-		t.Error("a client of NewHTTPClient is not sent through directly")
-	}
-	if sendsDirect(&http.Client{}) {
-		t.Error("another client is sent through directly")
-	}
-}
-
-// The client's Timeout covers reading the answer's body on the direct way too, as it does
-// through Client.Do: a target that sends its headers and then stalls does not hold the
-// delivery.
-func TestDirectTimeoutCoversTheBody(t *testing.T) {
+// The client's Timeout covers reading the answer's body: a target that sends its headers and
+// then stalls does not hold the delivery.
+func TestTimeoutCoversTheBody(t *testing.T) {
 	release := make(chan struct{})
 	rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "100")
@@ -46,8 +34,7 @@ func TestDirectTimeoutCoversTheBody(t *testing.T) {
 	}
 }
 
-// A URL's credentials are sent as Basic auth (Client.Do's way), and the answer is classified
-// as on the direct way.
+// A URL's credentials are sent as Basic auth (Client.Do's way).
 func TestURLCredentialsSentAsBasicAuth(t *testing.T) {
 	rc := channelstest.NewReceiver(t, nil)
 	client := NewHTTPClient(true, 5*time.Second)
