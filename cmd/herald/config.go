@@ -43,6 +43,8 @@ type common struct {
 	AdminEmail     string
 	Administrators []string
 	services
+	// Outbound is how the workers reach delivery targets: proxy and TLS files.
+	Outbound           outbound
 	monitoringSettings // bound by the roles that serve the API
 }
 
@@ -128,6 +130,7 @@ func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 	s.string(&c.AdminEmail, "admin-email", "HERALD_ADMIN_EMAIL", "",
 		"the installation's administrators, comma-separated addresses, whom ADMIN notifications email (unset: the users holding GLOBAL_OWNER)")
 	c.services.bind(s)
+	c.Outbound.bind(s)
 	s.duration(&c.Lease, "lease", "HERALD_ENGINE_LEASE", dispatch.DefaultLease, "how long a worker's claim on a project's work lasts unrenewed (a working session renews it every quarter): after a worker dies, its work resumes after this")
 	s.check(func() error {
 		switch {

@@ -100,7 +100,7 @@ Try it:
 
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
 	defer d.Close()
-	w, err := startWorker(st, d, c.common, log)
+	w, err := startWorker(ctx, st, d, c.common, log)
 	if err != nil {
 		return err
 	}

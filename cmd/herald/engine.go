@@ -1,10 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -125,18 +125,22 @@ var wiring = map[string]sender{
 }
 
 // senders are the notifiers of every kind Herald delivers, by kind name (herald.Kind.Name),
-// and the mailer of the owners' notices (the EMAIL sender). Each kind has its own HTTP client,
-// so one slow service cannot use up another's connections; targets that are user input
-// (webhooks, CHAT_C URLs) and every service address refuse private addresses unless
-// allowPrivate.
+// and the mailer of the owners' notices (the EMAIL sender), over a client of their own that
+// refuses private targets unless allowPrivate.
 func senders(v services, allowPrivate bool) (map[string]channels.Notifier, dispatch.Mailer) {
+	return sendersOver(v, channels.NewHTTPClient(allowPrivate, channels.DefaultTimeout))
+}
+
+// sendersOver is senders over client, which every HTTP kind shares: its transport keeps
+// connections per host, so that a slow service holds only its own.
+func sendersOver(v services, client *http.Client) (map[string]channels.Notifier, dispatch.Mailer) {
 	out := map[string]channels.Notifier{}
 	for _, kind := range herald.Senders() {
 		s, ok := wiring[kind]
 		if !ok {
 			continue // none wired: TestEveryKindIsWired names the kind
 		}
-		if n := s.make(v, channels.NewHTTPClient(allowPrivate, 10*time.Second)); n != nil {
+		if n := s.make(v, client); n != nil {
 			out[kind] = n
 		}
 	}
@@ -151,13 +155,20 @@ func deliverySetup(v services, allowPrivate bool) *herald.DeliverySetup {
 	return &herald.DeliverySetup{Mail: notifiers["EMAIL"] != nil, SMS: notifiers["SMS"] != nil, PrivateTargets: allowPrivate}
 }
 
-// startWorker starts the alert engine's worker on st.
-func startWorker(st *store.Store, d *dispatch.Dispatcher, c common, log *zap.Logger) (*dispatch.Worker, error) {
+// startWorker starts the alert engine's worker on st. Its senders' TLS files are read again
+// at every SIGHUP until ctx ends.
+func startWorker(ctx context.Context, st *store.Store, d *dispatch.Dispatcher, c common, log *zap.Logger) (*dispatch.Worker, error) {
 	queues, err := queuePriorities(c.QueuePriorities)
 	if err != nil {
 		return nil, err
 	}
-	notifiers, mailer := senders(c.services, c.AllowPrivate)
+	transport, err := c.Outbound.transport(c.AllowPrivate)
+	if err != nil {
+		return nil, err
+	}
+	c.Outbound.describe(log)
+	c.Outbound.reloadOnHangup(ctx, transport, log)
+	notifiers, mailer := sendersOver(c.services, transport.Client(channels.DefaultTimeout))
 	engine := dispatch.NewEngine(st, d, dispatch.EngineConfig{Notifiers: notifiers, Mailer: mailer, Administrators: c.Administrators, Minute: c.Minute,
 		Lease: c.Lease, Observer: processMetrics(), Clock: herald.SystemClock{}, Log: log.Named("engine")})
 	w := dispatch.NewWorker(engine, dispatch.WorkerConfig{Concurrency: c.Concurrency, Queues: queues})

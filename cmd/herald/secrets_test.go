@@ -190,3 +190,53 @@ func TestRedisUnreachableSaidFirst(t *testing.T) {
 		t.Errorf("worker on an unreachable Redis: exit %d, stderr:\n%s\nwant only:\n%s", code, stderr, want)
 	}
 }
+
+// An egress proxy's password never comes back out either: not in --help, not in the message of
+// a proxy URL that does not parse, not in the log of a worker that says which proxy it uses
+// (HERALD_OUTBOUND_PROXY or the environment's HTTPS_PROXY).
+func TestProxyPasswordNeverEchoed(t *testing.T) {
+	const secretProxyPW = "pr0xy-pa55word-secret"
+	addr := passwordRedis(t)
+	env := []string{"HERALD_REDIS_URL=redis://:" + secretRedisPW + "@" + addr + "/0", "HERALD_METRICS_LISTEN=", "HERALD_LOG_LEVEL=debug"}
+	with := func(more ...string) []string { return append(append([]string(nil), env...), more...) }
+	leaks := func(what, output string) {
+		t.Helper()
+		if strings.Contains(output, secretProxyPW) {
+			t.Errorf("%s shows the proxy's password:\n%s", what, output)
+		}
+	}
+	proxy := "HERALD_OUTBOUND_PROXY=http://proxy-user:" + secretProxyPW + "@127.0.0.1:3128"
+	stdout, stderr, code := runHerald(t, with(proxy), "worker", "--help")
+	leaks("worker --help", stdout+stderr)
+	if code != 0 || !strings.Contains(stdout, `(default "http://proxy-user:xxxxx@127.0.0.1:3128")`) {
+		t.Errorf("worker --help does not show the proxy with its password masked: exit %d\n%s", code, stdout)
+	}
+	for _, url := range []string{
+		"http://proxy-user:" + secretProxyPW + "@[::1",                // url.Parse's error repeats the whole URL
+		"http://proxy-user:" + secretProxyPW + "/x@127.0.0.1:3128",    // a "/" ends the host early
+		"ftp://proxy-user:" + secretProxyPW + "@127.0.0.1:3128",       // another scheme
+		"http://proxy-user:" + secretProxyPW + "@127.0.0.1:3128/path", // a path
+	} {
+		stdout, stderr, code := runHerald(t, with("HERALD_OUTBOUND_PROXY="+url), "worker")
+		leaks("worker with HERALD_OUTBOUND_PROXY "+url, stdout+stderr)
+		if code != 2 || !strings.Contains(stderr, "HERALD_OUTBOUND_PROXY: ") || !strings.Contains(stderr, "is not a proxy URL") {
+			t.Errorf("worker with HERALD_OUTBOUND_PROXY %s: exit %d\n%s", url, code, stderr)
+		}
+	}
+	_, stderr, code = runHerald(t, with("HTTPS_PROXY=http://proxy-user:"+secretProxyPW+"@proxy.example.com:port"), "worker")
+	leaks("worker with a malformed HTTPS_PROXY", stderr)
+	if code != 2 || !strings.Contains(stderr, "HTTPS_PROXY (or https_proxy) is not a proxy URL") {
+		t.Errorf("worker with a malformed HTTPS_PROXY: exit %d\n%s", code, stderr)
+	}
+
+	out := runUntil(t, with(proxy), "worker started", "worker")
+	leaks("the worker's log", out)
+	if !strings.Contains(out, `"proxy":"http://proxy-user:xxxxx@127.0.0.1:3128"`) {
+		t.Errorf("the worker does not say which proxy it uses:\n%s", out)
+	}
+	out = runUntil(t, with("HTTPS_PROXY=http://proxy-user:"+secretProxyPW+"@127.0.0.1:3128"), "worker started", "worker")
+	leaks("the worker's log", out)
+	if !strings.Contains(out, `"https":"http://proxy-user:xxxxx@127.0.0.1:3128"`) {
+		t.Errorf("the worker does not say which proxy of the environment it uses:\n%s", out)
+	}
+}

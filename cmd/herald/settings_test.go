@@ -123,6 +123,16 @@ func TestBadSettingStopsTheRole(t *testing.T) {
 		{role: "worker", env: "HERALD_SMTP_ADDR", value: "mail.example.com", want: []string{"the SMTP server address is not host:port (HERALD_SMTP_ADDR)", `HERALD_SMTP_ADDR="mail.example.com"`}},
 		{role: "worker", env: "HERALD_SMTP_ADDR", value: "mail.example.com:25 ", want: []string{"not host:port (HERALD_SMTP_ADDR)"}},
 		{role: "dev", args: []string{"--smtp-addr", "127.0.0.1:2525", "--smtp-from", "herald at example.com"}, want: []string{"the sender address (HERALD_SMTP_FROM) is not an email address"}},
+		// how deliveries go out: a proxy or TLS file every delivery would fail on
+		{role: "worker", env: "HERALD_OUTBOUND_PROXY", value: "proxy.example.com:3128", want: []string{"HERALD_OUTBOUND_PROXY: ", "is not a proxy URL (the scheme must be http or https)", "e.g. HERALD_OUTBOUND_PROXY=http://"}},
+		{role: "dev", env: "HERALD_OUTBOUND_PROXY", value: "socks5://127.0.0.1:1080", want: []string{"HERALD_OUTBOUND_PROXY: ", "the scheme must be http or https"}},
+		{role: "worker", env: "HERALD_OUTBOUND_PROXY", value: "http://proxy.example.com:3128/path", want: []string{"HERALD_OUTBOUND_PROXY: ", "no path, query or fragment"}},
+		{role: "worker", env: "HERALD_OUTBOUND_PROXY", value: "http://user:CHANGE-ME@proxy.example.com:3128", want: []string{"the password of HERALD_OUTBOUND_PROXY still holds the CHANGE-ME placeholder"}},
+		{role: "worker", env: "HTTPS_PROXY", value: "http://proxy.example.com:port", want: []string{"HTTPS_PROXY (or https_proxy) is not a proxy URL"}},
+		{role: "worker", env: "HERALD_OUTBOUND_CA_FILE", value: "/nonexistent/ca.pem", want: []string{"HERALD_OUTBOUND_CA_FILE: ", "/nonexistent/ca.pem"}},
+		{role: "dev", env: "HERALD_OUTBOUND_CA_FILE", value: "settings_test.go", want: []string{"HERALD_OUTBOUND_CA_FILE: settings_test.go holds no PEM certificate"}},
+		{role: "worker", args: []string{"--outbound-cert-file", "/nonexistent/client.crt"}, want: []string{"HERALD_OUTBOUND_CERT_FILE and HERALD_OUTBOUND_KEY_FILE go together"}},
+		{role: "worker", args: []string{"--outbound-cert-file", "/nonexistent/client.crt", "--outbound-key-file", "/nonexistent/client.key"}, want: []string{"HERALD_OUTBOUND_CERT_FILE and HERALD_OUTBOUND_KEY_FILE: ", "/nonexistent/client.crt"}},
 		// secrets read from a file with its line end, or not a key at all: refused before they
 		// are sent, and never shown
 		{role: "api", env: "HERALD_BOOTSTRAP_KEY", value: "bootkey:0f8b1c3e-priv\n", want: []string{"HERALD_BOOTSTRAP_KEY begins or ends with white space"}},

@@ -61,7 +61,7 @@ func newTopologyRigWith(t *testing.T, r redisSettings, adjust func(*common)) *to
 		adjust(&c)
 	}
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
-	w, err := startWorker(st, d, c, log)
+	w, err := startWorker(ctx, st, d, c, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func runWorker(ctx context.Context, args []string, out, errOut io.Writer) error 
 		return err
 	}
 	defer health.Shutdown()
-	w, err := startWorker(st, d, c, log)
+	w, err := startWorker(ctx, st, d, c, log)
 	if err != nil {
 		return err
 	}
