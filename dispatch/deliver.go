@@ -194,8 +194,7 @@ func (e *Engine) tryOnce(ctx context.Context, notifier channels.Notifier, n noti
 }
 
 // quickBackoff is the waits between a delivery's quick tries, the first of which started at
-// start. It is built only when a first try failed: most never do, and building it (four
-// layers of go-retry) for each of a storm's deliveries cost more than the rest of attempt.
+// start. It is built only when a first try failed, which most never do.
 func quickBackoff(start time.Time) retry.Backoff {
 	var b retry.Backoff
 	return retry.BackoffFunc(func() (time.Duration, bool) {
@@ -232,7 +231,7 @@ func (e *Engine) record(n notice, r *recipient, start time.Time, err error) stor
 }
 
 // failureOf is the *channels.Failure in err's chain, nil if none. It allocates nothing when
-// err is nil (errors.As's target escapes to the heap): most of a storm's tries succeed.
+// err is nil, as most tries' is.
 func failureOf(err error) *channels.Failure {
 	if err == nil {
 		return nil
@@ -281,7 +280,7 @@ type refusal struct {
 // deliverParallel at once and deliverPerKind of one kind, so that one slow service cannot hold
 // every slot.
 func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) sent {
-	// Sized for a delivery a notice, the common case: growing them showed in a storm's profile.
+	// Sized for a delivery a notice, the common case.
 	out := sent{group: g, notified: make(map[string]time.Time, len(g.notices)), attempts: make([]tried, 0, len(g.notices))}
 	var (
 		mu    sync.Mutex
@@ -362,10 +361,9 @@ func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) se
 }
 
 // deliverers are the goroutines a session's sender runs its deliveries on: started as needed,
-// up to deliverParallel, and kept until the sender ends. A delivery's HTTP exchange grows a
-// goroutine's stack to some tens of KiB; a goroutine started for each of a storm's thousands
-// of deliveries grew (copied) its stack from the minimum each time, some 4 % of a worker's CPU.
-// Only one goroutine (the sender's delivering stage) hands out work.
+// up to deliverParallel, and kept until the sender ends. They are kept because an HTTP
+// exchange grows a goroutine's stack, and a new goroutine would grow it again. Only one
+// goroutine (the sender's delivering stage) hands out work.
 type deliverers struct {
 	jobs    chan func()
 	started int

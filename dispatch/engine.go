@@ -794,8 +794,8 @@ func (s *session) scopes() []store.Scope {
 }
 
 // event is an audit event the engine records about an alert: herald.NewEvent's, by no one (a
-// test compares them), made without the raw record NewEvent makes for a principal's events
-// (its map and formatted time were thrown away here, for each of a storm's alerts).
+// test compares them), without the raw record NewEvent makes for a principal's events, which
+// the engine never reads.
 func (s *session) event(typ string, a herald.Alert, now time.Time) herald.Event {
 	ev := herald.Event{ID: herald.NewID(now), Created: herald.At(now), EventTypeName: typ, GroupID: a.GroupID}
 	ev.AlertID, ev.AlertConfigID = a.ID, a.AlertConfigID

@@ -159,18 +159,16 @@ func (s *session) keepUnrouted(ctx context.Context, changes []store.UnroutedChan
 }
 
 // idleChunk is how many findings of a batch the session commits first when its sender has
-// nothing to send: a storm's first batch (500 alerts) took some 100 ms to commit on a busy
-// machine before any of its notices went out; a first step of 64 has them on their way after
-// a tenth of that, and the rest of the batch commits while they are delivered.
+// nothing to send: a small first step gets notices on their way sooner, and the rest of the
+// batch commits while they are delivered.
 const idleChunk = 64
 
 // applyChunk is how many of the n findings of a scope still to commit the session commits in
 // step (0, 1, ...) of a batch. A batch that came while the sender was idle (startedIdle) is
 // committed in steps that double from idleChunk, the last taking what is left once that is
 // no more than half as much again (500: 64, 128, 308), so that the sender has notices to
-// send from the first few milliseconds and more by the time it is done with them: with one
-// step of 64 and then the other 436, a 10,000-alert storm's first 100 notices waited some 70
-// ms for that second step. Any other batch is one step: one that changes alerts without
+// send from the first few milliseconds and more by the time it is done with them. Any other
+// batch is one step: one that changes alerts without
 // notices, as measurements refreshing open alerts do, costs one commit, not one per step.
 // Committing a batch in steps, in order, ends as committing it whole: each step sees what
 // the ones before it committed, and a worker that dies midway leaves the batch queued, to be
@@ -363,8 +361,7 @@ type decided struct {
 	raw     [][]byte // notices[i] encoded
 }
 
-// newDecided has room for the steps and notices of n alerts (most steps make one notice): a
-// storm's step holds hundreds, and growing slices of steps was a tenth of deciding them.
+// newDecided has room for the steps and notices of n alerts (most steps make one notice).
 func newDecided(n int) decided {
 	return decided{steps: make([]herald.Step, 0, n), notices: make([]notice, 0, n), raw: make([][]byte, 0, n)}
 }
