@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 
 	"github.com/redis/go-redis/v9"
 
@@ -71,6 +72,7 @@ func (s *Store) SaveAlert(ctx context.Context, a herald.Alert, global bool, prev
 		if err := set(ctx, pipe, cs.doc(a.ID), a); err != nil {
 			return err
 		}
+		keepNotified(ctx, pipe, cs, &a)
 		indexAlert(ctx, pipe, cs, a, prevStatus)
 		return recordEvents(ctx, pipe, evc, evs)
 	})
@@ -79,20 +81,34 @@ func (s *Store) SaveAlert(ctx context.Context, a herald.Alert, global bool, prev
 
 // Alert reads a project alert.
 func (s *Store) Alert(ctx context.Context, groupID, id string) (herald.Alert, error) {
-	var a herald.Alert
-	if !herald.ValidID(id) {
-		return a, errAlertNotFound(id)
-	}
-	return a, get(ctx, s.rdb, alerts(groupID).doc(id), &a, errAlertNotFound(id))
+	return s.alert(ctx, alerts(groupID), id)
 }
 
 // GlobalAlert reads a global alert.
 func (s *Store) GlobalAlert(ctx context.Context, id string) (herald.Alert, error) {
+	return s.alert(ctx, globalAlerts(), id)
+}
+
+// alert reads alert id of cs, its document and its lastNotified in one round trip.
+func (s *Store) alert(ctx context.Context, cs collection, id string) (herald.Alert, error) {
 	var a herald.Alert
 	if !herald.ValidID(id) {
 		return a, errAlertNotFound(id)
 	}
-	return a, get(ctx, s.rdb, globalAlerts().doc(id), &a, errAlertNotFound(id))
+	var doc *redis.StringCmd
+	var notified *redis.FloatCmd
+	if _, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		doc = pipe.Get(ctx, cs.doc(id))
+		notified = pipe.ZScore(ctx, cs.notified(), cs.indexMember(id))
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return a, err
+	}
+	if err := decodeAnswer(doc, &a, func() error { return errAlertNotFound(id) }); err != nil {
+		return a, err
+	}
+	setNotified(&a, notified.Val())
+	return a, nil
 }
 
 // AlertFilter selects alerts: by status ("" for all) and creation time.
@@ -146,12 +162,24 @@ func (s *Store) UpdateAlert(ctx context.Context, global bool, groupID, id string
 		evc = events("", "")
 	}
 	var prev string
-	return update(ctx, s, cs.doc(id), errAlertNotFound(id), evc,
+	a, err := update(ctx, s, cs.doc(id), errAlertNotFound(id), evc,
 		func(a *herald.Alert) ([]herald.Event, error) {
 			prev = a.Status
 			return change(a)
 		},
-		func(a herald.Alert, pipe redis.Pipeliner) { indexAlert(ctx, pipe, cs, a, prev) })
+		func(a herald.Alert, pipe redis.Pipeliner) {
+			keepNotified(ctx, pipe, cs, &a)
+			indexAlert(ctx, pipe, cs, a, prev)
+		})
+	if err != nil {
+		return a, err
+	}
+	score, err := s.rdb.ZScore(ctx, cs.notified(), cs.indexMember(id)).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return a, err
+	}
+	setNotified(&a, score)
+	return a, nil
 }
 
 // GlobalConfigAlertsOfProject lists the active alerts a global configuration opened in one
@@ -210,6 +238,7 @@ type ProjectAlertRead struct {
 	groupID, id string
 	docs        *redis.SliceCmd // the project's document, then the alert's (when id is an id): &mget once queued
 	mget        redis.SliceCmd
+	notified    redis.FloatCmd // the alert's score in the notified set, queued with the alert's read
 	args        [3]any
 	project     herald.Project // as decoded by Decode
 	alert       herald.Alert
@@ -232,6 +261,11 @@ func (r *ProjectAlertRead) queue(ctx context.Context, pipe redis.Pipeliner) {
 	r.mget = *redis.NewSliceCmd(ctx, args...)
 	r.docs = &r.mget
 	_ = pipe.Process(ctx, r.docs) // a pipeline's Process only queues
+	if len(args) == 3 {
+		cs := alerts(r.groupID)
+		r.notified = *redis.NewFloatCmd(ctx, "zscore", cs.notified(), cs.indexMember(r.id))
+		_ = pipe.Process(ctx, &r.notified)
+	}
 }
 
 // Decode decodes what was read into r (Project, Alert): found says whether the project
@@ -252,7 +286,15 @@ func (r *ProjectAlertRead) Decode() (found bool, err error) {
 	if len(docs) < 2 {
 		return true, errAlertNotFound(r.id)
 	}
-	return true, decodeValue(docs, 1, r.docs, &r.alert, func() error { return errAlertNotFound(r.id) })
+	if err := decodeValue(docs, 1, r.docs, &r.alert, func() error { return errAlertNotFound(r.id) }); err != nil {
+		return true, err
+	}
+	score, err := r.notified.Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return true, err
+	}
+	setNotified(&r.alert, score)
+	return true, nil
 }
 
 // Project and Alert are where Decode decoded them: what the caller reads and answers from,

@@ -25,11 +25,9 @@ import (
 func encodeDoc(v any) ([]byte, error) {
 	switch d := v.(type) {
 	case herald.Alert:
-		p := packAlert(d)
-		return appendAlertDoc(make([]byte, 0, 256), &p)
+		return json.Marshal(packAlert(d))
 	case *herald.Alert:
-		p := packAlert(*d)
-		return appendAlertDoc(make([]byte, 0, 256), &p)
+		return json.Marshal(packAlert(*d))
 	}
 	return json.Marshal(v)
 }
@@ -57,14 +55,13 @@ func encodeEvent(c collection, e herald.Event) ([]byte, error) {
 	if scope != "" && !own && e.GroupID == "" {
 		p.GroupID = rawIDMark
 	}
-	return appendEventDoc(make([]byte, 0, 160), &p)
+	return json.Marshal(&p)
 }
 
-// encodeDocAt is v's stored form at key. An alert's leaves out what its key says: its id
-// (written "i":"", the compact form's mark) and, in its
-// project's slot, its project; a global alert's key names no project, and keeps it. That is
-// 39 bytes of an open alert's document, from Redis's 192-byte size class to 160. Documents
-// written before carry both; decodeDocAt reads either.
+// encodeDocAt is v's stored form at key. An alert's leaves out what its key says: its id and,
+// in its project's slot, its project; a global alert's key names no project, and keeps it.
+// That is 46 bytes of an open alert's document, and a smaller Redis size class. Documents
+// written before carry both (or an empty id, "i":""); decodeDocAt reads either.
 func encodeDocAt(key string, v any) ([]byte, error) {
 	switch d := v.(type) {
 	case herald.Alert:
@@ -79,7 +76,7 @@ func encodeDocAt(key string, v any) ([]byte, error) {
 // and an alert given as an interface value is copied to the heap first).
 func encodeAlertAt(key string, a *herald.Alert) ([]byte, error) {
 	p := packAlertAt(key, a)
-	return appendAlertDoc(make([]byte, 0, 192), &p)
+	return json.Marshal(&p)
 }
 
 // packAlertAt is the stored form of an alert at key: its id and project left out where the
@@ -120,26 +117,14 @@ func identifyAlert(key string, a *herald.Alert) {
 	}
 }
 
+// docText is a stored document's text: a reply's string, or bytes.
+type docText interface{ ~string | ~[]byte }
+
 // decodeDoc reads a stored document into dst, in either form: as Redis answered it (a string)
 // or bytes.
 func decodeDoc[T docText](b T, dst any) error {
-	if p, ok := dst.(*herald.Project); ok {
-		flat := *p // as encoding/json, keeping what the document does not name
-		if decodeFlatProject(b, &flat) {
-			*p = flat
-			return nil
-		}
-	}
-	if !isAPIForm(b) {
-		switch d := dst.(type) {
-		case *herald.Alert:
-			var flat alertDoc
-			if decodeFlatAlertDoc(b, &flat) {
-				*d = flat.unpack()
-				return nil
-			}
-			return decodeCompact[alertDoc]([]byte(b), d)
-		}
+	if a, ok := dst.(*herald.Alert); ok && !isAPIForm(b) {
+		return decodeCompact[alertDoc]([]byte(b), a)
 	}
 	return json.Unmarshal([]byte(b), dst)
 }
@@ -192,10 +177,10 @@ func isAPIForm[T docText](b T) bool {
 }
 
 // alertDoc is an alert as stored. Every field of herald.Alert has one here (a test checks).
-// appendAlertDoc writes them in this order, as encoding/json does, but for LastNotified: in
-// most documents, first (lastNotified's slot, for MarkNotified's edit in place).
+// LastNotified is read from documents written before it had a sorted set of its own
+// (MarkNotified), and never written.
 type alertDoc struct {
-	ID                     string               `json:"i"`
+	ID                     string               `json:"i,omitempty"`
 	GroupID                string               `json:"g,omitempty"`
 	AlertConfigID          string               `json:"c,omitempty"`
 	EventTypeName          string               `json:"e,omitempty"`
@@ -224,10 +209,11 @@ type alertDoc struct {
 	GeneratorURL           string               `json:"gu,omitempty"`
 }
 
+// packAlert is a's stored form, without its lastNotified (kept in its own sorted set).
 func packAlert(a herald.Alert) alertDoc {
 	d := alertDoc{ID: packID(a.ID), GroupID: packID(a.GroupID), AlertConfigID: packID(a.AlertConfigID),
 		EventTypeName: a.EventTypeName, Status: a.Status, Created: packTime(a.Created), Resolved: packTime(a.Resolved),
-		LastNotified: packTime(a.LastNotified), AcknowledgedUntil: packTime(a.AcknowledgedUntil),
+		AcknowledgedUntil: packTime(a.AcknowledgedUntil),
 		AcknowledgementComment: a.AcknowledgementComment, AcknowledgingUsername: a.AcknowledgingUsername,
 		HostID: a.HostID, HostnameAndPort: a.HostnameAndPort, ReplicaSetName: a.ReplicaSetName, ClusterID: a.ClusterID,
 		ClusterName: a.ClusterName, ShardName: a.ShardName, SourceTypeName: a.SourceTypeName, MetricName: a.MetricName,

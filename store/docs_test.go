@@ -47,9 +47,11 @@ func filled(t *testing.T, v any, n int) {
 
 // Every field of an alert and of an event survives the compact form, in every shape of value
 // the form treats apart (ids of herald's form and others, times, an alert updated or not).
+// An alert's lastNotified is kept apart (TestMarkNotified).
 func TestCompactDocumentsKeepEveryField(t *testing.T) {
 	var a herald.Alert
 	filled(t, &a, 1)
+	a.LastNotified = herald.Time{}
 	sameTimes := a
 	sameTimes.Updated = sameTimes.Created
 	neverUpdated := a
@@ -120,6 +122,30 @@ func TestCompactDocumentsKeepEveryField(t *testing.T) {
 			if !reflect.DeepEqual(got, e) {
 				t.Errorf("%s in %s: event changed through its stored form %s:\n got %+v\nwant %+v", name, c.tag, b, got, e)
 			}
+		}
+	}
+}
+
+// Alert documents in the compact layouts written before lastNotified had a sorted set of its
+// own are read with their lastNotified: first in a ten-byte slot (null and spaces when never
+// notified), after the times, or absent; their id empty ("i":""), as the key says.
+func TestOlderAlertLayoutsStillRead(t *testing.T) {
+	gid, id := herald.NewID(time.Unix(1_800_000_000, 0)), herald.NewID(time.Unix(1_800_000_000, 0))
+	key := alerts(gid).doc(id)
+	created, notified := herald.At(time.Unix(1_800_000_000, 0)), herald.At(time.Unix(1_800_000_090, 0))
+	base := herald.Alert{ID: id, GroupID: gid, EventTypeName: "HOST_DOWN", Status: herald.StatusOpen,
+		Created: created, Updated: created, HostID: "h1"}
+	noted := base
+	noted.LastNotified = notified
+	for doc, want := range map[string]herald.Alert{
+		`{"n":null      ,"i":"","e":"HOST_DOWN","s":"OPEN","t":1800000000,"h":"h1"}`: base,
+		`{"n":1800000090,"i":"","e":"HOST_DOWN","s":"OPEN","t":1800000000,"h":"h1"}`: noted,
+		`{"i":"","e":"HOST_DOWN","s":"OPEN","t":1800000000,"n":1800000090,"h":"h1"}`: noted,
+		`{"i":"","e":"HOST_DOWN","s":"OPEN","t":1800000000,"h":"h1"}`:                 base,
+	} {
+		var got herald.Alert
+		if err := decodeDocAt(key, doc, &got); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s read as %+v (%v), want %+v", doc, got, err, want)
 		}
 	}
 }
@@ -247,7 +273,7 @@ func TestAttemptDocKeepsEveryField(t *testing.T) {
 	engine.DeliveryID = a.AlertID + "-0-1"
 	engine.Global, engine.Via, engine.StatusCode, engine.Reason = false, "", 0, ""
 	for name, a := range map[string]Attempt{"every field": a, "a delivery of the engine": engine, "empty": {}} {
-		b := appendAttempt(nil, a)
+		b, _ := json.Marshal(packAttempt(a))
 		if got, ok := decodeAttempt(b); !ok || !reflect.DeepEqual(got, a) {
 			t.Errorf("%s: attempt changed through its stored form %s:\n got %+v\nwant %+v", name, b, got, a)
 		}
@@ -257,7 +283,7 @@ func TestAttemptDocKeepsEveryField(t *testing.T) {
 		}
 	}
 	engine.At, engine.Kind, engine.Outcome, engine.DurationMs = herald.At(time.Unix(1_795_496_771, 0)), "WEBHOOK", OutcomeDelivered, 1234
-	if b := appendAttempt(nil, engine); len(b) > 96 {
+	if b, _ := json.Marshal(packAttempt(engine)); len(b) > 96 {
 		t.Errorf("an attempt of the engine takes %d bytes (%s), want at most 96", len(b), b)
 	}
 }

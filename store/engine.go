@@ -622,6 +622,9 @@ func (w *writes) change(sc Scope, c *Change) error {
 		return fmt.Errorf("store: encode alert %s: %w", a.ID, err)
 	}
 	w.mSet(docKey, b)
+	if !a.LastNotified.IsZero() { // read from a document written before the notified set
+		w.zAddGT(k.alerts.notified(), float64(a.LastNotified.Unix()), memberArg)
+	}
 	moveAlertIndexes(k.alerts, *a, c.PrevStatus, member, k.index,
 		func(key string, z redis.Z) { w.zAdd(key, z.Score, z.Member) }, w.zRem)
 	if herald.Active(a.Status) {
@@ -658,81 +661,23 @@ func (w *writes) change(sc Scope, c *Change) error {
 	return nil
 }
 
-// patchNotified sets lastNotified of the compact alert documents KEYS[i] (i > 1) to ARGV[i]
-// (unix seconds) where that is later than theirs, changing nothing else in them. A document that
-// starts with lastNotified's slot (appendAlertDoc: {"n": and ten bytes, then a comma) is read
-// to there (GETRANGE) and the ten bytes overwritten (SETRANGE) when ARGV[i] has ten digits:
-// the slot then holds ten digits (compared with ARGV[i] as numbers) or notifiedNever. The
-// rest, written before the slot or with a time of another width, is edited whole as it
-// always was: its "n" field, right after the times "t", "u" and "r", which follow the string
-// fields (a `,"` is never inside a JSON string, so the first `,"t":` is the top-level one),
-// and set, or inserted there. Documents in the API's form, or not as expected, are left
-// alone and their (1-based) positions among the documents answered; documents that are gone
-// are skipped. One script reads and writes each document, so nothing the engine or the API
-// writes comes between. With a token ARGV[1] it is fenced (fenceCheck, KEYS[1] the holder
-// key); without (”), as a retry task runs it, it is not.
-//
-// A delivery's lastNotified used to be written by sending the whole document twice (as
-// written, and with the time set) for a compare-and-set; this sends the time alone. The
-// whole document's edit (a GET, Lua's string rebuild, a SET, and the whole document again in
-// the append-only file) cost Redis a median 3.0 µs an alert on 500 documents
-// (BenchmarkMarkNotified, 10 runs); the slot's (16 bytes read, 10 written and logged) 2.3:
-// what is left is mostly Lua's two calls into Redis for each key. Plain finds and fixed
-// comparisons: Lua's patterns, built per call, doubled the Redis cost.
-var patchNotified = redis.NewScript(`
-if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('` + leaseLostReply + `') end
-local find, sub, byte = string.find, string.sub, string.byte
-local slot, never = '{"n":', 'null      '
--- past returns the position after the integer starting at pos (nil: none there).
-local function past(doc, pos)
-  local _, e = find(doc, '^%-?%d+', pos)
-  return e and e + 1
-end
-local left = {}
-for i = 2, #KEYS do
-  local t = ARGV[i]
-  local head = #t == 10 and byte(t, 1) ~= 45 and redis.call('GETRANGE', KEYS[i], 0, 15)
-  if head and byte(head, 16) == 44 and sub(head, 1, 5) == slot then
-    local n = sub(head, 6, 15)
-    local was = n ~= never and tonumber(n) -- false: never notified
-    if was == nil then
-      left[#left+1] = i - 1 -- not what appendAlertDoc writes there
-    elseif not was or was < tonumber(t) then
-      redis.call('SETRANGE', KEYS[i], 5, t)
-    end
-  else
-    local doc = redis.call('GET', KEYS[i])
-    if doc then
-      local at
-      if sub(doc, 1, 5) == '{"i":' then
-        local _, e = find(doc, ',"t":', 6, true)
-        at = e and past(doc, e + 1)
-      end
-      if not at then
-        left[#left+1] = i - 1
-      else
-        if sub(doc, at, at + 4) == ',"u":' then at = past(doc, at + 5) or at end
-        if sub(doc, at, at + 4) == ',"r":' then at = past(doc, at + 5) or at end
-        if sub(doc, at, at + 4) ~= ',"n":' then
-          redis.call('SET', KEYS[i], sub(doc, 1, at - 1) .. ',"n":' .. t .. sub(doc, at))
-        else
-          local stop = past(doc, at + 5)
-          if stop and tonumber(sub(doc, at + 5, stop - 1)) < tonumber(t) then
-            redis.call('SET', KEYS[i], sub(doc, 1, at + 4) .. t .. sub(doc, stop))
-          end
-        end
-      end
-    end
-  end
-end
-return left
-`)
+// notified is the sorted set of the alerts of c that were notified, each scored by the unix
+// second of its last delivery that succeeded: lastNotified, kept apart from the alert's
+// document so that setting it is one command (ZADD GT, which never moves it back) and touches
+// nothing else of the alert. Its members are the alerts' ids' 12 bytes, as in the indexes.
+func (c collection) notified() string { return c.index("notified") }
 
-// MarkNotified sets lastNotified of alerts to the time of their last successful delivery
-// (never moving it back), without overwriting what anything else changed meanwhile: one
-// script edits the field in each document in place (patchNotified); documents of the API's
-// form, written before the compact one, are read, changed and written back under WATCH. It is
-// for retry tasks, which hold no lease; a session's is ProjectLock.MarkNotified.
+// markNotified sets KEYS[2]'s members, as ZADD GT does with ARGV[2...] (score, member...),
+// while the session of token ARGV[1] holds the scope (fenceCheck).
+var markNotifiedFenced = fenced(`return redis.call('ZADD', KEYS[2], 'GT', unpack(ARGV, 2))`)
+
+// markNotifiedChunk bounds the alerts of one ZADD, within what Lua's unpack takes.
+const markNotifiedChunk = 1000
+
+// MarkNotified sets lastNotified of alerts to the time of their last successful delivery,
+// never moving it back. It is for retry tasks, which hold no lease; a session's is
+// ProjectLock.MarkNotified. A mark that lands after its alert was purged leaves one entry,
+// which nothing reads.
 func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.Time) error {
 	return s.markNotified(ctx, sc, "", at)
 }
@@ -745,84 +690,49 @@ func (l *ProjectLock) MarkNotified(ctx context.Context, sc Scope, at map[string]
 
 // markNotified is MarkNotified, fenced by token unless it is "".
 func (s *Store) markNotified(ctx context.Context, sc Scope, token string, at map[string]time.Time) error {
-	if len(at) == 0 {
-		return nil
+	cs := sc.alerts()
+	args := make([]any, 0, 2*min(len(at), markNotifiedChunk)+1)
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		var err error
+		if token == "" {
+			err = s.rdb.Do(ctx, append([]any{"zadd", cs.notified(), "gt"}, args...)...).Err()
+		} else {
+			err = markNotifiedFenced.Run(ctx, s.rdb, []string{sc.holder(), cs.notified()}, append([]any{token}, args...)...).Err()
+		}
+		args = args[:0]
+		return err
 	}
-	keys, ids := make([]string, 1, len(at)+1), make([]string, 0, len(at))
-	keys[0] = sc.holder()
-	args := make([]any, 1, len(at)+1)
-	args[0] = token
 	for id, t := range at {
 		if t.IsZero() {
 			continue // never delivered: nothing to set
 		}
-		keys, ids = append(keys, sc.alerts().doc(id)), append(ids, id)
-		args = append(args, *packTime(herald.At(t)))
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	left, err := patchNotified.Run(ctx, s.rdb, keys, args...).Int64Slice()
-	if err != nil || len(left) == 0 {
-		return err
-	}
-	rest := make(map[string]time.Time, len(left))
-	for _, i := range left {
-		rest[ids[i-1]] = at[ids[i-1]]
-	}
-	return s.rewriteNotified(ctx, sc, token, rest)
-}
-
-// rewriteNotified is markNotified for alerts whose documents must be read first.
-func (s *Store) rewriteNotified(ctx context.Context, sc Scope, token string, at map[string]time.Time) error {
-	ids := make([]string, 0, len(at))
-	keys := make([]string, 0, len(at)+1)
-	for id := range at {
-		ids = append(ids, id)
-		keys = append(keys, sc.alerts().doc(id))
-	}
-	watched := keys
-	if token != "" {
-		watched = append(keys[:len(keys):len(keys)], sc.holder())
-	}
-	for range 10 {
-		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
-			vals, err := tx.MGet(ctx, watched...).Result()
-			if err != nil {
+		args = append(args, t.Unix(), cs.indexMember(id))
+		if len(args) == 2*markNotifiedChunk {
+			if err := flush(); err != nil {
 				return err
 			}
-			if token != "" && vals[len(keys)] != token {
-				return ErrLeaseLost
-			}
-			w := newWrites()
-			for i, v := range vals[:len(keys)] {
-				str, ok := v.(string)
-				if !ok {
-					continue
-				}
-				var a herald.Alert
-				if err := decodeDocAt(keys[i], str, &a); err != nil {
-					return err
-				}
-				if t := herald.At(at[ids[i]]); t.After(a.LastNotified.Time) {
-					a.LastNotified = t
-					if err := w.setJSON(keys[i], a); err != nil {
-						return err
-					}
-				}
-			}
-			_, err = tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
-				w.queue(ctx, pipe)
-				return nil
-			})
-			return err
-		}, watched...)
-		if errors.Is(err, redis.TxFailedErr) {
-			continue
 		}
-		return err
 	}
-	return ErrConflict
+	return flush()
+}
+
+// setNotified sets a's lastNotified to unix second score of the notified set (0: none there)
+// where that is later than what its document held (one written before the set).
+func setNotified(a *herald.Alert, score float64) {
+	if t := herald.At(time.Unix(int64(score), 0)); score > 0 && t.After(a.LastNotified.Time) {
+		a.LastNotified = t
+	}
+}
+
+// keepNotified queues moving a's lastNotified, read from a document written before the
+// notified set, into the set: the document is written without it.
+func keepNotified(ctx context.Context, pipe redis.Pipeliner, cs collection, a *herald.Alert) {
+	if !a.LastNotified.IsZero() {
+		pipe.ZAddGT(ctx, cs.notified(), redis.Z{Score: float64(a.LastNotified.Unix()), Member: cs.indexMember(a.ID)})
+	}
 }
 
 // Schedule reads the engine's schedule of an active alert, with its expiry if it has one.

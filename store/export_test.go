@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"testing"
 
 	"github.com/redis/go-redis/v9"
 
@@ -35,11 +37,34 @@ func (s *Store) AsCluster() *Store {
 	return s
 }
 
-// AlertDocBefore is the document of a at key as Herald wrote it before lastNotified's slot:
-// the compact form in encoding/json's order of alertDoc (which appendAlertDoc wrote byte for
-// byte), its lastNotified after "t", "u" and "r", or absent.
-func AlertDocBefore(key string, a herald.Alert) ([]byte, error) {
-	return json.Marshal(packAlertAt(key, &a))
+// AlertDocOlder is the document of a at key as Herald wrote it before lastNotified had a
+// sorted set of its own: with its empty id ("i":"") and its lastNotified, first in a ten-byte
+// slot (slot; null and spaces when never notified) or after the times.
+func AlertDocOlder(tb testing.TB, key string, a herald.Alert, slot bool) []byte {
+	d := packAlertAt(key, &a)
+	d.ID = "" // omitted now; written empty then
+	b, err := json.Marshal(d)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rest := `"i":"",` + string(b[1:])
+	n := packTime(a.LastNotified)
+	if slot {
+		t := "null      "
+		if n != nil {
+			t = strconv.FormatInt(*n, 10)
+		}
+		return []byte(`{"n":` + t + `,` + rest)
+	}
+	if n == nil {
+		return []byte("{" + rest)
+	}
+	d.LastNotified = n
+	b, err = json.Marshal(d)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return []byte(`{"i":"",` + string(b[1:]))
 }
 
 // NonceCountKey is the key of nonce's count.

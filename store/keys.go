@@ -150,6 +150,9 @@ func (c collection) binaryMembers() bool {
 	return c.inHash() || c.name == "alert" || c.name == "galert"
 }
 
+// isAlerts reports whether c is a collection of alerts, a project's or the global one.
+func (c collection) isAlerts() bool { return c.name == "alert" || c.name == "galert" }
+
 // indexMember is the member that lists id in an index of c.
 func (c collection) indexMember(id string) string {
 	if c.binaryMembers() {

@@ -28,6 +28,7 @@ type writes struct {
 	// each copied their arguments into a new slice.
 	set  []any // "mset", key, value, key, value...
 	zadd map[string][]any
+	zgt  map[string][]any // ZADD GT: scores that only move forward
 	zrem map[string][]any
 	hset map[string][]any
 	hdel map[string][]any
@@ -102,7 +103,7 @@ func (k *scopeKeys) eventsOfType(typ string) string {
 }
 
 func newWrites() *writes {
-	return &writes{zadd: map[string][]any{}, zrem: map[string][]any{}, hset: map[string][]any{}, hdel: map[string][]any{},
+	return &writes{zadd: map[string][]any{}, zgt: map[string][]any{}, zrem: map[string][]any{}, hset: map[string][]any{}, hdel: map[string][]any{},
 		sadd: map[string]map[string]bool{}, outbox: map[string]map[int64][][]byte{}}
 }
 
@@ -134,15 +135,6 @@ func (w *writes) notices(key string, until time.Time, notices [][]byte) {
 	w.outbox[key][ms] = append(w.outbox[key][ms], notices...)
 }
 
-func (w *writes) setJSON(key string, v any) error {
-	b, err := encodeDocAt(key, v)
-	if err != nil {
-		return fmt.Errorf("store: encode %s: %w", key, err)
-	}
-	w.mSet(key, b)
-	return nil
-}
-
 func (w *writes) mSet(key string, value []byte) {
 	if len(w.set) == 0 {
 		w.set = append(w.set, "mset")
@@ -152,6 +144,15 @@ func (w *writes) mSet(key string, value []byte) {
 
 func (w *writes) zAdd(key string, score float64, member any) {
 	w.zadd[key] = append(command(w.zadd, "zadd", key), w.scoreArgOf(score), member)
+}
+
+// zAddGT adds member at score, or moves it there when that is higher (ZADD GT).
+func (w *writes) zAddGT(key string, score float64, member any) {
+	c, ok := w.zgt[key]
+	if !ok {
+		c = []any{"zadd", key, "gt"}
+	}
+	w.zgt[key] = append(c, w.scoreArgOf(score), member)
 }
 
 func (w *writes) zRem(key string, members ...any) {
@@ -198,7 +199,7 @@ func (w *writes) queue(ctx context.Context, pipe redis.Pipeliner) {
 	if len(w.set) > 0 {
 		pipe.Do(ctx, w.set...)
 	}
-	for _, m := range []map[string][]any{w.zrem, w.hdel, w.zadd, w.hset} {
+	for _, m := range []map[string][]any{w.zrem, w.hdel, w.zadd, w.zgt, w.hset} {
 		for _, k := range sortedKeys(m) {
 			pipe.Do(ctx, m[k]...)
 		}
