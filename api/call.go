@@ -100,8 +100,7 @@ func (s *Server) endpoint(rt route) *endpointHandler {
 			s.writeJSON(w, r, rep.status, rep.list, "application/json")
 			return
 		}
-		buf := bodyBuffers.Get().(*[]byte)
-		body, err := appendWithLinks((*buf)[:0], rep.one, rep.self)
+		body, err := withLinks(rep.one, rep.self)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -110,10 +109,6 @@ func (s *Server) endpoint(rt route) *endpointHandler {
 			s.writeJSON(w, r, rep.status, envelope{Content: body, Status: rep.status}, "application/json")
 		} else {
 			s.writeEncoded(w, r, rep.status, body, "application/json") // encoded already: not again
-		}
-		if cap(body) <= maxKeptBody { // written (a Writer keeps nothing of what it is given): used again
-			*buf = body[:0]
-			bodyBuffers.Put(buf)
 		}
 	}}
 }

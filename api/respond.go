@@ -6,12 +6,10 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"sync"
 
 	"go.uber.org/zap"
 
 	"github.com/heraldhq/herald"
-	"github.com/heraldhq/herald/internal/jsonfield"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -134,47 +132,24 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, status int
 // withLinks is the JSON of v (an object) with a links array holding its self link (none when
 // self is empty: an answer that is not a resource). Splicing the encoded object keeps domain
 // types free of HTTP links.
-func withLinks(v any, self string) (json.RawMessage, error) { return appendWithLinks(nil, v, self) }
-
-// appendWithLinks is withLinks, appended to dst when v is encoded by hand (a herald.Alert).
-func appendWithLinks(dst []byte, v any, self string) (json.RawMessage, error) {
-	var b []byte
-	var err error
-	switch a := v.(type) {
-	case herald.Alert: // the polled one: encoded by hand
-		b, err = appendAlert(alertBuffer(dst), &a)
-	case *herald.Alert: // as getAlert answers it
-		b, err = appendAlert(alertBuffer(dst), a)
-	default:
-		b, err = marshal(v)
-	}
+func withLinks(v any, self string) (json.RawMessage, error) {
+	b, err := marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	if self == "" || len(b) < 2 || b[len(b)-1] != '}' {
 		return b, nil
 	}
+	links, err := marshal([]Link{{Href: self, Rel: "self"}})
+	if err != nil {
+		return nil, err
+	}
 	b = b[:len(b)-1]
 	if len(b) > 1 {
 		b = append(b, ',')
 	}
-	return append(appendSelfLink(b, self), '}'), nil
+	return append(append(append(b, `"links":`...), links...), '}'), nil
 }
-
-// alertBuffer is dst, or room for an alert's answer when dst is nil.
-func alertBuffer(dst []byte) []byte {
-	if dst == nil {
-		return make([]byte, 0, 512)
-	}
-	return dst
-}
-
-// bodyBuffers are buffers for the bodies of single resources, used again once written: the
-// polled alert's is made for each request otherwise (withLinks).
-var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
-
-// maxKeptBody bounds the buffers kept in bodyBuffers: a larger body's is left to the collector.
-const maxKeptBody = 16 << 10
 
 func queryBool(r *http.Request, name string) bool {
 	if r.URL.RawQuery == "" { // the usual request: nothing to parse
@@ -186,4 +161,12 @@ func queryBool(r *http.Request, name string) bool {
 
 // marshal encodes v as JSON without HTML escaping: the API's bodies are not HTML, and links
 // with & in their query read as they are.
-var marshal = jsonfield.MarshalNoHTML
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

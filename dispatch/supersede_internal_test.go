@@ -1,7 +1,6 @@
 package dispatch
 
 import (
-	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
@@ -95,40 +94,6 @@ func TestConfigSetFingerprints(t *testing.T) {
 	cs.add("c1", edited, false)
 	if got := cs.fingerprints["c1"]; len(got) != 1 || got[0] != edited.Notifications[0].Fingerprint() || got[0] == rule.Notifications[0].Fingerprint() {
 		t.Errorf("after the edit: fingerprints %q", got)
-	}
-}
-
-// A notice is encoded by hand byte for byte as encoding/json encodes it: with each field set
-// in turn (every field of the type, so that one added later and not to encode fails here),
-// with strings that need escaping, and with everything empty.
-func TestNoticeEncodeIsJSON(t *testing.T) {
-	base := notice{GroupID: "6b0562573693517e7b06ff7f", AlertID: "6b05625b6be55bff41000001", ConfigID: "c1",
-		Notification: 2, Event: "alert.open", DeliveryID: "6b05625b6be55bff41000001-2-1"}
-	cases := []notice{{}, base, {GroupID: `q"<&>\` + "\u00e9\u2028\x01", DeadLetter: "target said \"no\" <500>", Notification: -1}}
-	v := reflect.ValueOf(&base).Elem()
-	for i := range v.NumField() {
-		n := base
-		f := reflect.ValueOf(&n).Elem().Field(i)
-		switch f.Kind() {
-		case reflect.String:
-			f.SetString("set-" + v.Type().Field(i).Name)
-		case reflect.Bool:
-			f.SetBool(true)
-		case reflect.Int:
-			f.SetInt(7)
-		default:
-			t.Fatalf("field %s of kind %s: encode and this test know only strings, bools and ints", v.Type().Field(i).Name, f.Kind())
-		}
-		cases = append(cases, n)
-	}
-	for _, n := range cases {
-		want, err := json.Marshal(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := n.encode(); string(got) != string(want) {
-			t.Errorf("encode:\n%s\nwant (encoding/json):\n%s", got, want)
-		}
 	}
 }
 

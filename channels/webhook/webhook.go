@@ -14,8 +14,6 @@ import (
 	"sync"
 
 	"github.com/heraldhq/herald/channels"
-	"github.com/heraldhq/herald/internal/alertjson"
-	"github.com/heraldhq/herald/internal/jsonfield"
 )
 
 // Webhook headers (docs/decisions.md#webhooks).
@@ -55,17 +53,12 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	}
 	a := d.Alert
 	a.HumanReadable = channels.Summary(a)
-	body, err := alertjson.Append(make([]byte, 0, 1024), &a, marshalled)
+	body, err := json.Marshal(a)
 	if err != nil {
 		return &channels.Failure{Reason: "alert could not be encoded"}
 	}
 	return channels.Send(n.Client, request(ctx, target, body, d, secret))
 }
-
-// marshalled writes the body as json.Marshal writes the alert (HTML characters escaped), by
-// hand for most of it (alertjson): a storm posts thousands a second, and encoding/json's
-// reflection was some 5 % of a worker's CPU.
-var marshalled = jsonfield.Writer{Marshal: json.Marshal, EscapeHTML: true}
 
 // request is the POST of body to target, built from the URL webhookTarget parsed (rather than
 // parsing it again) with its headers set directly under their canonical names: a storm sends
