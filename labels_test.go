@@ -48,31 +48,33 @@ func fingerprintOf(parts ...string) string {
 	return string(out)
 }
 
-func TestParseLabelMatchers(t *testing.T) {
+// A filter is one matcher in Alertmanager's syntax, read as Alertmanager's API reads it:
+// quoted or bare values, a list or braces refused.
+func TestParseLabelMatcher(t *testing.T) {
 	eq := func(n, v string) LabelMatcher { return LabelMatcher{Name: n, Value: v, IsEqual: true} }
 	for _, c := range []struct {
 		in   string
-		want []LabelMatcher
+		want LabelMatcher
 		bad  bool
 	}{
-		{in: "", want: nil},
-		{in: "{}", want: nil},
-		{in: "alertname=X", want: []LabelMatcher{eq("alertname", "X")}},
-		{in: `{severity="critical", job=~"api|db"}`, want: []LabelMatcher{eq("severity", "critical"), {Name: "job", Value: "api|db", IsRegex: true, IsEqual: true}}},
-		{in: `env!="dev",team!~"ops.*"`, want: []LabelMatcher{{Name: "env", Value: "dev"}, {Name: "team", Value: "ops.*", IsRegex: true}}},
-		{in: `a="x,y\"z"`, want: []LabelMatcher{eq("a", `x,y"z`)}},
-		{in: ` a = b `, want: []LabelMatcher{eq("a", "b")}},
-		{in: `a=""`, want: []LabelMatcher{eq("a", "")}},
-		{in: `"odd name"="v"`, want: []LabelMatcher{eq("odd name", "v")}},
+		{in: "alertname=X", want: eq("alertname", "X")},
+		{in: `severity="critical"`, want: eq("severity", "critical")},
+		{in: `job=~"api|db"`, want: LabelMatcher{Name: "job", Value: "api|db", IsRegex: true, IsEqual: true}},
+		{in: `env!="dev"`, want: LabelMatcher{Name: "env", Value: "dev"}},
+		{in: `team!~"ops.*"`, want: LabelMatcher{Name: "team", Value: "ops.*", IsRegex: true}},
+		{in: `a="x,y\"z"`, want: eq("a", `x,y"z`)},
+		{in: ` a = b `, want: eq("a", "b")},
+		{in: `a=""`, want: eq("a", "")},
+		{in: `"odd name"="v"`, want: eq("odd name", "v")},
+		{in: "", bad: true},
 		{in: "a", bad: true},
 		{in: "=b", bad: true},
 		{in: `a="b`, bad: true},
 		{in: `a=~"("`, bad: true},
-		{in: `{a=b`, bad: true},
-		{in: `a=b,`, bad: true},
-		{in: `a="b" c="d"`, bad: true},
+		{in: `{a="b"}`, bad: true},
+		{in: `a="b",c="d"`, bad: true},
 	} {
-		got, err := ParseLabelMatchers(c.in)
+		got, err := ParseLabelMatcher(c.in)
 		if c.bad {
 			if err == nil {
 				t.Errorf("%q: parsed as %v, want an error", c.in, got)
@@ -82,9 +84,6 @@ func TestParseLabelMatchers(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%q: %v, %v; want %v", c.in, got, err, c.want)
 		}
-	}
-	if _, err := ParseLabelMatcher("a=b,c=d"); err == nil {
-		t.Error("ParseLabelMatcher took two matchers")
 	}
 }
 
@@ -102,7 +101,9 @@ func TestLabelMatcherMatches(t *testing.T) {
 		{`job!~"db"`, true},
 		{`team=""`, true}, // a missing label is empty
 		{`team!=""`, false},
-		{`msg=~"a.b"`, true}, // a dot matches a newline
+		{`msg=~"a.b"`, false}, // a dot matches no newline, as in Alertmanager
+		{`msg=~"a\nb"`, true},
+		{`msg=~"(?s)a.b"`, true},
 	} {
 		m, err := ParseLabelMatcher(c.m)
 		if err != nil {
@@ -115,7 +116,7 @@ func TestLabelMatcherMatches(t *testing.T) {
 			t.Errorf("%s does not parse back from %s: %v %v", c.m, m.String(), back, err)
 		}
 	}
-	all, _ := ParseLabelMatchers(`severity="critical",job="api"`)
+	all := []LabelMatcher{{Name: "severity", Value: "critical", IsEqual: true}, {Name: "job", Value: "api", IsEqual: true}}
 	if !MatchAll(all, labels) || MatchAll(append(all, LabelMatcher{Name: "job", Value: "db", IsEqual: true}), labels) || !MatchAll(nil, labels) {
 		t.Error("MatchAll")
 	}

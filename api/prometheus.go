@@ -142,15 +142,16 @@ func alertQuery(q url.Values) (herald.AlertQuery, error) {
 	return out, nil
 }
 
-// filterMatchers reads the repeated filter query parameter: each one or more matchers.
+// filterMatchers reads the repeated filter query parameter: each one matcher, as Alertmanager
+// reads it.
 func filterMatchers(q url.Values) ([]herald.LabelMatcher, error) {
 	var out []herald.LabelMatcher
 	for _, f := range q["filter"] {
-		ms, err := herald.ParseLabelMatchers(f)
+		m, err := herald.ParseLabelMatcher(f)
 		if err != nil {
 			return nil, herald.Invalid(herald.CodeInvalidQueryParameter, "filter", "Query parameter filter: %v", err)
 		}
-		out = append(out, ms...)
+		out = append(out, m)
 	}
 	return out, nil
 }

@@ -213,7 +213,7 @@ type alertDoc struct {
 func packAlert(a herald.Alert) alertDoc {
 	d := alertDoc{ID: packID(a.ID), GroupID: packID(a.GroupID), AlertConfigID: packID(a.AlertConfigID),
 		EventTypeName: a.EventTypeName, Status: a.Status, Created: packTime(a.Created), Resolved: packTime(a.Resolved),
-		AcknowledgedUntil: packTime(a.AcknowledgedUntil),
+		AcknowledgedUntil:      packTime(a.AcknowledgedUntil),
 		AcknowledgementComment: a.AcknowledgementComment, AcknowledgingUsername: a.AcknowledgingUsername,
 		HostID: a.HostID, HostnameAndPort: a.HostnameAndPort, ReplicaSetName: a.ReplicaSetName, ClusterID: a.ClusterID,
 		ClusterName: a.ClusterName, ShardName: a.ShardName, SourceTypeName: a.SourceTypeName, MetricName: a.MetricName,

@@ -141,7 +141,7 @@ func TestOlderAlertLayoutsStillRead(t *testing.T) {
 		`{"n":null      ,"i":"","e":"HOST_DOWN","s":"OPEN","t":1800000000,"h":"h1"}`: base,
 		`{"n":1800000090,"i":"","e":"HOST_DOWN","s":"OPEN","t":1800000000,"h":"h1"}`: noted,
 		`{"i":"","e":"HOST_DOWN","s":"OPEN","t":1800000000,"n":1800000090,"h":"h1"}`: noted,
-		`{"i":"","e":"HOST_DOWN","s":"OPEN","t":1800000000,"h":"h1"}`:                 base,
+		`{"i":"","e":"HOST_DOWN","s":"OPEN","t":1800000000,"h":"h1"}`:                base,
 	} {
 		var got herald.Alert
 		if err := decodeDocAt(key, doc, &got); err != nil || !reflect.DeepEqual(got, want) {

@@ -91,7 +91,7 @@ func TestMarkNotifiedTouchesNoDocument(t *testing.T) {
 			}
 			return []byte(rdb.Get(ctx, key).Val())
 		},
-		"slot first": func(key string, a herald.Alert) []byte { return store.AlertDocOlder(t, key, a, true) },
+		"slot first":      func(key string, a herald.Alert) []byte { return store.AlertDocOlder(t, key, a, true) },
 		"after the times": func(key string, a herald.Alert) []byte { return store.AlertDocOlder(t, key, a, false) },
 		"API form": func(key string, a herald.Alert) []byte {
 			b, err := json.Marshal(a)
