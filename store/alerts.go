@@ -89,17 +89,19 @@ func (s *Store) GlobalAlert(ctx context.Context, id string) (herald.Alert, error
 	return s.alert(ctx, globalAlerts(), id)
 }
 
-// alert reads alert id of cs, its document and its lastNotified in one round trip.
+// alert reads alert id of cs with its lastNotified: a project's in one round trip, a global
+// one's in two (its reach hash is under its project, which its document names).
 func (s *Store) alert(ctx context.Context, cs collection, id string) (herald.Alert, error) {
 	var a herald.Alert
 	if !herald.ValidID(id) {
 		return a, errAlertNotFound(id)
 	}
-	var doc *redis.StringCmd
-	var notified *redis.FloatCmd
+	var doc, notified *redis.StringCmd
 	if _, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		doc = pipe.Get(ctx, cs.doc(id))
-		notified = pipe.ZScore(ctx, cs.notified(), cs.indexMember(id))
+		if g := cs.groupID(); g != "" {
+			notified = pipe.HGet(ctx, Scope{GroupID: g}.reach(id), notifiedField)
+		}
 		return nil
 	}); err != nil && !errors.Is(err, redis.Nil) {
 		return a, err
@@ -107,8 +109,10 @@ func (s *Store) alert(ctx context.Context, cs collection, id string) (herald.Ale
 	if err := decodeAnswer(doc, &a, func() error { return errAlertNotFound(id) }); err != nil {
 		return a, err
 	}
-	setNotified(&a, notified.Val())
-	return a, nil
+	if notified == nil {
+		notified = s.rdb.HGet(ctx, alertScope(cs, &a).reach(id), notifiedField)
+	}
+	return a, setNotified(&a, notified)
 }
 
 // AlertFilter selects alerts: by status ("" for all) and creation time.
@@ -174,12 +178,7 @@ func (s *Store) UpdateAlert(ctx context.Context, global bool, groupID, id string
 	if err != nil {
 		return a, err
 	}
-	score, err := s.rdb.ZScore(ctx, cs.notified(), cs.indexMember(id)).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return a, err
-	}
-	setNotified(&a, score)
-	return a, nil
+	return a, setNotified(&a, s.rdb.HGet(ctx, alertScope(cs, &a).reach(id), notifiedField))
 }
 
 // GlobalConfigAlertsOfProject lists the active alerts a global configuration opened in one
@@ -238,7 +237,7 @@ type ProjectAlertRead struct {
 	groupID, id string
 	docs        *redis.SliceCmd // the project's document, then the alert's (when id is an id): &mget once queued
 	mget        redis.SliceCmd
-	notified    redis.FloatCmd // the alert's score in the notified set, queued with the alert's read
+	notified    redis.StringCmd // the alert's lastNotified in its reach hash, read with it
 	args        [3]any
 	project     herald.Project // as decoded by Decode
 	alert       herald.Alert
@@ -262,8 +261,7 @@ func (r *ProjectAlertRead) queue(ctx context.Context, pipe redis.Pipeliner) {
 	r.docs = &r.mget
 	_ = pipe.Process(ctx, r.docs) // a pipeline's Process only queues
 	if len(args) == 3 {
-		cs := alerts(r.groupID)
-		r.notified = *redis.NewFloatCmd(ctx, "zscore", cs.notified(), cs.indexMember(r.id))
+		r.notified = *redis.NewStringCmd(ctx, "hget", Scope{GroupID: r.groupID}.reach(r.id), notifiedField)
 		_ = pipe.Process(ctx, &r.notified)
 	}
 }
@@ -289,12 +287,7 @@ func (r *ProjectAlertRead) Decode() (found bool, err error) {
 	if err := decodeValue(docs, 1, r.docs, &r.alert, func() error { return errAlertNotFound(r.id) }); err != nil {
 		return true, err
 	}
-	score, err := r.notified.Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return true, err
-	}
-	setNotified(&r.alert, score)
-	return true, nil
+	return true, setNotified(&r.alert, &r.notified)
 }
 
 // Project and Alert are where Decode decoded them: what the caller reads and answers from,

@@ -177,7 +177,7 @@ func isAPIForm[T docText](b T) bool {
 }
 
 // alertDoc is an alert as stored. Every field of herald.Alert has one here (a test checks).
-// LastNotified is read from documents written before it had a sorted set of its own
+// LastNotified is read from documents written before it was kept in the alert's reach hash
 // (MarkNotified), and never written.
 type alertDoc struct {
 	ID                     string               `json:"i,omitempty"`
@@ -209,7 +209,7 @@ type alertDoc struct {
 	GeneratorURL           string               `json:"gu,omitempty"`
 }
 
-// packAlert is a's stored form, without its lastNotified (kept in its own sorted set).
+// packAlert is a's stored form, without its lastNotified (kept in its reach hash).
 func packAlert(a herald.Alert) alertDoc {
 	d := alertDoc{ID: packID(a.ID), GroupID: packID(a.GroupID), AlertConfigID: packID(a.AlertConfigID),
 		EventTypeName: a.EventTypeName, Status: a.Status, Created: packTime(a.Created), Resolved: packTime(a.Resolved),

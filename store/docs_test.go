@@ -126,9 +126,9 @@ func TestCompactDocumentsKeepEveryField(t *testing.T) {
 	}
 }
 
-// Alert documents in the compact layouts written before lastNotified had a sorted set of its
-// own are read with their lastNotified: first in a ten-byte slot (null and spaces when never
-// notified), after the times, or absent; their id empty ("i":""), as the key says.
+// Alert documents in the compact layouts written before lastNotified was kept apart are read
+// with their lastNotified: first in a ten-byte slot (null and spaces when never notified),
+// after the times, or absent; their id empty ("i":""), as the key says.
 func TestOlderAlertLayoutsStillRead(t *testing.T) {
 	gid, id := herald.NewID(time.Unix(1_800_000_000, 0)), herald.NewID(time.Unix(1_800_000_000, 0))
 	key := alerts(gid).doc(id)

@@ -622,8 +622,8 @@ func (w *writes) change(sc Scope, c *Change) error {
 		return fmt.Errorf("store: encode alert %s: %w", a.ID, err)
 	}
 	w.mSet(docKey, b)
-	if !a.LastNotified.IsZero() { // read from a document written before the notified set
-		w.zAddGT(k.alerts.notified(), float64(a.LastNotified.Unix()), memberArg)
+	if !a.LastNotified.IsZero() { // read from a document written before it was kept apart
+		w.cmds = append(w.cmds, []any{"hsetnx", sc.reach(a.ID), notifiedField, a.LastNotified.Unix()})
 	}
 	moveAlertIndexes(k.alerts, *a, c.PrevStatus, member, k.index,
 		func(key string, z redis.Z) { w.zAdd(key, z.Score, z.Member) }, w.zRem)
@@ -661,23 +661,29 @@ func (w *writes) change(sc Scope, c *Change) error {
 	return nil
 }
 
-// notified is the sorted set of the alerts of c that were notified, each scored by the unix
-// second of its last delivery that succeeded: lastNotified, kept apart from the alert's
-// document so that setting it is one command (ZADD GT, which never moves it back) and touches
-// nothing else of the alert. Its members are the alerts' ids' 12 bytes, as in the indexes.
-func (c collection) notified() string { return c.index("notified") }
+// notifiedField is the field of an alert's reach hash (reach.go) that holds its lastNotified:
+// the unix second of its last delivery that succeeded. It is kept apart from the alert's
+// document, so that setting it touches nothing else of the alert, and in the hash every
+// notified alert has already, where it costs a few bytes. No target is named so (targets
+// start with a notification's index).
+const notifiedField = "n"
 
-// markNotified sets KEYS[2]'s members, as ZADD GT does with ARGV[2...] (score, member...),
-// while the session of token ARGV[1] holds the scope (fenceCheck).
-var markNotifiedFenced = fenced(`return redis.call('ZADD', KEYS[2], 'GT', unpack(ARGV, 2))`)
-
-// markNotifiedChunk bounds the alerts of one ZADD, within what Lua's unpack takes.
-const markNotifiedChunk = 1000
+// markNotified sets the lastNotified of the alerts whose reach hashes are KEYS[2...] to
+// ARGV[2...] (unix seconds) where that is later, so that it never moves back. With a token
+// ARGV[1] it is fenced (KEYS[1] the holder key); without (”), as a retry task runs it, it
+// is not.
+var markNotified = redis.NewScript(`
+if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('` + leaseLostReply + `') end
+for i = 2, #KEYS do
+  local was = tonumber(redis.call('HGET', KEYS[i], 'n'))
+  if not was or was < tonumber(ARGV[i]) then redis.call('HSET', KEYS[i], 'n', ARGV[i]) end
+end
+return 1
+`)
 
 // MarkNotified sets lastNotified of alerts to the time of their last successful delivery,
 // never moving it back. It is for retry tasks, which hold no lease; a session's is
-// ProjectLock.MarkNotified. A mark that lands after its alert was purged leaves one entry,
-// which nothing reads.
+// ProjectLock.MarkNotified.
 func (s *Store) MarkNotified(ctx context.Context, sc Scope, at map[string]time.Time) error {
 	return s.markNotified(ctx, sc, "", at)
 }
@@ -690,48 +696,72 @@ func (l *ProjectLock) MarkNotified(ctx context.Context, sc Scope, at map[string]
 
 // markNotified is MarkNotified, fenced by token unless it is "".
 func (s *Store) markNotified(ctx context.Context, sc Scope, token string, at map[string]time.Time) error {
-	cs := sc.alerts()
-	args := make([]any, 0, 2*min(len(at), markNotifiedChunk)+1)
-	flush := func() error {
-		if len(args) == 0 {
-			return nil
-		}
-		var err error
-		if token == "" {
-			err = s.rdb.Do(ctx, append([]any{"zadd", cs.notified(), "gt"}, args...)...).Err()
-		} else {
-			err = markNotifiedFenced.Run(ctx, s.rdb, []string{sc.holder(), cs.notified()}, append([]any{token}, args...)...).Err()
-		}
-		args = args[:0]
-		return err
-	}
+	keys, args := make([]string, 1, len(at)+1), make([]any, 1, len(at)+1)
+	keys[0], args[0] = sc.holder(), token
 	for id, t := range at {
 		if t.IsZero() {
 			continue // never delivered: nothing to set
 		}
-		args = append(args, t.Unix(), cs.indexMember(id))
-		if len(args) == 2*markNotifiedChunk {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
+		keys, args = append(keys, sc.reach(id)), append(args, t.Unix())
 	}
-	return flush()
+	if len(keys) == 1 {
+		return nil
+	}
+	return markNotified.Run(ctx, s.rdb, keys, args...).Err()
 }
 
-// setNotified sets a's lastNotified to unix second score of the notified set (0: none there)
-// where that is later than what its document held (one written before the set).
-func setNotified(a *herald.Alert, score float64) {
-	if t := herald.At(time.Unix(int64(score), 0)); score > 0 && t.After(a.LastNotified.Time) {
+// alertScope is the scope of alert a of collection cs, whose reach hash holds its lastNotified.
+func alertScope(cs collection, a *herald.Alert) Scope {
+	if cs.name == globalAlerts().name {
+		return Scope{GroupID: a.GroupID, Global: true}
+	}
+	return Scope{GroupID: cs.groupID()}
+}
+
+// setNotified sets a's lastNotified to what its reach hash holds (an HGET's answer) where that
+// is later than what its document held (one written before lastNotified was kept apart).
+func setNotified(a *herald.Alert, cmd *redis.StringCmd) error {
+	n, err := cmd.Int64()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return nil
+	case err != nil:
+		return err
+	}
+	if t := herald.At(time.Unix(n, 0)); t.After(a.LastNotified.Time) {
 		a.LastNotified = t
 	}
+	return nil
 }
 
-// keepNotified queues moving a's lastNotified, read from a document written before the
-// notified set, into the set: the document is written without it.
+// withNotified sets the lastNotified of alerts of cs from their reach hashes, in one round trip.
+func (s *Store) withNotified(ctx context.Context, cs collection, alerts []herald.Alert) error {
+	if len(alerts) == 0 {
+		return nil
+	}
+	cmds := make([]*redis.StringCmd, len(alerts))
+	if _, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for i := range alerts {
+			cmds[i] = pipe.HGet(ctx, alertScope(cs, &alerts[i]).reach(alerts[i].ID), notifiedField)
+		}
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	for i := range alerts {
+		if err := setNotified(&alerts[i], cmds[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepNotified queues moving a's lastNotified, read from a document written before it was
+// kept apart, into its reach hash, unless a time is there already (set since, so later): the
+// document is written without it.
 func keepNotified(ctx context.Context, pipe redis.Pipeliner, cs collection, a *herald.Alert) {
 	if !a.LastNotified.IsZero() {
-		pipe.ZAddGT(ctx, cs.notified(), redis.Z{Score: float64(a.LastNotified.Unix()), Member: cs.indexMember(a.ID)})
+		pipe.HSetNX(ctx, alertScope(cs, a).reach(a.ID), notifiedField, a.LastNotified.Unix())
 	}
 }
 

@@ -37,8 +37,8 @@ func (s *Store) AsCluster() *Store {
 	return s
 }
 
-// AlertDocOlder is the document of a at key as Herald wrote it before lastNotified had a
-// sorted set of its own: with its empty id ("i":"") and its lastNotified, first in a ten-byte
+// AlertDocOlder is the document of a at key as Herald wrote it before lastNotified was kept
+// apart: with its empty id ("i":"") and its lastNotified, first in a ten-byte
 // slot (slot; null and spaces when never notified) or after the times.
 func AlertDocOlder(tb testing.TB, key string, a herald.Alert, slot bool) []byte {
 	d := packAlertAt(key, &a)

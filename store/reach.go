@@ -20,6 +20,8 @@ import (
 //	                                                       there: no resolution, nothing after it
 //	                                          target#s -> a retry is being sent until (unix ms)
 //	                                          target#b -> the delivery whose retry that is
+//	                                          n        -> the alert's lastNotified (unix seconds):
+//	                                                       MarkNotified
 //	{global}:reach:<project>:<alert>     the same for a global alert
 //	{g:<id>}:reach-since, {global}:reach-since
 //	                                     STRING unix seconds since when the scope's alerts are

@@ -42,7 +42,6 @@ func (s *Store) PurgeAlerts(ctx context.Context, global bool, groupID string, cu
 				members := cs.indexMembers(id)
 				pipe.ZRem(ctx, index, members...)
 				pipe.ZRem(ctx, cs.index(), id)
-				pipe.ZRem(ctx, cs.notified(), members...)
 				if a == nil {
 					return
 				}

@@ -99,14 +99,7 @@ func list[T any](ctx context.Context, s *Store, c collection, index string, r Ti
 // reading an index and reading the documents.
 func getMany[T any](ctx context.Context, s *Store, c collection, ids []string) ([]T, error) {
 	out := make([]T, 0, len(ids))
-	var vals []any
-	var notified *redis.FloatSliceCmd // the alerts' lastNotified, for a collection of alerts
-	var err error
-	if c.isAlerts() && len(ids) > 0 {
-		vals, notified, err = s.alertDocs(ctx, c, ids)
-	} else {
-		vals, err = s.docs(ctx, c, ids)
-	}
+	vals, err := s.docs(ctx, c, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -119,31 +112,12 @@ func getMany[T any](ctx context.Context, s *Store, c collection, ids []string) (
 		if err := decodeDocOf(c, ids[i], []byte(str), &item); err != nil {
 			return nil, fmt.Errorf("store: decode %s: %w", c.doc(ids[i]), err)
 		}
-		if a, ok := any(&item).(*herald.Alert); ok && notified != nil {
-			setNotified(a, notified.Val()[i])
-		}
 		out = append(out, item)
 	}
+	if alerts, ok := any(out).([]herald.Alert); ok && c.isAlerts() {
+		return out, s.withNotified(ctx, c, alerts)
+	}
 	return out, nil
-}
-
-// alertDocs reads the documents of alerts of c with ids, as docs does, with their scores in
-// the notified set, in one round trip.
-func (s *Store) alertDocs(ctx context.Context, c collection, ids []string) ([]any, *redis.FloatSliceCmd, error) {
-	keys, members := make([]string, len(ids)), make([]string, len(ids))
-	for i, id := range ids {
-		keys[i], members[i] = c.doc(id), c.indexMember(id)
-	}
-	var docs *redis.SliceCmd
-	var notified *redis.FloatSliceCmd
-	if _, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		docs = pipe.MGet(ctx, keys...)
-		notified = pipe.ZMScore(ctx, c.notified(), members...)
-		return nil
-	}); err != nil {
-		return nil, nil, err
-	}
-	return docs.Val(), notified, nil
 }
 
 // docs reads the stored documents of c with ids, in order: a string each, nil where there is

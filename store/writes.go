@@ -28,11 +28,11 @@ type writes struct {
 	// each copied their arguments into a new slice.
 	set  []any // "mset", key, value, key, value...
 	zadd map[string][]any
-	zgt  map[string][]any // ZADD GT: scores that only move forward
 	zrem map[string][]any
 	hset map[string][]any
 	hdel map[string][]any
 	sadd map[string]map[string]bool
+	cmds [][]any // commands of their own, sent last
 	// outbox are the notices to add to each outbox, by how long they are held (unix ms): one
 	// entry each (OutboxEntry), added with the other sorted sets' members.
 	outbox map[string]map[int64][][]byte
@@ -103,7 +103,7 @@ func (k *scopeKeys) eventsOfType(typ string) string {
 }
 
 func newWrites() *writes {
-	return &writes{zadd: map[string][]any{}, zgt: map[string][]any{}, zrem: map[string][]any{}, hset: map[string][]any{}, hdel: map[string][]any{},
+	return &writes{zadd: map[string][]any{}, zrem: map[string][]any{}, hset: map[string][]any{}, hdel: map[string][]any{},
 		sadd: map[string]map[string]bool{}, outbox: map[string]map[int64][][]byte{}}
 }
 
@@ -144,15 +144,6 @@ func (w *writes) mSet(key string, value []byte) {
 
 func (w *writes) zAdd(key string, score float64, member any) {
 	w.zadd[key] = append(command(w.zadd, "zadd", key), w.scoreArgOf(score), member)
-}
-
-// zAddGT adds member at score, or moves it there when that is higher (ZADD GT).
-func (w *writes) zAddGT(key string, score float64, member any) {
-	c, ok := w.zgt[key]
-	if !ok {
-		c = []any{"zadd", key, "gt"}
-	}
-	w.zgt[key] = append(c, w.scoreArgOf(score), member)
 }
 
 func (w *writes) zRem(key string, members ...any) {
@@ -199,10 +190,13 @@ func (w *writes) queue(ctx context.Context, pipe redis.Pipeliner) {
 	if len(w.set) > 0 {
 		pipe.Do(ctx, w.set...)
 	}
-	for _, m := range []map[string][]any{w.zrem, w.hdel, w.zadd, w.zgt, w.hset} {
+	for _, m := range []map[string][]any{w.zrem, w.hdel, w.zadd, w.hset} {
 		for _, k := range sortedKeys(m) {
 			pipe.Do(ctx, m[k]...)
 		}
+	}
+	for _, c := range w.cmds {
+		pipe.Do(ctx, c...)
 	}
 	for _, k := range sortedKeys(w.sadd) {
 		members := make([]any, 0, len(w.sadd[k]))
