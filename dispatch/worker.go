@@ -75,8 +75,12 @@ func NewWorker(e *Engine, cfg WorkerConfig) *Worker {
 const shutdownTimeout = 25 * time.Second
 
 // Start runs the worker in the background: it listens for kicks, then takes tasks, and hands
-// back those of dead workers (reclaimer).
+// back those of dead workers (reclaimer). It refuses to start in a binary built with an asynq
+// the reclaimer was not tested with (store.CheckAsynqVersion).
 func (w *Worker) Start() error {
+	if err := store.CheckAsynqVersion(); err != nil {
+		return err
+	}
 	kicks, err := w.engine.store.ListenKicks(w.kicked.ctx)
 	if err != nil {
 		return err

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,6 +31,46 @@ import (
 // asynqVersion is the asynq whose layout the names below mirror (internal/base/base.go, and
 // the scripts of internal/rdb/rdb.go: dequeueCmd, requeueCmd).
 const asynqVersion = "v0.26.0"
+
+// asynqModule is asynq's module path, as a binary's build information names it.
+const asynqModule = "github.com/hibiken/asynq"
+
+// CheckAsynqVersion refuses a binary built with an asynq other than asynqVersion (its build
+// information, runtime/debug.ReadBuildInfo): another version may name or use the keys
+// ReclaimTasks moves tasks between otherwise, and the reclaimer would then break tasks
+// silently. A worker calls it before it starts. A test binary carries no module versions and
+// passes; TestAsynqLayout holds the tests to the version.
+func CheckAsynqVersion() error {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil
+	}
+	return checkAsynqVersion(info.Deps)
+}
+
+// checkAsynqVersion is CheckAsynqVersion of a build with modules deps.
+func checkAsynqVersion(deps []*debug.Module) error {
+	if len(deps) == 0 {
+		return nil
+	}
+	for _, d := range deps {
+		if d.Path != asynqModule {
+			continue
+		}
+		built := d.Path + " " + d.Version
+		if r := d.Replace; r != nil {
+			built = r.Path + " " + r.Version
+			if r.Path == asynqModule && r.Version == asynqVersion {
+				return nil
+			}
+		} else if d.Version == asynqVersion {
+			return nil
+		}
+		return fmt.Errorf("built with %s, but the worker's reclaimer of dead workers' tasks was tested with %s %s only: "+
+			"check store/reclaim.go against the new version (TestAsynqLayout) before building with it", strings.TrimSpace(built), asynqModule, asynqVersion)
+	}
+	return fmt.Errorf("built without %s: the worker's reclaimer was tested with %s only", asynqModule, asynqVersion)
+}
 
 // asynqQueue names the keys of one asynq queue.
 type asynqQueue string
