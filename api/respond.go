@@ -133,6 +133,14 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, status int
 // self is empty: an answer that is not a resource). Splicing the encoded object keeps domain
 // types free of HTTP links.
 func withLinks(v any, self string) (json.RawMessage, error) {
+	if self != "" { // an alert, the polled answer, in one encoding
+		switch a := v.(type) {
+		case herald.Alert:
+			return marshal(linkedAlert{a, []Link{{Href: self, Rel: "self"}}})
+		case *herald.Alert:
+			return marshal(linkedAlert{*a, []Link{{Href: self, Rel: "self"}}})
+		}
+	}
 	b, err := marshal(v)
 	if err != nil {
 		return nil, err
@@ -157,6 +165,12 @@ func queryBool(r *http.Request, name string) bool {
 	}
 	v, err := strconv.ParseBool(r.URL.Query().Get(name))
 	return err == nil && v
+}
+
+// linkedAlert is an alert's answer: the alert, then its links.
+type linkedAlert struct {
+	herald.Alert
+	Links []Link `json:"links"`
 }
 
 // marshal encodes v as JSON without HTML escaping: the API's bodies are not HTML, and links
