@@ -76,8 +76,7 @@ func decodeItems[T any](c *call, max int, check func(item T, i int) error) ([]T,
 // fast, when set, reads a whole compact body as the streaming decoder would, giving each item
 // to its each func as it is read (the same items, or the same refusal; or ok false: it leaves
 // the body to that decoder, which then decides as ever): a body of known length up to
-// fastBatchLimit is read whole and given to it first. encoding/json's streaming decoder was
-// some 40 % of the API's CPU in an alert storm.
+// fastBatchLimit is read whole and given to it first.
 func decodeBatch[T any](c *call, max int, check func(item T, i int) error, fast fastReader[T]) ([]T, []byte, error) {
 	body := c.body()
 	if n := c.r.ContentLength; fast != nil && n > 0 && n <= min(fastBatchLimit, c.bodyLimit) {

@@ -14,11 +14,11 @@ import (
 )
 
 // Decode decodes a batch exactly as json.Unmarshal does into a slice of herald.Observation. A
-// batch is most often compact JSON with the attributes' own names, and encoding/json's
-// reflection was some 5 % of a storm worker's CPU and 40 % of the API's: Compact reads that
-// form by hand, and anything it is not sure of (whitespace, escapes, null, a name in another
-// case or unknown, a number that does not parse, an object naming a member twice, bytes that
-// are not UTF-8) goes to json.Unmarshal whole.
+// batch is most often compact JSON with the attributes' own names: Compact reads that form by
+// hand (kept for what it buys at ingest: docs/decisions.md#hand-written-code-and-libraries),
+// and anything it is not sure of (whitespace, escapes, null, a name in another case or
+// unknown, a number that does not parse, an object naming a member twice, bytes that are not
+// UTF-8) goes to json.Unmarshal whole.
 func Decode(b []byte) ([]herald.Observation, error) {
 	if obs, ok := Compact(b); ok {
 		return obs, nil
