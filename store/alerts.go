@@ -230,7 +230,8 @@ func (s *Store) GlobalConfigProjects(ctx context.Context, configID string) ([]st
 }
 
 // ProjectAlertRead reads project groupID and its alert id in one round trip (both live on the
-// project's slot, and are read by one MGET): its own (Fetch) or another's (CheckAuth). It holds
+// project's slot, and are read by one MGET, the alert's lastNotified by an HGET beside it):
+// its own (Fetch) or another's (CheckAuth). It holds
 // its command and what it decodes, so that a read (one each polling request) is an allocation
 // rather than the command's, its arguments' and the documents' each.
 type ProjectAlertRead struct {

@@ -60,8 +60,8 @@ func encodeEvent(c collection, e herald.Event) ([]byte, error) {
 
 // encodeDocAt is v's stored form at key. An alert's leaves out what its key says: its id and,
 // in its project's slot, its project; a global alert's key names no project, and keeps it.
-// That is 46 bytes of an open alert's document, and a smaller Redis size class. Documents
-// written before carry both (or an empty id, "i":""); decodeDocAt reads either.
+// That is 46 bytes of an open alert's document. Documents written before carry both (or an
+// empty id, "i":""); decodeDocAt reads either.
 func encodeDocAt(key string, v any) ([]byte, error) {
 	switch d := v.(type) {
 	case herald.Alert:

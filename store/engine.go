@@ -670,8 +670,8 @@ const notifiedField = "n"
 
 // markNotified sets the lastNotified of the alerts whose reach hashes are KEYS[2...] to
 // ARGV[2...] (unix seconds) where that is later, so that it never moves back. With a token
-// ARGV[1] it is fenced (KEYS[1] the holder key); without (”), as a retry task runs it, it
-// is not.
+// ARGV[1] it is fenced (KEYS[1] the holder key); with an empty one, as a retry task runs it,
+// it is not.
 var markNotified = redis.NewScript(`
 if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('` + leaseLostReply + `') end
 for i = 2, #KEYS do
