@@ -11,38 +11,31 @@ import (
 // Notification says who is told about an alert and when, as the API shows it (secrets in the
 // clear: the API masks them on the way out with Masked).
 type Notification struct {
-	TypeName            string   `json:"typeName"`
-	DelayMin            int      `json:"delayMin"`
-	IntervalMin         int      `json:"intervalMin"`
-	EmailAddress        string   `json:"emailAddress,omitempty"`
-	EmailEnabled        *bool    `json:"emailEnabled,omitempty"`
-	SMSEnabled          *bool    `json:"smsEnabled,omitempty"`
-	MobileNumber        string   `json:"mobileNumber,omitempty"`
-	Username            string   `json:"username,omitempty"`
-	Roles               []string `json:"roles,omitempty"`
-	APIToken            string   `json:"apiToken,omitempty"`
-	ChannelName         string   `json:"channelName,omitempty"`
-	NotificationToken   string   `json:"notificationToken,omitempty"`
-	RoomName            string   `json:"roomName,omitempty"`
-	MetricsAAPIKey      string   `json:"metricsAApiKey,omitempty"`
-	ServiceKey          string   `json:"serviceKey,omitempty"`
-	AlertingAAPIKey     string   `json:"alertingAApiKey,omitempty"`
-	AlertingARegion     string   `json:"alertingARegion,omitempty"`
-	AlertingBAPIKey     string   `json:"alertingBApiKey,omitempty"`
-	AlertingBRoutingKey string   `json:"alertingBRoutingKey,omitempty"`
-	ChatCWebhookURL     string   `json:"chatCWebhookUrl,omitempty"`
-	WebhookURL          string   `json:"webhookUrl,omitempty"`
-	WebhookSecret       string   `json:"webhookSecret,omitempty"`
+	TypeName     string
+	DelayMin     int
+	IntervalMin  int
+	EmailEnabled *bool
+	SMSEnabled   *bool
+	Roles        []string
+	// Fields are the fields of the notification's kind (emailAddress, webhookUrl, serviceKey,
+	// ...) by name, as its kind declares them (Kind.Fields). In JSON they sit beside the
+	// attributes above (fields.go).
+	Fields map[string]string
 }
 
 // Masked is the notification as a read shows it.
 func (n Notification) Masked() Notification {
-	for _, f := range notificationFields {
-		if mask := fieldMask(f.name); mask != nil {
-			v := f.out(&n)
-			*v = mask(*v)
-		}
+	if len(n.Fields) == 0 {
+		return n
 	}
+	fields := make(map[string]string, len(n.Fields))
+	for name, v := range n.Fields {
+		if mask := fieldMask(name); mask != nil {
+			v = mask(v)
+		}
+		fields[name] = v
+	}
+	n.Fields = fields
 	return n
 }
 
@@ -164,29 +157,16 @@ const (
 // validation can tell absent from empty. Requests name ORG and GROUP roles with `role`;
 // `roles` is accepted too, so a configuration read back can be written back.
 type NotificationInput struct {
-	TypeName            *string  `json:"typeName"`
-	DelayMin            *int     `json:"delayMin"`
-	IntervalMin         *int     `json:"intervalMin"`
-	EmailAddress        *string  `json:"emailAddress"`
-	EmailEnabled        *bool    `json:"emailEnabled"`
-	SMSEnabled          *bool    `json:"smsEnabled"`
-	MobileNumber        *string  `json:"mobileNumber"`
-	Username            *string  `json:"username"`
-	Role                *string  `json:"role"`
-	Roles               []string `json:"roles"`
-	APIToken            *string  `json:"apiToken"`
-	ChannelName         *string  `json:"channelName"`
-	NotificationToken   *string  `json:"notificationToken"`
-	RoomName            *string  `json:"roomName"`
-	MetricsAAPIKey      *string  `json:"metricsAApiKey"`
-	ServiceKey          *string  `json:"serviceKey"`
-	AlertingAAPIKey     *string  `json:"alertingAApiKey"`
-	AlertingARegion     *string  `json:"alertingARegion"`
-	AlertingBAPIKey     *string  `json:"alertingBApiKey"`
-	AlertingBRoutingKey *string  `json:"alertingBRoutingKey"`
-	ChatCWebhookURL     *string  `json:"chatCWebhookUrl"`
-	WebhookURL          *string  `json:"webhookUrl"`
-	WebhookSecret       *string  `json:"webhookSecret"`
+	TypeName     *string  `json:"typeName"`
+	DelayMin     *int     `json:"delayMin"`
+	IntervalMin  *int     `json:"intervalMin"`
+	EmailEnabled *bool    `json:"emailEnabled"`
+	SMSEnabled   *bool    `json:"smsEnabled"`
+	Role         *string  `json:"role"`
+	Roles        []string `json:"roles"`
+	// Fields are the kind fields the request gives, by name (fields.go reads them): nil for
+	// one given as null.
+	Fields map[string]*string `json:"-"`
 }
 
 // NotificationRules is what validating a notification depends on besides the notification.
@@ -200,44 +180,6 @@ type NotificationRules struct {
 	// creates one). A read shows their secrets masked; a request that writes such a mask back
 	// keeps the secret it stands for.
 	Current []Notification
-}
-
-// notificationField is where one typed field of a notification is: its request name, where it
-// is in an input, where it goes in the result. Which kinds take it, and whether it is a secret,
-// the registry of kinds says.
-type notificationField struct {
-	name string
-	in   func(*NotificationInput) *string
-	out  func(*Notification) *string
-}
-
-var notificationFields = []notificationField{
-	{"emailAddress", func(i *NotificationInput) *string { return i.EmailAddress }, func(n *Notification) *string { return &n.EmailAddress }},
-	{"mobileNumber", func(i *NotificationInput) *string { return i.MobileNumber }, func(n *Notification) *string { return &n.MobileNumber }},
-	{"username", func(i *NotificationInput) *string { return i.Username }, func(n *Notification) *string { return &n.Username }},
-	{"apiToken", func(i *NotificationInput) *string { return i.APIToken }, func(n *Notification) *string { return &n.APIToken }},
-	{"channelName", func(i *NotificationInput) *string { return i.ChannelName }, func(n *Notification) *string { return &n.ChannelName }},
-	{"notificationToken", func(i *NotificationInput) *string { return i.NotificationToken }, func(n *Notification) *string { return &n.NotificationToken }},
-	{"roomName", func(i *NotificationInput) *string { return i.RoomName }, func(n *Notification) *string { return &n.RoomName }},
-	{"metricsAApiKey", func(i *NotificationInput) *string { return i.MetricsAAPIKey }, func(n *Notification) *string { return &n.MetricsAAPIKey }},
-	{"serviceKey", func(i *NotificationInput) *string { return i.ServiceKey }, func(n *Notification) *string { return &n.ServiceKey }},
-	{"alertingAApiKey", func(i *NotificationInput) *string { return i.AlertingAAPIKey }, func(n *Notification) *string { return &n.AlertingAAPIKey }},
-	{"alertingARegion", func(i *NotificationInput) *string { return i.AlertingARegion }, func(n *Notification) *string { return &n.AlertingARegion }},
-	{"alertingBApiKey", func(i *NotificationInput) *string { return i.AlertingBAPIKey }, func(n *Notification) *string { return &n.AlertingBAPIKey }},
-	{"alertingBRoutingKey", func(i *NotificationInput) *string { return i.AlertingBRoutingKey }, func(n *Notification) *string { return &n.AlertingBRoutingKey }},
-	{"chatCWebhookUrl", func(i *NotificationInput) *string { return i.ChatCWebhookURL }, func(n *Notification) *string { return &n.ChatCWebhookURL }},
-	{"webhookUrl", func(i *NotificationInput) *string { return i.WebhookURL }, func(n *Notification) *string { return &n.WebhookURL }},
-	{"webhookSecret", func(i *NotificationInput) *string { return i.WebhookSecret }, func(n *Notification) *string { return &n.WebhookSecret }},
-}
-
-// fieldNamed is the typed field named name; every name a kind declares is one (a test checks).
-func fieldNamed(name string) notificationField {
-	for _, f := range notificationFields {
-		if f.name == name {
-			return f
-		}
-	}
-	panic("herald: no notification field " + name)
 }
 
 // Validate checks a notification at path (e.g. "notifications[0]") and returns what is stored.
@@ -274,19 +216,19 @@ func (in NotificationInput) Validate(path string, rules NotificationRules) (Noti
 		n.IntervalMin = *in.IntervalMin
 	}
 
-	hasIntegration := kind.Integration != "" && rules.Integrations != nil && rules.Integrations(kind.Integration)
-	for _, f := range notificationFields {
-		v := f.in(&in)
+	hasIntegration := kind.Integration != nil && rules.Integrations != nil && rules.Integrations(kind.Integration.Name)
+	for _, name := range notificationFieldNames() {
+		v := in.Fields[name]
 		if v == nil {
 			continue
 		}
-		if _, takes := kind.field(f.name); !takes {
-			return n, InvalidAttribute(path+"."+f.name, "%s does not apply to %s notifications.", f.name, n.TypeName)
+		if _, takes := kind.field(name); !takes {
+			return n, InvalidAttribute(path+"."+name, "%s does not apply to %s notifications.", name, n.TypeName)
 		}
-		*f.out(&n) = strings.TrimSpace(*v)
+		n.SetField(name, strings.TrimSpace(*v))
 	}
 	for _, f := range kind.Fields {
-		if f.Required && *fieldNamed(f.Name).out(&n) == "" && !(hasIntegration && f.Integration != "") {
+		if f.Required && n.Field(f.Name) == "" && !(hasIntegration && f.Integration != "") {
 			return n, MissingAttribute(path + "." + f.Name)
 		}
 	}
@@ -339,12 +281,21 @@ func (in NotificationInput) Validate(path string, rules NotificationRules) (Noti
 // in its default when it is empty.
 func checkNotificationValues(path string, kind Kind, n *Notification) error {
 	for _, f := range kind.Fields {
-		v := fieldNamed(f.Name).out(n)
-		if *v == "" {
-			*v = f.Default
+		v := n.Field(f.Name)
+		if v == "" {
+			v = f.Default
+			n.SetField(f.Name, v)
 		}
-		if *v != "" && f.Check != nil {
-			if err := f.Check(path+"."+f.Name, *v); err != nil {
+		if v == "" {
+			continue
+		}
+		if f.URL {
+			if err := CheckHTTPURL(path+"."+f.Name, v); err != nil {
+				return err
+			}
+		}
+		if f.Check != nil {
+			if err := f.Check(path+"."+f.Name, v); err != nil {
 				return err
 			}
 		}
@@ -352,32 +303,26 @@ func checkNotificationValues(path string, kind Kind, n *Notification) error {
 	return nil
 }
 
-func checkEmailAddress(param, v string) error {
+// CheckEmailAddress is a Check of a field that is one plain email address.
+func CheckEmailAddress(param, v string) error {
 	if a, err := mail.ParseAddress(v); err != nil || a.Address != v {
 		return InvalidAttribute(param, "%q is not an email address.", v)
 	}
 	return nil
 }
 
-func checkPhoneNumber(param, v string) error {
+// CheckPhoneNumber is a Check of a field that is a phone number.
+func CheckPhoneNumber(param, v string) error {
 	if !phoneNumber.MatchString(v) {
 		return InvalidAttribute(param, "%q is not a phone number.", v)
 	}
 	return nil
 }
 
-func checkHTTPURL(param, v string) error {
+// CheckHTTPURL is a Check of a field that is an absolute http or https URL.
+func CheckHTTPURL(param, v string) error {
 	if !ValidHTTPURL(v) {
-		_, name, _ := strings.Cut(param, ".")
-		return InvalidAttribute(param, "%s must be an absolute http or https URL.", name)
-	}
-	return nil
-}
-
-func checkRegion(param, v string) error {
-	if v != "US" && v != "EU" {
-		_, name, _ := strings.Cut(param, ".")
-		return Invalid(CodeInvalidEnumValue, param, "%s must be US or EU.", name)
+		return InvalidAttribute(param, "%s must be an absolute http or https URL.", fieldOf(param))
 	}
 	return nil
 }
@@ -530,18 +475,19 @@ func (n *Notification) keepSecrets(path string, i int, current []Notification) e
 	}
 	keptFrom := map[string]Notification{}
 	for _, f := range kind.Fields {
-		given := fieldNamed(f.Name).out(n)
-		if f.Mask == nil || *given == "" {
+		given := n.Field(f.Name)
+		if f.Mask == nil || given == "" {
 			continue
 		}
 		kept := false
 		for _, c := range candidates {
-			if stored := *fieldNamed(f.Name).out(&c); c.TypeName == n.TypeName && stored != "" && f.Mask(stored) == *given {
-				*given, kept, keptFrom[f.Name] = stored, true, c
+			if stored := c.Field(f.Name); c.TypeName == n.TypeName && stored != "" && f.Mask(stored) == given {
+				n.SetField(f.Name, stored)
+				kept, keptFrom[f.Name] = true, c
 				break
 			}
 		}
-		if !kept && IsMask(*given) {
+		if !kept && IsMask(given) {
 			return InvalidAttribute(path+"."+f.Name, "%s is masked: give the secret itself.", f.Name)
 		}
 	}
@@ -550,8 +496,7 @@ func (n *Notification) keepSecrets(path string, i int, current []Notification) e
 		if !kept || f.Target == "" {
 			continue
 		}
-		target := fieldNamed(f.Target)
-		if !SameHost(*target.out(&c), *target.out(n)) {
+		if !SameHost(c.Field(f.Target), n.Field(f.Target)) {
 			return InvalidAttribute(path+"."+f.Name, "%s moved to another host: give %s again.", f.Target, f.Name)
 		}
 	}

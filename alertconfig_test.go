@@ -145,12 +145,12 @@ func TestNotificationValidate(t *testing.T) {
 		{name: "global ADMIN reaching nobody", typeName: "ADMIN", fields: fields{"emailEnabled": false}, rules: NotificationRules{Global: true},
 			code: CodeInvalidAttribute, param: "n.emailEnabled"},
 		{name: "global CHATA", typeName: "CHATA", fields: fields{"notificationToken": "tok", "roomName": "ops"}, rules: NotificationRules{Global: true},
-			want: &Notification{TypeName: "CHATA", IntervalMin: 60, NotificationToken: "tok", RoomName: "ops"}},
+			want: &Notification{TypeName: "CHATA", IntervalMin: 60, Fields: map[string]string{"notificationToken": "tok", "roomName": "ops"}}},
 		{name: "global CHAT_A", typeName: "CHAT_A", fields: fields{"notificationToken": "t", "roomName": "r"}, rules: NotificationRules{Global: true}, code: CodeInvalidEnumValue, param: "n.typeName"},
 		{name: "global METRICS_A", typeName: "METRICS_A", fields: fields{"metricsAApiKey": "k"}, rules: NotificationRules{Global: true}, code: CodeInvalidEnumValue, param: "n.typeName"},
 
 		{name: "delay and interval", typeName: "EMAIL", fields: fields{"emailAddress": " ops@example.com ", "delayMin": 15, "intervalMin": 5},
-			want: &Notification{TypeName: "EMAIL", DelayMin: 15, IntervalMin: 5, EmailAddress: "ops@example.com"}},
+			want: &Notification{TypeName: "EMAIL", DelayMin: 15, IntervalMin: 5, Fields: map[string]string{"emailAddress": "ops@example.com"}}},
 		{name: "intervalMin 4", typeName: "EMAIL", fields: fields{"emailAddress": "a@example.com", "intervalMin": 4}, code: CodeNotificationIntervalRange, param: "n.intervalMin"},
 		{name: "intervalMin 0", typeName: "EMAIL", fields: fields{"emailAddress": "a@example.com", "intervalMin": 0}, code: CodeNotificationIntervalRange, param: "n.intervalMin"},
 		{name: "negative delayMin", typeName: "EMAIL", fields: fields{"emailAddress": "a@example.com", "delayMin": -1}, code: CodeInvalidAttribute, param: "n.delayMin"},
@@ -161,12 +161,12 @@ func TestNotificationValidate(t *testing.T) {
 		{name: "webhook URL not http", typeName: "WEBHOOK", fields: fields{"webhookUrl": "ftp://hooks.example.com/x"}, code: CodeInvalidAttribute, param: "n.webhookUrl"},
 		{name: "chat C URL without host", typeName: "CHAT_C", fields: fields{"chatCWebhookUrl": "https:///x"}, code: CodeInvalidAttribute, param: "n.chatCWebhookUrl"},
 		{name: "webhook with secret", typeName: "WEBHOOK", fields: fields{"webhookUrl": "https://hooks.example.com/x", "webhookSecret": "s3cret"},
-			want: &Notification{TypeName: "WEBHOOK", IntervalMin: 60, WebhookURL: "https://hooks.example.com/x", WebhookSecret: "s3cret"}},
+			want: &Notification{TypeName: "WEBHOOK", IntervalMin: 60, Fields: map[string]string{"webhookUrl": "https://hooks.example.com/x", "webhookSecret": "s3cret"}}},
 
 		{name: "ALERTING_A region defaults to US", typeName: "ALERTING_A", fields: fields{"alertingAApiKey": "key"},
-			want: &Notification{TypeName: "ALERTING_A", IntervalMin: 60, AlertingAAPIKey: "key", AlertingARegion: "US"}},
+			want: &Notification{TypeName: "ALERTING_A", IntervalMin: 60, Fields: map[string]string{"alertingAApiKey": "key", "alertingARegion": "US"}}},
 		{name: "ALERTING_A in the EU", typeName: "ALERTING_A", fields: fields{"alertingAApiKey": "key", "alertingARegion": "EU"},
-			want: &Notification{TypeName: "ALERTING_A", IntervalMin: 60, AlertingAAPIKey: "key", AlertingARegion: "EU"}},
+			want: &Notification{TypeName: "ALERTING_A", IntervalMin: 60, Fields: map[string]string{"alertingAApiKey": "key", "alertingARegion": "EU"}}},
 		{name: "ALERTING_A elsewhere", typeName: "ALERTING_A", fields: fields{"alertingAApiKey": "key", "alertingARegion": "AP"}, code: CodeInvalidEnumValue, param: "n.alertingARegion"},
 
 		{name: "GROUP tells by email by default", typeName: "GROUP", fields: fields{"role": "GROUP_OWNER"},
@@ -174,7 +174,7 @@ func TestNotificationValidate(t *testing.T) {
 		{name: "GROUP roles read back", typeName: "GROUP", fields: fields{"roles": []string{"GROUP_OWNER", "GROUP_READ_ONLY", "GROUP_OWNER"}, "smsEnabled": true},
 			want: &Notification{TypeName: "GROUP", IntervalMin: 60, EmailEnabled: &no, SMSEnabled: &yes, Roles: []string{"GROUP_OWNER", "GROUP_READ_ONLY"}}},
 		{name: "USER by email and text", typeName: "USER", fields: fields{"username": "ada", "emailEnabled": true, "smsEnabled": true},
-			want: &Notification{TypeName: "USER", IntervalMin: 60, Username: "ada", EmailEnabled: &yes, SMSEnabled: &yes}},
+			want: &Notification{TypeName: "USER", IntervalMin: 60, EmailEnabled: &yes, SMSEnabled: &yes, Fields: map[string]string{"username": "ada"}}},
 		{name: "GROUP without a role", typeName: "GROUP", want: &Notification{TypeName: "GROUP", IntervalMin: 60, EmailEnabled: &yes, SMSEnabled: &no}},
 		{name: "GROUP told by neither", typeName: "GROUP", fields: fields{"emailEnabled": false, "smsEnabled": false}, code: CodeInvalidAttribute, param: "n.emailEnabled"},
 		{name: "GROUP with an org role", typeName: "GROUP", fields: fields{"role": "ORG_OWNER"}, code: CodeInvalidEnumValue, param: "n.role"},
@@ -203,22 +203,13 @@ func TestNotificationValidate(t *testing.T) {
 }
 
 func TestNotificationMasked(t *testing.T) {
-	n := Notification{TypeName: "X", EmailAddress: "ops@example.com", MobileNumber: "+15550100", Username: "ada",
-		APIToken: "api-token-1111", ChannelName: "#ops", NotificationToken: "notif-token-2222", RoomName: "ops",
-		MetricsAAPIKey: "metrics-key-3333", ServiceKey: "service-key-4444", AlertingAAPIKey: "alerting-a-5555",
-		AlertingARegion: "EU", AlertingBAPIKey: "alerting-b-6666", AlertingBRoutingKey: "route",
-		ChatCWebhookURL: "https://chat-c.example.com/hook/7777", WebhookURL: "https://hooks.example.com/8888?t=1",
-		WebhookSecret: "webhook-secret-9999"}
+	n := Notification{TypeName: "X", Fields: map[string]string{"emailAddress": "ops@example.com", "mobileNumber": "+15550100", "username": "ada", "apiToken": "api-token-1111", "channelName": "#ops", "notificationToken": "notif-token-2222", "roomName": "ops", "metricsAApiKey": "metrics-key-3333", "serviceKey": "service-key-4444", "alertingAApiKey": "alerting-a-5555", "alertingARegion": "EU", "alertingBApiKey": "alerting-b-6666", "alertingBRoutingKey": "route", "chatCWebhookUrl": "https://chat-c.example.com/hook/7777", "webhookUrl": "https://hooks.example.com/8888?t=1", "webhookSecret": "webhook-secret-9999"}}
 	want := n
-	want.APIToken = "**********1111"
-	want.NotificationToken = "************2222"
-	want.MetricsAAPIKey = "************3333"
-	want.ServiceKey = "************4444"
-	want.AlertingAAPIKey = "***********5555"
-	want.AlertingBAPIKey = "***********6666"
-	want.ChatCWebhookURL = "https://chat-c.example.com/*********"
-	want.WebhookURL = "https://hooks.example.com/********"
-	want.WebhookSecret = "******"
+	want.Fields = maps.Clone(n.Fields)
+	maps.Copy(want.Fields, map[string]string{"apiToken": "**********1111", "notificationToken": "************2222",
+		"metricsAApiKey": "************3333", "serviceKey": "************4444", "alertingAApiKey": "***********5555",
+		"alertingBApiKey": "***********6666", "chatCWebhookUrl": "https://chat-c.example.com/*********",
+		"webhookUrl": "https://hooks.example.com/********", "webhookSecret": "******"})
 	if got := n.Masked(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Masked:\n got %+v\nwant %+v", got, want)
 	}
@@ -243,7 +234,7 @@ func ruleInput(t *testing.T, body string) AlertRuleInput {
 
 func TestAlertRuleValidate(t *testing.T) {
 	const email = `"notifications":[{"typeName":"EMAIL","emailAddress":"ops@example.com"}]`
-	emailOnly := []Notification{{TypeName: "EMAIL", IntervalMin: 60, EmailAddress: "ops@example.com"}}
+	emailOnly := []Notification{{TypeName: "EMAIL", IntervalMin: 60, Fields: map[string]string{"emailAddress": "ops@example.com"}}}
 	for _, tc := range []struct {
 		name  string
 		body  string
@@ -343,15 +334,15 @@ func TestAlertRuleValidate(t *testing.T) {
 // back keeps the secrets it has; a mask that stands for no stored secret is refused.
 func TestAlertRuleKeepsMaskedSecrets(t *testing.T) {
 	current := []Notification{
-		{TypeName: "PAGING", ServiceKey: "paging-key-aaaa"},
-		{TypeName: "PAGING", ServiceKey: "paging-key-bbbb"},
-		{TypeName: "WEBHOOK", WebhookURL: "https://hooks.example.com/T0/secret", WebhookSecret: "hmac-key"},
-		{TypeName: "CHAT_B", APIToken: "xoxb-token-cccc", ChannelName: "#ops"},
-		{TypeName: "CHAT_A", NotificationToken: "chat-a-token-dddd", RoomName: "ops"},
-		{TypeName: "METRICS_A", MetricsAAPIKey: "metrics-key-eeee"},
-		{TypeName: "ALERTING_A", AlertingAAPIKey: "alerting-a-ffff", AlertingARegion: "US"},
-		{TypeName: "ALERTING_B", AlertingBAPIKey: "alerting-b-gggg", AlertingBRoutingKey: "ops"},
-		{TypeName: "CHAT_C", ChatCWebhookURL: "https://chat-c.example.com/hook/hhhh"},
+		{TypeName: "PAGING", Fields: map[string]string{"serviceKey": "paging-key-aaaa"}},
+		{TypeName: "PAGING", Fields: map[string]string{"serviceKey": "paging-key-bbbb"}},
+		{TypeName: "WEBHOOK", Fields: map[string]string{"webhookUrl": "https://hooks.example.com/T0/secret", "webhookSecret": "hmac-key"}},
+		{TypeName: "CHAT_B", Fields: map[string]string{"apiToken": "xoxb-token-cccc", "channelName": "#ops"}},
+		{TypeName: "CHAT_A", Fields: map[string]string{"notificationToken": "chat-a-token-dddd", "roomName": "ops"}},
+		{TypeName: "METRICS_A", Fields: map[string]string{"metricsAApiKey": "metrics-key-eeee"}},
+		{TypeName: "ALERTING_A", Fields: map[string]string{"alertingAApiKey": "alerting-a-ffff", "alertingARegion": "US"}},
+		{TypeName: "ALERTING_B", Fields: map[string]string{"alertingBApiKey": "alerting-b-gggg", "alertingBRoutingKey": "ops"}},
+		{TypeName: "CHAT_C", Fields: map[string]string{"chatCWebhookUrl": "https://chat-c.example.com/hook/hhhh"}},
 	}
 	for i := range current {
 		current[i].IntervalMin = DefaultIntervalMin
@@ -380,7 +371,7 @@ func TestAlertRuleKeepsMaskedSecrets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := r.Notifications[0].ServiceKey; got != "paging-key-bbbb" {
+		if got := r.Notifications[0].Field("serviceKey"); got != "paging-key-bbbb" {
 			t.Errorf("serviceKey %q, want paging-key-bbbb", got)
 		}
 	})
@@ -389,7 +380,7 @@ func TestAlertRuleKeepsMaskedSecrets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := r.Notifications[0]; got.WebhookSecret != "hmac-key" || got.WebhookURL != "https://HOOKS.example.com/T1/other" {
+		if got := r.Notifications[0]; got.Field("webhookSecret") != "hmac-key" || got.Field("webhookUrl") != "https://HOOKS.example.com/T1/other" {
 			t.Errorf("got %+v", got)
 		}
 	})
@@ -398,7 +389,7 @@ func TestAlertRuleKeepsMaskedSecrets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := r.Notifications[0]; got.WebhookSecret != "new-hmac-key" {
+		if got := r.Notifications[0]; got.Field("webhookSecret") != "new-hmac-key" {
 			t.Errorf("got %+v", got)
 		}
 	})
@@ -407,7 +398,7 @@ func TestAlertRuleKeepsMaskedSecrets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := r.Notifications[0].ServiceKey; got != "paging-key-new1" {
+		if got := r.Notifications[0].Field("serviceKey"); got != "paging-key-new1" {
 			t.Errorf("serviceKey %q, want paging-key-new1", got)
 		}
 	})
@@ -425,7 +416,7 @@ func TestAlertRuleKeepsMaskedSecrets(t *testing.T) {
 		{"a masked webhook secret with its URL moved to another port", `{"eventTypeName":"HOST_DOWN","notifications":[{"typeName":"WEBHOOK","webhookUrl":"https://hooks.example.com:8443/T0/secret","webhookSecret":"******"}]}`,
 			current, "notifications[0].webhookSecret"},
 		{"a masked webhook secret where none is stored", `{"eventTypeName":"HOST_DOWN","notifications":[{"typeName":"WEBHOOK","webhookUrl":"https://hooks.example.com/x","webhookSecret":"******"}]}`,
-			[]Notification{{TypeName: "WEBHOOK", WebhookURL: "https://hooks.example.com/x"}}, "notifications[0].webhookSecret"},
+			[]Notification{{TypeName: "WEBHOOK", Fields: map[string]string{"webhookUrl": "https://hooks.example.com/x"}}}, "notifications[0].webhookSecret"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := validate(tc.body, tc.current)

@@ -239,7 +239,7 @@ func ValidGlobalNotificationType(s string) bool {
 
 // ValidIntegrationType reports whether s is a third-party integration type: the path values,
 // SCRAPER_A (accepted in the body) and CHAT_C (the fields-per-type table gives it a row with
-// its required field chatCWebhookUrl), as integrationKinds declares them.
+// its required field chatCWebhookUrl), as their IntegrationTypes declare them.
 func ValidIntegrationType(s string) bool { return KnownIntegrationType(s) }
 
 // ValidGlobalRole reports whether s is a global role name.

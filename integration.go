@@ -5,97 +5,127 @@ import (
 	"net"
 	"path"
 	"slices"
-	"sort"
 	"strconv"
 )
 
-// Integration is a project's configuration of one third-party service. Which fields a type
-// takes is in integrationKinds; the struct holds the union so that senders can read them by
-// name.
+// Integration is a project's configuration of one third-party service: its type and the
+// fields that type takes (IntegrationType.Fields), by name. In JSON the fields sit beside type.
 type Integration struct {
-	Type              string `json:"type"`
-	ServiceKey        string `json:"serviceKey,omitempty"`
-	APIToken          string `json:"apiToken,omitempty"`
-	TeamName          string `json:"teamName,omitempty"`
-	ChannelName       string `json:"channelName,omitempty"`
-	APIKey            string `json:"apiKey,omitempty"`
-	NotificationToken string `json:"notificationToken,omitempty"`
-	RoomName          string `json:"roomName,omitempty"`
-	Region            string `json:"region,omitempty"`
-	RoutingKey        string `json:"routingKey,omitempty"`
-	URL               string `json:"url,omitempty"`
-	Secret            string `json:"secret,omitempty"`
-	ChatCWebhookURL   string `json:"chatCWebhookUrl,omitempty"`
-	LicenseKey        string `json:"licenseKey,omitempty"`
-	Username          string `json:"username,omitempty"`
-	Password          string `json:"password,omitempty"`
-	ListenAddress     string `json:"listenAddress,omitempty"`
-	ServiceDiscovery  string `json:"serviceDiscovery,omitempty"`
-	Scheme            string `json:"scheme,omitempty"`
-	TLSPemPath        string `json:"tlsPemPath,omitempty"`
-	TLSPemPassword    string `json:"tlsPemPassword,omitempty"`
-	Enabled           *bool  `json:"enabled,omitempty"`
+	Type string
+	// Fields are the integration's fields by name (serviceKey, url, ...): secrets in the clear.
+	Fields map[string]string
+	// Enabled is set for a type that takes it (SCRAPER_A).
+	Enabled *bool
 }
 
-// How a field is shown on read.
-type reveal int
+// Field is the value of the integration's field name ("" when unset).
+func (i Integration) Field(name string) string { return i.Fields[name] }
 
-const (
-	plain    reveal = iota
-	tail            // last 4 characters behind asterisks
-	urlOnly         // scheme and host
-	hidden          // fully masked
-	withheld        // never returned
+// SetField sets the integration's field name; "" unsets it.
+func (i *Integration) SetField(name, value string) { i.Fields = setField(i.Fields, name, value) }
+
+// IntegrationType is what an integration of one type is: its fields, and the rules between
+// them. A delivery kind declares its own (Kind.Integration); APM_A and SCRAPER_A, which
+// deliver nothing, are declared here.
+type IntegrationType struct {
+	Name   string
+	Fields []IntegrationField
+	// Enabled: the type takes `enabled`, a boolean it must have.
+	Enabled bool
+	// Check, when set, checks an integration whose fields are each valid: the rules between
+	// fields.
+	Check func(Integration) error
+}
+
+// IntegrationField is one field of an integration type.
+type IntegrationField struct {
+	Name string
+	// Required: an integration must have it; a read shows it even when empty.
+	Required bool
+	// Mask is how a read shows a secret (nil: as it is); Withheld: a read never shows it.
+	Mask     func(string) string
+	Withheld bool
+	// Shown: a read shows it even when empty, though it is optional.
+	Shown bool
+	// GivenAgain: a change of a configured integration must give it, not empty (a stored
+	// configuration from before it existed may lack it).
+	GivenAgain bool
+	// URL: an address a worker connects to, an absolute http or https URL.
+	URL bool
+	// Default is the value of the field when it is left empty; Check, when set, validates a
+	// value, param naming the field.
+	Default string
+	Check   func(param, value string) error
+}
+
+// The integration types that deliver nothing: an APM agent's key and a Prometheus scrape
+// target. APM_A's fields are not in the document; Herald takes the service's license key.
+var (
+	apmAIntegration = IntegrationType{Name: "APM_A", Fields: []IntegrationField{
+		{Name: "licenseKey", Required: true, Mask: MaskTail}}}
+	scraperAIntegration = IntegrationType{Name: "SCRAPER_A", Enabled: true, Check: checkScraper, Fields: []IntegrationField{
+		{Name: "username", Required: true},
+		{Name: "password", Required: true, Withheld: true},
+		{Name: "listenAddress", Required: true, Check: checkIPPort},
+		{Name: "serviceDiscovery", Required: true, Check: OneOf("file", "http")},
+		{Name: "scheme", Required: true, Check: OneOf("http", "https")},
+		{Name: "tlsPemPath", Check: checkAbsolutePath},
+		{Name: "tlsPemPassword", Mask: MaskAll},
+	}}
 )
 
-type integrationField struct {
-	name   string
-	reveal reveal
+// checkScraper: a scrape over https needs the certificate's PEM.
+func checkScraper(i Integration) error {
+	if i.Field("scheme") == "https" && i.Field("tlsPemPath") == "" {
+		return MissingAttribute("tlsPemPath")
+	}
+	return nil
 }
 
-type integrationKind struct {
-	required []integrationField
-	optional []integrationField
+func checkAbsolutePath(param, v string) error {
+	if !path.IsAbs(v) {
+		return InvalidAttribute(param, "%s must be an absolute path.", fieldOf(param))
+	}
+	return nil
 }
 
-// integrationKinds: the document's table of integration types and their fields. APM_A's
-// fields are not in the document; Herald takes the service's license key.
-var integrationKinds = map[string]integrationKind{
-	"PAGING":     {required: []integrationField{{"serviceKey", tail}}},
-	"CHAT_B":     {required: []integrationField{{"apiToken", tail}}, optional: []integrationField{{"teamName", plain}, {"channelName", plain}}},
-	"METRICS_A":  {required: []integrationField{{"apiKey", tail}}},
-	"CHAT_A":     {required: []integrationField{{"notificationToken", tail}, {"roomName", plain}}},
-	"ALERTING_A": {required: []integrationField{{"apiKey", tail}}, optional: []integrationField{{"region", plain}}},
-	"ALERTING_B": {required: []integrationField{{"apiKey", tail}}, optional: []integrationField{{"routingKey", plain}}},
-	"WEBHOOK":    {required: []integrationField{{"url", urlOnly}}, optional: []integrationField{{"secret", hidden}}},
-	"CHAT_C":     {required: []integrationField{{"chatCWebhookUrl", urlOnly}}},
-	"APM_A":      {required: []integrationField{{"licenseKey", tail}}},
-	"SCRAPER_A": {
-		required: []integrationField{{"username", plain}, {"password", withheld}, {"listenAddress", plain}, {"serviceDiscovery", plain}, {"scheme", plain}},
-		optional: []integrationField{{"tlsPemPath", plain}, {"tlsPemPassword", hidden}},
-	},
+// checkIPPort accepts an IP address and a port from 1 to 65535 ("10.0.0.1:9216",
+// "[::1]:9216").
+func checkIPPort(param, s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err == nil && net.ParseIP(host) != nil {
+		if n, err := strconv.ParseUint(port, 10, 16); err == nil && n > 0 {
+			return nil
+		}
+	}
+	return InvalidAttribute(param, "%s must be an IP address and port.", fieldOf(param))
 }
 
-func (k integrationKind) lookup(name string) (integrationField, bool) {
-	for _, f := range append(append([]integrationField{}, k.required...), k.optional...) {
-		if f.name == name {
+// integrationTypes are the integration types by name: those of the kinds, and those that
+// deliver nothing.
+func integrationTypes() map[string]*IntegrationType {
+	out := map[string]*IntegrationType{apmAIntegration.Name: &apmAIntegration, scraperAIntegration.Name: &scraperAIntegration}
+	for _, k := range kindRegistry {
+		if k.Integration != nil {
+			out[k.Integration.Name] = k.Integration
+		}
+	}
+	return out
+}
+
+// LookupIntegrationType is the integration type named t.
+func LookupIntegrationType(t string) (*IntegrationType, bool) {
+	it, ok := integrationTypes()[t]
+	return it, ok
+}
+
+func (t *IntegrationType) field(name string) (IntegrationField, bool) {
+	for _, f := range t.Fields {
+		if f.Name == name {
 			return f, true
 		}
 	}
-	return integrationField{}, false
-}
-
-// mask is how a read shows a field revealed so, or nil for one shown as it is or never.
-func (r reveal) mask() func(string) string {
-	switch r {
-	case tail:
-		return MaskTail
-	case urlOnly:
-		return MaskURL
-	case hidden:
-		return MaskAll
-	}
-	return nil
+	return IntegrationField{}, false
 }
 
 // keepsTarget refuses a stored secret tied to a target (the registry's KindField.Target: a
@@ -106,7 +136,7 @@ func keepsTarget(typ string, existing *Integration, next Integration, body map[s
 		return nil
 	}
 	for _, k := range kindRegistry {
-		if k.Integration != typ {
+		if k.IntegrationName() != typ {
 			continue
 		}
 		for _, f := range k.Fields {
@@ -114,14 +144,14 @@ func keepsTarget(typ string, existing *Integration, next Integration, body map[s
 			if f.Target == "" || !bound || f.Integration == "" || target.Integration == "" {
 				continue
 			}
-			secret := *existing.field(f.Integration)
-			if secret == "" || *next.field(f.Integration) != secret {
+			secret := existing.Field(f.Integration)
+			if secret == "" || next.Field(f.Integration) != secret {
 				continue // none stored, or a new one given
 			}
 			if given, _ := body[f.Integration].(string); given == secret {
 				continue // given again in the clear
 			}
-			if !SameHost(*existing.field(target.Integration), *next.field(target.Integration)) {
+			if !SameHost(existing.Field(target.Integration), next.Field(target.Integration)) {
 				return InvalidAttribute(f.Integration, "%s moved to another host: give %s again.", target.Integration, f.Integration)
 			}
 		}
@@ -131,68 +161,17 @@ func keepsTarget(typ string, existing *Integration, next Integration, body map[s
 
 // IntegrationTypes lists the types an integration can have, sorted.
 func IntegrationTypes() []string {
-	out := make([]string, 0, len(integrationKinds))
-	for t := range integrationKinds {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(integrationTypes()))
 }
 
 // KnownIntegrationType reports whether t names an integration type.
-func KnownIntegrationType(t string) bool { _, ok := integrationKinds[t]; return ok }
-
-func (i *Integration) field(name string) *string {
-	switch name {
-	case "serviceKey":
-		return &i.ServiceKey
-	case "apiToken":
-		return &i.APIToken
-	case "teamName":
-		return &i.TeamName
-	case "channelName":
-		return &i.ChannelName
-	case "apiKey":
-		return &i.APIKey
-	case "notificationToken":
-		return &i.NotificationToken
-	case "roomName":
-		return &i.RoomName
-	case "region":
-		return &i.Region
-	case "routingKey":
-		return &i.RoutingKey
-	case "url":
-		return &i.URL
-	case "secret":
-		return &i.Secret
-	case "chatCWebhookUrl":
-		return &i.ChatCWebhookURL
-	case "licenseKey":
-		return &i.LicenseKey
-	case "username":
-		return &i.Username
-	case "password":
-		return &i.Password
-	case "listenAddress":
-		return &i.ListenAddress
-	case "serviceDiscovery":
-		return &i.ServiceDiscovery
-	case "scheme":
-		return &i.Scheme
-	case "tlsPemPath":
-		return &i.TLSPemPath
-	case "tlsPemPassword":
-		return &i.TLSPemPassword
-	}
-	return nil
-}
+func KnownIntegrationType(t string) bool { _, ok := LookupIntegrationType(t); return ok }
 
 // ApplyIntegration validates body (a decoded JSON object) for an integration of type typ and
 // returns the configuration to store. existing is the project's current configuration of that
 // type, or nil: given fields replace its fields, others are kept.
 func ApplyIntegration(typ string, body map[string]any, existing *Integration) (Integration, error) {
-	kind, ok := integrationKinds[typ]
+	it, ok := LookupIntegrationType(typ)
 	if !ok {
 		return Integration{}, NotOneOf("type", typ, IntegrationTypes(), "Unknown integration type %s.", typ)
 	}
@@ -206,14 +185,13 @@ func ApplyIntegration(typ string, body map[string]any, existing *Integration) (I
 		return out, Errorf(KindInvalid, CodeIntegrationTypeMismatch, []any{"type"},
 			"The body's type does not match the path's integration type %s.", typ)
 	}
-	fields := append(append([]integrationField{}, kind.required...), kind.optional...)
 	// Sorted, so that a body with several bad fields is always answered about the same one.
 	for _, name := range slices.Sorted(maps.Keys(body)) {
 		v := body[name]
 		if name == "type" {
 			continue
 		}
-		if typ == "SCRAPER_A" && name == "enabled" {
+		if it.Enabled && name == "enabled" {
 			b, ok := v.(bool)
 			if !ok {
 				return out, InvalidAttribute("enabled", "enabled must be a boolean.")
@@ -221,118 +199,83 @@ func ApplyIntegration(typ string, body map[string]any, existing *Integration) (I
 			out.Enabled = &b
 			continue
 		}
-		if !slices.ContainsFunc(fields, func(f integrationField) bool { return f.name == name }) {
+		f, ok := it.field(name)
+		if !ok {
 			return out, InvalidAttribute(name, "%s is not a field of %s integrations.", name, typ)
 		}
 		s, ok := v.(string)
 		if !ok {
 			return out, InvalidAttribute(name, "%s must be a string.", name)
 		}
-		f, _ := kind.lookup(name)
-		if existing != nil && f.reveal.mask() != nil && s != "" && s == f.reveal.mask()(*existing.field(name)) {
+		if existing != nil && f.Mask != nil && s != "" && s == f.Mask(existing.Field(name)) {
 			continue // the mask a read showed: the stored secret stays
 		}
-		if f.reveal.mask() != nil && IsMask(s) {
+		if f.Mask != nil && IsMask(s) {
 			return out, InvalidAttribute(name, "%s is masked: give the secret itself.", name)
 		}
-		*out.field(name) = s
+		out.SetField(name, s)
 	}
-	for _, f := range kind.required {
-		if *out.field(f.name) == "" {
-			return out, MissingAttribute(f.name)
+	for _, f := range it.Fields {
+		if f.Required && out.Field(f.Name) == "" {
+			return out, MissingAttribute(f.Name)
 		}
 	}
-	// Reconfiguring CHAT_B must name the team afresh: a stored legacy configuration may lack it.
-	if typ == "CHAT_B" && existing != nil {
-		if team, _ := body["teamName"].(string); team == "" {
-			return out, MissingAttribute("teamName")
+	if existing != nil {
+		for _, f := range it.Fields {
+			if given, _ := body[f.Name].(string); f.GivenAgain && given == "" {
+				return out, MissingAttribute(f.Name)
+			}
 		}
 	}
-	if typ == "SCRAPER_A" && out.Enabled == nil {
+	if it.Enabled && out.Enabled == nil {
 		return out, MissingAttribute("enabled")
 	}
-	// check fills defaults into out, so it must run before out is returned: in
-	// "return out, out.check()" the order of the two is unspecified.
-	if err := out.check(); err != nil {
-		return out, err
+	for _, f := range it.Fields {
+		v := out.Field(f.Name)
+		if v == "" && f.Default != "" {
+			v = f.Default
+			out.SetField(f.Name, v)
+		}
+		if v == "" {
+			continue
+		}
+		if f.URL {
+			if err := CheckHTTPURL(f.Name, v); err != nil {
+				return out, err
+			}
+		}
+		if f.Check != nil {
+			if err := f.Check(f.Name, v); err != nil {
+				return out, err
+			}
+		}
+	}
+	if it.Check != nil {
+		if err := it.Check(out); err != nil {
+			return out, err
+		}
 	}
 	return out, keepsTarget(typ, existing, out, body)
 }
 
-func (i *Integration) check() error {
-	switch i.Type {
-	case "ALERTING_A":
-		if i.Region == "" {
-			i.Region = "US"
-		}
-		if i.Region != "US" && i.Region != "EU" {
-			return Invalid(CodeInvalidEnumValue, "region", "region must be US or EU.")
-		}
-	case "WEBHOOK":
-		if !ValidHTTPURL(i.URL) {
-			return InvalidAttribute("url", "url must be an absolute http or https URL.")
-		}
-	case "CHAT_C":
-		if !ValidHTTPURL(i.ChatCWebhookURL) {
-			return InvalidAttribute("chatCWebhookUrl", "chatCWebhookUrl must be an absolute http or https URL.")
-		}
-	case "SCRAPER_A":
-		if !validIPPort(i.ListenAddress) {
-			return InvalidAttribute("listenAddress", "listenAddress must be an IP address and port.")
-		}
-		if i.ServiceDiscovery != "file" && i.ServiceDiscovery != "http" {
-			return Invalid(CodeInvalidEnumValue, "serviceDiscovery", "serviceDiscovery must be file or http.")
-		}
-		if i.Scheme != "http" && i.Scheme != "https" {
-			return Invalid(CodeInvalidEnumValue, "scheme", "scheme must be http or https.")
-		}
-		if i.Scheme == "https" && i.TLSPemPath == "" {
-			return MissingAttribute("tlsPemPath")
-		}
-		if i.TLSPemPath != "" && !path.IsAbs(i.TLSPemPath) {
-			return InvalidAttribute("tlsPemPath", "tlsPemPath must be an absolute path.")
-		}
-	}
-	return nil
-}
-
-// validIPPort reports whether s is an IP address and a port from 1 to 65535 ("10.0.0.1:9216",
-// "[::1]:9216").
-func validIPPort(s string) bool {
-	host, port, err := net.SplitHostPort(s)
-	if err != nil || net.ParseIP(host) == nil {
-		return false
-	}
-	n, err := strconv.ParseUint(port, 10, 16)
-	return err == nil && n > 0
-}
-
-// View is the integration as a read shows it: secrets masked, the password never, optional
-// fields only when set, and a CHAT_B channelName always (empty when unset).
+// View is the integration as a read shows it: secrets masked, withheld fields never, optional
+// fields only when set (or Shown), and enabled when set.
 func (i Integration) View() map[string]any {
-	kind := integrationKinds[i.Type]
 	out := map[string]any{"type": i.Type}
-	show := func(f integrationField, always bool) {
-		v := *i.field(f.name)
-		if v == "" && !always {
-			return
-		}
-		switch f.reveal {
-		case plain:
-			out[f.name] = v
-		case tail:
-			out[f.name] = MaskTail(v)
-		case urlOnly:
-			out[f.name] = MaskURL(v)
-		case hidden:
-			out[f.name] = MaskAll(v)
-		}
+	var fields []IntegrationField
+	if it, ok := LookupIntegrationType(i.Type); ok {
+		fields = it.Fields
 	}
-	for _, f := range kind.required {
-		show(f, true)
-	}
-	for _, f := range kind.optional {
-		show(f, i.Type == "CHAT_B" && f.name == "channelName")
+	for _, f := range fields {
+		v := i.Field(f.Name)
+		switch {
+		case f.Withheld, v == "" && !f.Required && !f.Shown:
+			continue
+		case f.Mask != nil:
+			out[f.Name] = f.Mask(v)
+		default:
+			out[f.Name] = v
+		}
 	}
 	if i.Enabled != nil {
 		out["enabled"] = *i.Enabled

@@ -26,8 +26,8 @@ type Kind struct {
 	// Fields are the notification fields the kind takes.
 	Fields []KindField
 	// Integration is the integration type that supplies the fields a notification leaves out
-	// (each field names its integration field), or "".
-	Integration string
+	// (each field names its integration field), or nil.
+	Integration *IntegrationType
 	// People, when set, says how the kind reaches people (by email and/or SMS) rather than one
 	// address or service.
 	People *Reach
@@ -52,6 +52,9 @@ type KindField struct {
 	Integration string
 	// Credential: what the service checks; one it refuses is removed where it was configured.
 	Credential bool
+	// URL: an address a worker connects to. It must be an absolute http or https URL, and the
+	// API warns of one the workers would refuse as private.
+	URL bool
 	// Default is the value of the field when a notification leaves it empty; Check, when set,
 	// validates a value, param naming the field in the request (e.g. notifications[0].emailAddress).
 	Default string
@@ -72,11 +75,44 @@ type Reach struct {
 	Administrators bool
 }
 
+// IntegrationName is the type of the kind's integration, or "" when it has none.
+func (k Kind) IntegrationName() string {
+	if k.Integration == nil {
+		return ""
+	}
+	return k.Integration.Name
+}
+
+var (
+	pagingIntegration = IntegrationType{Name: "PAGING", Fields: []IntegrationField{
+		{Name: "serviceKey", Required: true, Mask: MaskTail}}}
+	alertingAIntegration = IntegrationType{Name: "ALERTING_A", Fields: []IntegrationField{
+		{Name: "apiKey", Required: true, Mask: MaskTail},
+		{Name: "region", Default: "US", Check: OneOf("US", "EU")}}}
+	alertingBIntegration = IntegrationType{Name: "ALERTING_B", Fields: []IntegrationField{
+		{Name: "apiKey", Required: true, Mask: MaskTail},
+		{Name: "routingKey"}}}
+	chatAIntegration = IntegrationType{Name: "CHAT_A", Fields: []IntegrationField{
+		{Name: "notificationToken", Required: true, Mask: MaskTail},
+		{Name: "roomName", Required: true}}}
+	chatBIntegration = IntegrationType{Name: "CHAT_B", Fields: []IntegrationField{
+		{Name: "apiToken", Required: true, Mask: MaskTail},
+		{Name: "teamName", GivenAgain: true},
+		{Name: "channelName", Shown: true}}}
+	chatCIntegration = IntegrationType{Name: "CHAT_C", Fields: []IntegrationField{
+		{Name: "chatCWebhookUrl", Required: true, Mask: MaskURL, URL: true}}}
+	metricsAIntegration = IntegrationType{Name: "METRICS_A", Fields: []IntegrationField{
+		{Name: "apiKey", Required: true, Mask: MaskTail}}}
+	webhookIntegration = IntegrationType{Name: "WEBHOOK", Fields: []IntegrationField{
+		{Name: "url", Required: true, Mask: MaskURL, URL: true},
+		{Name: "secret", Mask: MaskAll}}}
+)
+
 var kindRegistry = []Kind{
 	{Name: "EMAIL", Project: true, Global: true, Queue: "deliveries-email", Priority: 3,
-		Fields: []KindField{{Name: "emailAddress", Required: true, Check: checkEmailAddress}}},
+		Fields: []KindField{{Name: "emailAddress", Required: true, Check: CheckEmailAddress}}},
 	{Name: "SMS", Project: true, Global: true, Queue: "deliveries-sms", Priority: 5,
-		Fields: []KindField{{Name: "mobileNumber", Required: true, Check: checkPhoneNumber}}},
+		Fields: []KindField{{Name: "mobileNumber", Required: true, Check: CheckPhoneNumber}}},
 	{Name: "USER", Project: true, Global: true, Queue: "deliveries-people", Priority: 3,
 		Fields: []KindField{{Name: "username", Required: true}},
 		People: &Reach{Email: true, SMS: true, Reaches: reachesUser}},
@@ -86,35 +122,35 @@ var kindRegistry = []Kind{
 		People: &Reach{Email: true, SMS: true, Roles: ValidOrgRole, Reaches: reachesOrgMember}},
 	{Name: "ADMIN", Global: true, Queue: "deliveries-people", Priority: 3,
 		People: &Reach{Email: true, Reaches: reachesGlobalOwner, Administrators: true}},
-	{Name: "PAGING", Project: true, Global: true, Integration: "PAGING", Queue: "deliveries-paging", Priority: 6,
+	{Name: "PAGING", Project: true, Global: true, Integration: &pagingIntegration, Queue: "deliveries-paging", Priority: 6,
 		Fields: []KindField{{Name: "serviceKey", Required: true, Mask: MaskTail, Integration: "serviceKey", Credential: true}}},
-	{Name: "ALERTING_A", Project: true, Integration: "ALERTING_A", Queue: "deliveries-alerting_a", Priority: 6,
+	{Name: "ALERTING_A", Project: true, Integration: &alertingAIntegration, Queue: "deliveries-alerting_a", Priority: 6,
 		Fields: []KindField{
 			{Name: "alertingAApiKey", Required: true, Mask: MaskTail, Integration: "apiKey", Credential: true},
-			{Name: "alertingARegion", Integration: "region", Default: "US", Check: checkRegion},
+			{Name: "alertingARegion", Integration: "region", Default: "US", Check: OneOf("US", "EU")},
 		}},
-	{Name: "ALERTING_B", Project: true, Integration: "ALERTING_B", Queue: "deliveries-alerting_b", Priority: 6,
+	{Name: "ALERTING_B", Project: true, Integration: &alertingBIntegration, Queue: "deliveries-alerting_b", Priority: 6,
 		Fields: []KindField{
 			{Name: "alertingBApiKey", Required: true, Mask: MaskTail, Integration: "apiKey", Credential: true},
 			{Name: "alertingBRoutingKey", Required: true, Integration: "routingKey"},
 		}},
-	{Name: "CHAT_A", GlobalName: "CHATA", Project: true, Global: true, Integration: "CHAT_A", Queue: "deliveries-chat_a", Priority: 4,
+	{Name: "CHAT_A", GlobalName: "CHATA", Project: true, Global: true, Integration: &chatAIntegration, Queue: "deliveries-chat_a", Priority: 4,
 		Fields: []KindField{
 			{Name: "notificationToken", Required: true, Mask: MaskTail, Integration: "notificationToken", Credential: true},
 			{Name: "roomName", Required: true, Integration: "roomName"},
 		}},
-	{Name: "CHAT_B", Project: true, Global: true, Integration: "CHAT_B", Queue: "deliveries-chat_b", Priority: 4,
+	{Name: "CHAT_B", Project: true, Global: true, Integration: &chatBIntegration, Queue: "deliveries-chat_b", Priority: 4,
 		Fields: []KindField{
 			{Name: "apiToken", Required: true, Mask: MaskTail, Integration: "apiToken", Credential: true},
 			{Name: "channelName", Required: true, Integration: "channelName"},
 		}},
-	{Name: "CHAT_C", Project: true, Global: true, Integration: "CHAT_C", Queue: "deliveries-chat_c", Priority: 4,
-		Fields: []KindField{{Name: "chatCWebhookUrl", Required: true, Mask: MaskURL, Integration: "chatCWebhookUrl", Check: checkHTTPURL}}},
-	{Name: "METRICS_A", Project: true, Integration: "METRICS_A", Queue: "deliveries-metrics_a", Priority: 2,
+	{Name: "CHAT_C", Project: true, Global: true, Integration: &chatCIntegration, Queue: "deliveries-chat_c", Priority: 4,
+		Fields: []KindField{{Name: "chatCWebhookUrl", Required: true, Mask: MaskURL, Integration: "chatCWebhookUrl", URL: true}}},
+	{Name: "METRICS_A", Project: true, Integration: &metricsAIntegration, Queue: "deliveries-metrics_a", Priority: 2,
 		Fields: []KindField{{Name: "metricsAApiKey", Required: true, Mask: MaskTail, Integration: "apiKey", Credential: true}}},
-	{Name: "WEBHOOK", Project: true, Global: true, Integration: "WEBHOOK", Queue: "deliveries-webhook", Priority: 4,
+	{Name: "WEBHOOK", Project: true, Global: true, Integration: &webhookIntegration, Queue: "deliveries-webhook", Priority: 4,
 		Fields: []KindField{
-			{Name: "webhookUrl", Required: true, Mask: MaskURL, Integration: "url", Check: checkHTTPURL},
+			{Name: "webhookUrl", Required: true, Mask: MaskURL, Integration: "url", URL: true},
 			{Name: "webhookSecret", Mask: MaskAll, Target: "webhookUrl", Integration: "secret"},
 		}},
 }
@@ -197,6 +233,19 @@ func fieldMask(name string) func(string) string {
 		}
 	}
 	return nil
+}
+
+// notificationFieldNames are the fields of every kind, in the registry's order.
+func notificationFieldNames() []string {
+	var out []string
+	for _, k := range kindRegistry {
+		for _, f := range k.Fields {
+			if !slices.Contains(out, f.Name) {
+				out = append(out, f.Name)
+			}
+		}
+	}
+	return out
 }
 
 // SameHost reports whether two target URLs are on the same host (scheme, host and port), so

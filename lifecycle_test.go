@@ -15,7 +15,7 @@ func lcM(x float64) time.Time { return lcT0.Add(time.Duration(x * float64(time.M
 func lcRule(ns ...[2]int) AlertRule {
 	r := AlertRule{Enabled: true, EventTypeName: "HOST_DOWN"}
 	for _, n := range ns {
-		r.Notifications = append(r.Notifications, Notification{TypeName: "EMAIL", EmailAddress: "ops@example.com", DelayMin: n[0], IntervalMin: n[1]})
+		r.Notifications = append(r.Notifications, Notification{TypeName: "EMAIL", DelayMin: n[0], IntervalMin: n[1], Fields: map[string]string{"emailAddress": "ops@example.com"}})
 	}
 	return r
 }

@@ -17,7 +17,7 @@ func (n Notification) wantsRole(role string) bool {
 	return len(n.Roles) == 0 || contains(n.Roles, role)
 }
 
-func reachesUser(n Notification, u User, _ Project) bool { return u.Username == n.Username }
+func reachesUser(n Notification, u User, _ Project) bool { return u.Username == n.Field("username") }
 
 func reachesProjectMember(n Notification, u User, p Project) bool {
 	for _, r := range u.Memberships() {
@@ -79,8 +79,8 @@ func (n *Notification) RemoveCredential() string {
 	if !ok {
 		return ""
 	}
-	if p := fieldNamed(f.Name).out(n); *p != "" {
-		*p = ""
+	if n.Field(f.Name) != "" {
+		n.SetField(f.Name, "")
 		return f.Name
 	}
 	return ""
@@ -93,8 +93,8 @@ func (i *Integration) RemoveCredential(typeName string) string {
 	if !ok || f.Integration == "" {
 		return ""
 	}
-	if p := i.field(f.Integration); p != nil && *p != "" {
-		*p = ""
+	if i.Field(f.Integration) != "" {
+		i.SetField(f.Integration, "")
 		return f.Integration
 	}
 	return ""
@@ -116,7 +116,7 @@ func (n Notification) NobodyReached() string {
 	who := "no member of the project"
 	switch {
 	case kind.Name == "USER":
-		who = "no member of the project named " + n.Username
+		who = "no member of the project named " + n.Field("username")
 	case kind.Name == "ORG":
 		who = "no member of the organization"
 	case kind.People != nil && kind.People.Administrators:

@@ -15,7 +15,7 @@ func TestNobodyReached(t *testing.T) {
 		{Notification{TypeName: "GROUP", EmailEnabled: &no, SMSEnabled: &yes}, "no member of the project has a mobile number"},
 		{Notification{TypeName: "ORG", Roles: []string{OrgOwner, "ORG_READ_ONLY"}, EmailEnabled: &yes, SMSEnabled: &yes},
 			"no member of the organization holding ORG_OWNER or ORG_READ_ONLY has an email address or a mobile number"},
-		{Notification{TypeName: "USER", Username: "ann"}, "no member of the project named ann has an email address"},
+		{Notification{TypeName: "USER", Fields: map[string]string{"username": "ann"}}, "no member of the project named ann has an email address"},
 		{Notification{TypeName: "ADMIN"}, "no global owner has an email address"},
 	} {
 		if got := tc.n.NobodyReached(); got != tc.want {

@@ -9,7 +9,7 @@ func TestNoticeSuperseded(t *testing.T) {
 	rule := lcRule([2]int{0, 5}, [2]int{0, 5})
 	fp := rule.Notifications[1].Fingerprint()
 	edited := lcRule([2]int{0, 5}, [2]int{0, 5})
-	edited.Notifications[1].EmailAddress = "someone-else@example.com"
+	edited.Notifications[1].SetField("emailAddress", "someone-else@example.com")
 	open := NoticeAbout{Notification: 1, Fingerprint: fp}
 	closing := NoticeAbout{Closing: true, Notification: 1, Fingerprint: fp}
 	for _, c := range []struct {
@@ -44,14 +44,14 @@ func TestNoticeSuperseded(t *testing.T) {
 }
 
 func TestFingerprintChangesWithAnySetting(t *testing.T) {
-	n := Notification{TypeName: "WEBHOOK", WebhookURL: "https://a.example/hook", WebhookSecret: "s3cret", DelayMin: 0, IntervalMin: 5}
+	n := Notification{TypeName: "WEBHOOK", DelayMin: 0, IntervalMin: 5, Fields: map[string]string{"webhookUrl": "https://a.example/hook", "webhookSecret": "s3cret"}}
 	same := n
 	if n.Fingerprint() != same.Fingerprint() {
 		t.Fatal("the same notification has two fingerprints")
 	}
 	for name, change := range map[string]func(*Notification){
-		"url":      func(m *Notification) { m.WebhookURL = "https://b.example/hook" },
-		"secret":   func(m *Notification) { m.WebhookSecret = "other" },
+		"url":      func(m *Notification) { m.SetField("webhookUrl", "https://b.example/hook") },
+		"secret":   func(m *Notification) { m.SetField("webhookSecret", "other") },
 		"interval": func(m *Notification) { m.IntervalMin = 10 },
 	} {
 		m := n

@@ -62,16 +62,13 @@ func (d DeliverySetup) Undeliverable(rule AlertRule, private func(rawURL string)
 			continue
 		}
 		for _, f := range kind.Fields {
-			if !isURLField(f.Name) {
+			if !f.URL {
 				continue
 			}
-			if u := *fieldNamed(f.Name).out(&n); u != "" && private(u) {
+			if u := n.Field(f.Name); u != "" && private(u) {
 				add(f.Name+" is a private, loopback or link-local address, which the workers refuse", SettingPrivateTargets)
 			}
 		}
 	}
 	return out
 }
-
-// isURLField says whether a notification field is a URL a worker connects to.
-func isURLField(name string) bool { return name == "webhookUrl" || name == "chatCWebhookUrl" }

@@ -290,8 +290,8 @@ func TestCreateAlertConfig(t *testing.T) {
 		wantNoSecret(t, where, text, configSecrets...)
 	}
 	stored := storedConfig(t, e, p, id)
-	if n := stored.Notifications; n[0].APIToken != chatBToken || n[3].ServiceKey != pagingKey || n[6].ChatCWebhookURL != chatCURL ||
-		n[7].WebhookURL != webhookURL || n[7].WebhookSecret != webhookSecret {
+	if n := stored.Notifications; n[0].Field("apiToken") != chatBToken || n[3].Field("serviceKey") != pagingKey || n[6].Field("chatCWebhookUrl") != chatCURL ||
+		n[7].Field("webhookUrl") != webhookURL || n[7].Field("webhookSecret") != webhookSecret {
 		t.Errorf("the store lost a secret: %+v", n)
 	}
 
@@ -481,7 +481,7 @@ func TestCreateAlertConfigUsesIntegration(t *testing.T) {
 
 	e.Owner.do("POST", path, paging).wantError(400, herald.CodeMissingAttribute)
 	_, err := e.Store.PutIntegration(context.Background(), p, "PAGING", func(*herald.Integration) (herald.Integration, []herald.Event, error) {
-		return herald.Integration{Type: "PAGING", ServiceKey: pagingKey}, nil, nil
+		return herald.Integration{Type: "PAGING", Fields: map[string]string{"serviceKey": pagingKey}}, nil, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -655,7 +655,7 @@ func TestReplaceAlertConfigKeepsSecrets(t *testing.T) {
 	read.Body["notifications"] = []any{pagingRead, webhookRead}
 	e.Owner.do("PUT", path, read.Body).wantStatus(200)
 	n := storedConfig(t, e, p, id).Notifications
-	if len(n) != 2 || n[0].ServiceKey != pagingKey || n[0].IntervalMin != 15 || n[1].WebhookURL != webhookURL || n[1].WebhookSecret != "a-new-webhook-secret" {
+	if len(n) != 2 || n[0].Field("serviceKey") != pagingKey || n[0].IntervalMin != 15 || n[1].Field("webhookUrl") != webhookURL || n[1].Field("webhookSecret") != "a-new-webhook-secret" {
 		t.Errorf("stored after the edit: %+v", n)
 	}
 
@@ -690,7 +690,7 @@ func TestMovedWebhookNeedsItsSecret(t *testing.T) {
 
 	webhook["webhookSecret"] = "hmac-key-for-the-new-host"
 	e.Owner.do("PUT", path, read.Body).wantStatus(200)
-	if n := storedConfig(t, e, p, id).Notifications[0]; n.WebhookURL != "https://attacker.example.net/collect" || n.WebhookSecret != "hmac-key-for-the-new-host" {
+	if n := storedConfig(t, e, p, id).Notifications[0]; n.Field("webhookUrl") != "https://attacker.example.net/collect" || n.Field("webhookSecret") != "hmac-key-for-the-new-host" {
 		t.Errorf("stored after the move: %+v", n)
 	}
 }

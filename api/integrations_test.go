@@ -186,23 +186,23 @@ func TestIntegrationPutMergesFields(t *testing.T) {
 	wantIntegration(t, e, p, r.results()[0], map[string]any{"type": "WEBHOOK", "url": "https://hooks.example.com/" + strings.Repeat("*", len("in/first-aaaa1111")), "secret": "******"})
 
 	put(map[string]any{"type": "WEBHOOK", "secret": secret2}, 200)
-	if in := stored(); in.URL != url1 || in.Secret != secret2 {
+	if in := stored(); in.Field("url") != url1 || in.Field("secret") != secret2 {
 		t.Fatalf("after changing the secret: %+v", in)
 	}
 	// The secret stays with its host: a url on the same host keeps it (given as the mask a read
 	// shows, or left out); a url on another host needs it again, or it would sign for the new host.
 	put(map[string]any{"type": "WEBHOOK", "url": url1 + "-v2", "secret": "******"}, 200)
-	if in := stored(); in.URL != url1+"-v2" || in.Secret != secret2 {
+	if in := stored(); in.Field("url") != url1+"-v2" || in.Field("secret") != secret2 {
 		t.Fatalf("after moving the url on its host: %+v", in)
 	}
 	for _, body := range []map[string]any{{"type": "WEBHOOK", "url": url2}, {"type": "WEBHOOK", "url": url2, "secret": "******"}} {
 		wantErrorParameter(e.Owner.do("PUT", path, body).wantError(400, "INVALID_ATTRIBUTE"), "secret")
 	}
-	if in := stored(); in.URL != url1+"-v2" || in.Secret != secret2 {
+	if in := stored(); in.Field("url") != url1+"-v2" || in.Field("secret") != secret2 {
 		t.Fatalf("a refused move changed the integration: %+v", in)
 	}
 	put(map[string]any{"type": "WEBHOOK", "url": url2, "secret": secret2}, 200)
-	if in := stored(); in.URL != url2 || in.Secret != secret2 {
+	if in := stored(); in.Field("url") != url2 || in.Field("secret") != secret2 {
 		t.Fatalf("after changing the url: %+v", in)
 	}
 
@@ -210,7 +210,7 @@ func TestIntegrationPutMergesFields(t *testing.T) {
 	wantErrorParameter(e.Owner.do("PUT", path, map[string]any{"type": "WEBHOOK", "url": "ftp://files.example.com/x"}).wantError(400, "INVALID_ATTRIBUTE"), "url")
 	wantErrorParameter(e.Owner.do("PUT", path, map[string]any{"type": "WEBHOOK", "url": ""}).wantError(400, "MISSING_ATTRIBUTE"), "url")
 	e.Owner.do("POST", path, map[string]any{"type": "WEBHOOK", "url": url1}).wantError(409, "INTEGRATION_ALREADY_EXISTS")
-	if in := stored(); in.URL != url2 || in.Secret != secret2 {
+	if in := stored(); in.Field("url") != url2 || in.Field("secret") != secret2 {
 		t.Fatalf("a refused request changed the integration: %+v", in)
 	}
 	if n := len(auditEvents(t, e, store.EventScope{GroupID: p}, herald.EventIntegrationConfigured)); n != 4 {
@@ -385,7 +385,7 @@ func TestIntegrationRoles(t *testing.T) {
 	outsider.do("GET", "/groups/"+p+"/integrations", nil).wantError(401, "USER_UNAUTHORIZED")
 
 	all, err := e.Store.Integrations(context.Background(), p)
-	if err != nil || len(all) != 1 || all[0].ServiceKey != key {
+	if err != nil || len(all) != 1 || all[0].Field("serviceKey") != key {
 		t.Fatalf("refused requests changed the integrations: %+v, %v", all, err)
 	}
 	scope := store.EventScope{GroupID: p}

@@ -90,7 +90,7 @@ func (e *Engine) recipients(n notice, nc noticeContext) ([]recipient, error) {
 		return nil, fmt.Errorf("no kind of delivery is called %s", nt.TypeName)
 	}
 	base := channels.Delivery{ID: n.DeliveryID, Event: channels.Event(n.Event), Alert: nc.alert,
-		Notification: nt, Integration: nc.integ[kind.Integration]}
+		Notification: nt, Integration: nc.integ[kind.IntegrationName()]}
 	if kind.People == nil {
 		return []recipient{{kind: kind.Name, delivery: base}}, nil
 	}

@@ -76,7 +76,7 @@ func stepNotices(sc store.Scope, st herald.Step, fps []string) []notice {
 // integrationKind is the integration type that supplies defaults to a notification kind.
 func integrationKind(typeName string) string {
 	k, _ := herald.LookupKind(typeName)
-	return k.Integration
+	return k.IntegrationName()
 }
 
 // recoverOutbox hands the notices of engines that died before sending them to retry tasks.

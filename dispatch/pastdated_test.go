@@ -61,7 +61,7 @@ func TestPastDatedBatchNotifiesOncePerSlot(t *testing.T) {
 func TestStoredHugeDelayWaits(t *testing.T) {
 	r := newRig(t, time.Minute)
 	now := time.Now()
-	n := herald.Notification{TypeName: "WEBHOOK", WebhookURL: r.recv.url(), WebhookSecret: webhookSecret, DelayMin: 2147483647, IntervalMin: 60}
+	n := herald.Notification{TypeName: "WEBHOOK", DelayMin: 2147483647, IntervalMin: 60, Fields: map[string]string{"webhookUrl": r.recv.url(), "webhookSecret": webhookSecret}}
 	cfg := herald.AlertConfig{ID: herald.NewID(now), GroupID: r.project, Created: herald.At(now), Updated: herald.At(now),
 		AlertRule: herald.AlertRule{Enabled: true, EventTypeName: "HOST_DOWN", Notifications: []herald.Notification{n}}}
 	if err := r.Store.CreateAlertConfig(context.Background(), cfg); err != nil {

@@ -41,7 +41,7 @@ func TestMayHaveReached(t *testing.T) {
 // resolution; each target of an alert has its own name.
 func TestNoticeCarriesWhatItWasAbout(t *testing.T) {
 	rule := herald.AlertRule{Notifications: []herald.Notification{
-		{TypeName: "WEBHOOK", WebhookURL: "https://a.example/hook"},
+		{TypeName: "WEBHOOK", Fields: map[string]string{"webhookUrl": "https://a.example/hook"}},
 		{TypeName: "GROUP", Roles: []string{"GROUP_OWNER"}},
 	}}
 	a := herald.Alert{ID: "a1", AlertConfigID: "c1"}
@@ -79,7 +79,7 @@ func TestNoticeCarriesWhatItWasAbout(t *testing.T) {
 // it, in order, and a configuration loaded again after an edit holds the new one.
 func TestConfigSetFingerprints(t *testing.T) {
 	rule := herald.AlertRule{Notifications: []herald.Notification{
-		{TypeName: "WEBHOOK", WebhookURL: "https://a.example/hook"},
+		{TypeName: "WEBHOOK", Fields: map[string]string{"webhookUrl": "https://a.example/hook"}},
 		{TypeName: "GROUP", Roles: []string{"GROUP_OWNER"}},
 	}}
 	cs := &configSet{configs: map[string]herald.AlertRule{}, global: map[string]bool{}, byType: map[string][]string{},
@@ -90,7 +90,7 @@ func TestConfigSetFingerprints(t *testing.T) {
 		t.Fatalf("fingerprints %q", got)
 	}
 	edited := rule
-	edited.Notifications = []herald.Notification{{TypeName: "WEBHOOK", WebhookURL: "https://b.example/hook"}}
+	edited.Notifications = []herald.Notification{{TypeName: "WEBHOOK", Fields: map[string]string{"webhookUrl": "https://b.example/hook"}}}
 	cs.add("c1", edited, false)
 	if got := cs.fingerprints["c1"]; len(got) != 1 || got[0] != edited.Notifications[0].Fingerprint() || got[0] == rule.Notifications[0].Fingerprint() {
 		t.Errorf("after the edit: fingerprints %q", got)

@@ -64,7 +64,7 @@ func newEnv(t *testing.T) *env {
 	p := herald.Project{ID: herald.NewID(now), Name: "prod", OrgID: herald.NewID(now), Created: herald.At(now), Tags: []string{}}
 	cfg := herald.AlertConfig{ID: herald.NewID(now), GroupID: p.ID, Created: herald.At(now), Updated: herald.At(now),
 		AlertRule: herald.AlertRule{Enabled: true, EventTypeName: "HOST_DOWN", Matchers: []herald.Matcher{},
-			Notifications: []herald.Notification{{TypeName: "WEBHOOK", WebhookURL: e.recv.srv.URL + "/hook", DelayMin: 0, IntervalMin: 10}}}}
+			Notifications: []herald.Notification{{TypeName: "WEBHOOK", DelayMin: 0, IntervalMin: 10, Fields: map[string]string{"webhookUrl": e.recv.srv.URL + "/hook"}}}}}
 	if err := st.CreateProject(ctx, p, []herald.AlertConfig{cfg}, herald.NewEvent(herald.EventGroupCreated, herald.Principal{}, herald.Scope{OrgID: p.OrgID}, now)); err != nil {
 		t.Fatal(err)
 	}

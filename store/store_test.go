@@ -18,7 +18,7 @@ import (
 func newConfig(groupID string, now time.Time) herald.AlertConfig {
 	return herald.AlertConfig{ID: herald.NewID(now), GroupID: groupID, Created: herald.At(now), Updated: herald.At(now),
 		AlertRule: herald.AlertRule{EventTypeName: "HOST_DOWN", Matchers: []herald.Matcher{},
-			Notifications: []herald.Notification{{TypeName: "EMAIL", EmailAddress: "a@example.com", IntervalMin: 5}}}}
+			Notifications: []herald.Notification{{TypeName: "EMAIL", IntervalMin: 5, Fields: map[string]string{"emailAddress": "a@example.com"}}}}}
 }
 
 // Concurrent read-modify-writes of one document all land: none overwrites another.

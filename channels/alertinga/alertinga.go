@@ -140,16 +140,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 // credentials finds the key and region of d: the notification's own, else the ALERTING_A
 // integration's; the region defaults to US.
 func credentials(d channels.Delivery) (key, region string, f *channels.Failure) {
-	nt := d.Notification
-	key, region = nt.AlertingAAPIKey, nt.AlertingARegion
-	if i := d.Integration; i != nil && (i.Type == "" || i.Type == "ALERTING_A") {
-		if key == "" {
-			key = i.APIKey
-		}
-		if region == "" {
-			region = i.Region
-		}
-	}
+	key, region = d.Field("alertingAApiKey"), d.Field("alertingARegion")
 	if key == "" {
 		return "", "", &channels.Failure{Reason: "no API key: neither the notification nor an ALERTING_A integration sets one"}
 	}

@@ -33,7 +33,7 @@ func delivery(ev channels.Event, a herald.Alert, key, region string, integ *hera
 		ID:           "dlv-0001",
 		Event:        ev,
 		Alert:        a,
-		Notification: herald.Notification{TypeName: "ALERTING_A", AlertingAAPIKey: key, AlertingARegion: region},
+		Notification: herald.Notification{TypeName: "ALERTING_A", Fields: map[string]string{"alertingAApiKey": key, "alertingARegion": region}},
 		Integration:  integ,
 	}
 }
@@ -179,8 +179,8 @@ func TestOtherEvents(t *testing.T) {
 }
 
 func TestRegion(t *testing.T) {
-	eu := &herald.Integration{Type: "ALERTING_A", APIKey: integKey, Region: "EU"}
-	usInteg := &herald.Integration{Type: "ALERTING_A", APIKey: integKey, Region: "US"}
+	eu := &herald.Integration{Type: "ALERTING_A", Fields: map[string]string{"apiKey": integKey, "region": "EU"}}
+	usInteg := &herald.Integration{Type: "ALERTING_A", Fields: map[string]string{"apiKey": integKey, "region": "US"}}
 	for _, tc := range []struct {
 		name   string
 		region string
@@ -215,7 +215,7 @@ func TestRegion(t *testing.T) {
 }
 
 func TestKeyChoice(t *testing.T) {
-	integ := &herald.Integration{Type: "ALERTING_A", APIKey: integKey}
+	integ := &herald.Integration{Type: "ALERTING_A", Fields: map[string]string{"apiKey": integKey}}
 	for _, tc := range []struct {
 		name  string
 		notif string
@@ -246,8 +246,8 @@ func TestNothingSent(t *testing.T) {
 		d    channels.Delivery
 	}{
 		{"no key", delivery(channels.EventOpen, channelstest.HostAlert(), "", "", nil)},
-		{"integration without key", delivery(channels.EventOpen, channelstest.HostAlert(), "", "", &herald.Integration{Type: "ALERTING_A", Region: "EU"})},
-		{"integration of another kind", delivery(channels.EventOpen, channelstest.HostAlert(), "", "", &herald.Integration{Type: "ALERTING_B", APIKey: integKey})},
+		{"integration without key", delivery(channels.EventOpen, channelstest.HostAlert(), "", "", &herald.Integration{Type: "ALERTING_A", Fields: map[string]string{"region": "EU"}})},
+		{"integration of another kind", delivery(channels.EventOpen, channelstest.HostAlert(), "", "", &herald.Integration{Type: "ALERTING_B", Fields: map[string]string{"apiKey": integKey}})},
 		{"unknown region", delivery(channels.EventOpen, channelstest.HostAlert(), notifKey, "APAC", nil)},
 		{"alert without id", delivery(channels.EventClose, noID, notifKey, "", nil)},
 		{"no event", delivery("", channelstest.HostAlert(), notifKey, "", nil)},

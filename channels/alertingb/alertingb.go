@@ -133,16 +133,7 @@ func quote(msg string, secrets []string) string {
 // credentials finds the api key and routing key of d: the notification's own, else the
 // ALERTING_B integration's.
 func credentials(d channels.Delivery) (apiKey, routingKey string, f *channels.Failure) {
-	nt := d.Notification
-	apiKey, routingKey = nt.AlertingBAPIKey, nt.AlertingBRoutingKey
-	if i := d.Integration; i != nil && (i.Type == "" || i.Type == "ALERTING_B") {
-		if apiKey == "" {
-			apiKey = i.APIKey
-		}
-		if routingKey == "" {
-			routingKey = i.RoutingKey
-		}
-	}
+	apiKey, routingKey = d.Field("alertingBApiKey"), d.Field("alertingBRoutingKey")
 	switch {
 	case apiKey == "":
 		return "", "", &channels.Failure{Reason: "no API key: neither the notification nor an ALERTING_B integration sets one"}

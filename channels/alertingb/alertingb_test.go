@@ -35,7 +35,7 @@ func delivery(ev channels.Event, a herald.Alert, key, route string, integ *heral
 		ID:           "dlv-0001",
 		Event:        ev,
 		Alert:        a,
-		Notification: herald.Notification{TypeName: "ALERTING_B", AlertingBAPIKey: key, AlertingBRoutingKey: route},
+		Notification: herald.Notification{TypeName: "ALERTING_B", Fields: map[string]string{"alertingBApiKey": key, "alertingBRoutingKey": route}},
 		Integration:  integ,
 	}
 }
@@ -88,7 +88,7 @@ func TestCritical(t *testing.T) {
 func TestRecoveryMatchesCritical(t *testing.T) {
 	rc := channelstest.NewReceiver(t, success)
 	n := alertingb.Notifier{Client: testClient(), BaseURL: rc.URL + "/"}
-	integ := &herald.Integration{Type: "ALERTING_B", APIKey: integKey, RoutingKey: integRoute}
+	integ := &herald.Integration{Type: "ALERTING_B", Fields: map[string]string{"apiKey": integKey, "routingKey": integRoute}}
 	open := channelstest.MetricAlert()
 	open.HostnameAndPort, open.HostID = "", ""
 	closed := open
@@ -158,7 +158,7 @@ func TestKeysEscaped(t *testing.T) {
 }
 
 func TestKeyChoice(t *testing.T) {
-	integ := &herald.Integration{Type: "ALERTING_B", APIKey: integKey, RoutingKey: integRoute}
+	integ := &herald.Integration{Type: "ALERTING_B", Fields: map[string]string{"apiKey": integKey, "routingKey": integRoute}}
 	for _, tc := range []struct {
 		name       string
 		key, route string
@@ -193,8 +193,8 @@ func TestNothingSent(t *testing.T) {
 	}{
 		{"no key", delivery(channels.EventOpen, channelstest.HostAlert(), "", notifRoute, nil)},
 		{"no routing key", delivery(channels.EventOpen, channelstest.HostAlert(), notifKey, "", nil)},
-		{"integration without routing key", delivery(channels.EventOpen, channelstest.HostAlert(), "", "", &herald.Integration{Type: "ALERTING_B", APIKey: integKey})},
-		{"integration of another kind", delivery(channels.EventOpen, channelstest.HostAlert(), "", "", &herald.Integration{Type: "ALERTING_A", APIKey: integKey, RoutingKey: integRoute})},
+		{"integration without routing key", delivery(channels.EventOpen, channelstest.HostAlert(), "", "", &herald.Integration{Type: "ALERTING_B", Fields: map[string]string{"apiKey": integKey}})},
+		{"integration of another kind", delivery(channels.EventOpen, channelstest.HostAlert(), "", "", &herald.Integration{Type: "ALERTING_A", Fields: map[string]string{"apiKey": integKey, "routingKey": integRoute}})},
 		{"alert without id", delivery(channels.EventOpen, noID, notifKey, notifRoute, nil)},
 		{"no event", delivery("", channelstest.HostAlert(), notifKey, notifRoute, nil)},
 	} {

@@ -86,14 +86,9 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 
 // target finds the token and room of d: the notification's own, else the CHAT_A integration's.
 func target(d channels.Delivery) (token, room string, f *channels.Failure) {
-	token, room = d.Notification.NotificationToken, d.Notification.RoomName
-	if i := d.Integration; i != nil && (i.Type == "" || i.Type == "CHAT_A" || i.Type == "CHATA") {
-		if room == "" {
-			room = i.RoomName
-		}
-		if token == "" && room == i.RoomName {
-			token = i.NotificationToken
-		}
+	token, room = d.Notification.Field("notificationToken"), d.Field("roomName")
+	if token == "" && room == d.IntegrationField("roomName") { // the token is its room's
+		token = d.IntegrationField("notificationToken")
 	}
 	switch {
 	case room == "":

@@ -51,7 +51,7 @@ func delivery(ev channels.Event, token, room string) channels.Delivery {
 		ID:           "dlv-a-1",
 		Event:        ev,
 		Alert:        channelstest.HostAlert(),
-		Notification: herald.Notification{TypeName: "CHAT_A", NotificationToken: token, RoomName: room},
+		Notification: herald.Notification{TypeName: "CHAT_A", Fields: map[string]string{"notificationToken": token, "roomName": room}},
 	}
 }
 
@@ -139,7 +139,7 @@ func TestRequest(t *testing.T) {
 }
 
 func TestCredentials(t *testing.T) {
-	integration := &herald.Integration{Type: "CHAT_A", NotificationToken: intToken, RoomName: "int-room"}
+	integration := &herald.Integration{Type: "CHAT_A", Fields: map[string]string{"notificationToken": intToken, "roomName": "int-room"}}
 	cases := []struct {
 		name                string
 		ownToken, ownRoom   string
@@ -151,10 +151,10 @@ func TestCredentials(t *testing.T) {
 		{"own token with the integration's room", ownToken, "", integration, ownToken, "int-room"},
 		{"own room naming the integration's takes its token", "", "int-room", integration, intToken, "int-room"},
 		{"the integration's token is not sent to another room", "", "own-room", integration, "", ""},
-		{"integration of another kind", "", "", &herald.Integration{Type: "CHAT_B", APIToken: intToken, ChannelName: "c"}, "", ""},
+		{"integration of another kind", "", "", &herald.Integration{Type: "CHAT_B", Fields: map[string]string{"apiToken": intToken, "channelName": "c"}}, "", ""},
 		{"no token anywhere", "", "own-room", nil, "", ""},
 		{"no room anywhere", ownToken, "", nil, "", ""},
-		{"integration without a token", "", "", &herald.Integration{Type: "CHAT_A", RoomName: "int-room"}, "", ""},
+		{"integration without a token", "", "", &herald.Integration{Type: "CHAT_A", Fields: map[string]string{"roomName": "int-room"}}, "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

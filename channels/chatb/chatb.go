@@ -186,15 +186,7 @@ func safeCode(code string) string {
 // target finds the token and channel of d: the notification's own, else the CHAT_B
 // integration's.
 func target(d channels.Delivery) (token, channel string, f *channels.Failure) {
-	token, channel = d.Notification.APIToken, d.Notification.ChannelName
-	if i := d.Integration; i != nil && (i.Type == "" || i.Type == "CHAT_B") {
-		if token == "" {
-			token = i.APIToken
-		}
-		if channel == "" {
-			channel = i.ChannelName
-		}
-	}
+	token, channel = d.Field("apiToken"), d.Field("channelName")
 	switch {
 	case token == "":
 		return "", "", &channels.Failure{Reason: "no API token: neither the notification nor a CHAT_B integration sets one"}

@@ -42,7 +42,7 @@ func delivery(ev channels.Event, token, channel string) channels.Delivery {
 		ID:           "dlv-b-1",
 		Event:        ev,
 		Alert:        channelstest.MetricAlert(),
-		Notification: herald.Notification{TypeName: "CHAT_B", APIToken: token, ChannelName: channel},
+		Notification: herald.Notification{TypeName: "CHAT_B", Fields: map[string]string{"apiToken": token, "channelName": channel}},
 	}
 }
 
@@ -181,7 +181,7 @@ func TestLongTextsFitTheLimits(t *testing.T) {
 }
 
 func TestCredentials(t *testing.T) {
-	integration := &herald.Integration{Type: "CHAT_B", APIToken: intToken, ChannelName: "#int", TeamName: "acme"}
+	integration := &herald.Integration{Type: "CHAT_B", Fields: map[string]string{"apiToken": intToken, "channelName": "#int", "teamName": "acme"}}
 	cases := []struct {
 		name                 string
 		ownToken, ownChannel string
@@ -192,10 +192,10 @@ func TestCredentials(t *testing.T) {
 		{"notification's win", ownToken, "#own", integration, ownToken, "#own"},
 		{"own channel with the integration's token", "", "#own", integration, intToken, "#own"},
 		{"own token with the integration's channel", ownToken, "", integration, ownToken, "#int"},
-		{"integration without a channel", "", "#own", &herald.Integration{Type: "CHAT_B", APIToken: intToken}, intToken, "#own"},
-		{"integration of another kind", "", "#own", &herald.Integration{Type: "CHAT_A", NotificationToken: intToken, RoomName: "r"}, "", ""},
+		{"integration without a channel", "", "#own", &herald.Integration{Type: "CHAT_B", Fields: map[string]string{"apiToken": intToken}}, intToken, "#own"},
+		{"integration of another kind", "", "#own", &herald.Integration{Type: "CHAT_A", Fields: map[string]string{"notificationToken": intToken, "roomName": "r"}}, "", ""},
 		{"no token anywhere", "", "#own", nil, "", ""},
-		{"no channel anywhere", ownToken, "", &herald.Integration{Type: "CHAT_B", APIToken: intToken}, "", ""},
+		{"no channel anywhere", ownToken, "", &herald.Integration{Type: "CHAT_B", Fields: map[string]string{"apiToken": intToken}}, "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

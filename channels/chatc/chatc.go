@@ -117,12 +117,7 @@ func checkAnswer(resp *http.Response, raw []byte) error {
 
 // webhookURL finds the URL of d: the notification's, else the CHAT_C integration's.
 func webhookURL(d channels.Delivery) (string, *channels.Failure) {
-	target := d.Notification.ChatCWebhookURL
-	if target == "" {
-		if i := d.Integration; i != nil && (i.Type == "" || i.Type == "CHAT_C") {
-			target = i.ChatCWebhookURL
-		}
-	}
+	target := d.Field("chatCWebhookUrl")
 	if target == "" {
 		return "", &channels.Failure{Reason: "no webhook URL: neither the notification nor a CHAT_C integration sets a chatCWebhookUrl"}
 	}

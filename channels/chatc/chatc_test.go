@@ -37,7 +37,7 @@ func delivery(ev channels.Event, url string) channels.Delivery {
 		ID:           "dlv-c-1",
 		Event:        ev,
 		Alert:        channelstest.HostAlert(),
-		Notification: herald.Notification{TypeName: "CHAT_C", ChatCWebhookURL: url},
+		Notification: herald.Notification{TypeName: "CHAT_C", Fields: map[string]string{"chatCWebhookUrl": url}},
 	}
 }
 
@@ -149,13 +149,13 @@ func TestTarget(t *testing.T) {
 		wantPath    string // "": nothing may be sent
 	}{
 		{"integration's when the notification has none", "", func(u string) *herald.Integration {
-			return &herald.Integration{Type: "CHAT_C", ChatCWebhookURL: u + "/integration"}
+			return &herald.Integration{Type: "CHAT_C", Fields: map[string]string{"chatCWebhookUrl": u + "/integration"}}
 		}, "/integration"},
 		{"notification's wins", "/own", func(u string) *herald.Integration {
-			return &herald.Integration{Type: "CHAT_C", ChatCWebhookURL: u + "/integration"}
+			return &herald.Integration{Type: "CHAT_C", Fields: map[string]string{"chatCWebhookUrl": u + "/integration"}}
 		}, "/own"},
 		{"integration of another kind", "", func(u string) *herald.Integration {
-			return &herald.Integration{Type: "WEBHOOK", URL: u + "/integration"}
+			return &herald.Integration{Type: "WEBHOOK", Fields: map[string]string{"url": u + "/integration"}}
 		}, ""},
 		{"no URL anywhere", "", func(string) *herald.Integration { return nil }, ""},
 	}
@@ -164,7 +164,7 @@ func TestTarget(t *testing.T) {
 			rc := channelstest.NewReceiver(t, answer(200, "1"))
 			d := delivery(channels.EventOpen, "")
 			if c.ownPath != "" {
-				d.Notification.ChatCWebhookURL = rc.URL + c.ownPath
+				d.Notification.SetField("chatCWebhookUrl", rc.URL+c.ownPath)
 			}
 			d.Integration = c.integration(rc.URL)
 			err := (chatc.Notifier{Client: testClient()}).Notify(context.Background(), d)

@@ -70,7 +70,7 @@ const (
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	to := d.To
 	if to == "" {
-		to = d.Notification.EmailAddress
+		to = d.Notification.Field("emailAddress")
 	}
 	if to == "" {
 		return &channels.Failure{Reason: "no email address: neither the delivery nor the notification names one"}

@@ -216,7 +216,7 @@ func delivery(ev channels.Event, a herald.Alert) channels.Delivery {
 		ID:           a.ID + "-0-1",
 		Event:        ev,
 		Alert:        a,
-		Notification: herald.Notification{TypeName: "EMAIL", EmailAddress: "ops@example.com"},
+		Notification: herald.Notification{TypeName: "EMAIL", Fields: map[string]string{"emailAddress": "ops@example.com"}},
 	}
 }
 
@@ -475,7 +475,7 @@ func TestNoConnection(t *testing.T) {
 		return d
 	}
 	noRecipient := withTo("")
-	noRecipient.Notification.EmailAddress = ""
+	noRecipient.Notification.SetField("emailAddress", "")
 	tests := []struct {
 		name string
 		cfg  email.Config

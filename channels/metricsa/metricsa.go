@@ -40,12 +40,7 @@ type event struct {
 
 // Notify sends d. See Notifier.
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
-	key := d.Notification.MetricsAAPIKey
-	if key == "" {
-		if i := d.Integration; i != nil && (i.Type == "" || i.Type == "METRICS_A") {
-			key = i.APIKey
-		}
-	}
+	key := d.Field("metricsAApiKey")
 	if key == "" {
 		return &channels.Failure{Reason: "no API key: neither the notification nor a METRICS_A integration sets one"}
 	}

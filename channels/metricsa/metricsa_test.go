@@ -33,7 +33,7 @@ func delivery(ev channels.Event, a herald.Alert, key string, integ *herald.Integ
 		ID:           "dlv-0001",
 		Event:        ev,
 		Alert:        a,
-		Notification: herald.Notification{TypeName: "METRICS_A", MetricsAAPIKey: key},
+		Notification: herald.Notification{TypeName: "METRICS_A", Fields: map[string]string{"metricsAApiKey": key}},
 		Integration:  integ,
 	}
 }
@@ -132,7 +132,7 @@ func TestLimits(t *testing.T) {
 }
 
 func TestKeyChoice(t *testing.T) {
-	integ := &herald.Integration{Type: "METRICS_A", APIKey: integKey}
+	integ := &herald.Integration{Type: "METRICS_A", Fields: map[string]string{"apiKey": integKey}}
 	for _, tc := range []struct {
 		name  string
 		notif string
@@ -165,7 +165,7 @@ func TestNothingSent(t *testing.T) {
 	}{
 		{"no key", delivery(channels.EventOpen, channelstest.HostAlert(), "", nil)},
 		{"integration without key", delivery(channels.EventOpen, channelstest.HostAlert(), "", &herald.Integration{Type: "METRICS_A"})},
-		{"integration of another kind", delivery(channels.EventOpen, channelstest.HostAlert(), "", &herald.Integration{Type: "ALERTING_A", APIKey: integKey})},
+		{"integration of another kind", delivery(channels.EventOpen, channelstest.HostAlert(), "", &herald.Integration{Type: "ALERTING_A", Fields: map[string]string{"apiKey": integKey}})},
 		{"alert without id", delivery(channels.EventOpen, noID, notifKey, nil)},
 		{"no event", delivery("", channelstest.HostAlert(), notifKey, nil)},
 	} {

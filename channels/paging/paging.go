@@ -47,12 +47,7 @@ type payload struct {
 
 // Notify sends d. See Notifier.
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
-	key := d.Notification.ServiceKey
-	if key == "" {
-		if i := d.Integration; i != nil && (i.Type == "" || i.Type == "PAGING") {
-			key = i.ServiceKey
-		}
-	}
+	key := d.Field("serviceKey")
 	if key == "" {
 		return &channels.Failure{Reason: "no service key: neither the notification nor a PAGING integration sets one"}
 	}

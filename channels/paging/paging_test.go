@@ -33,7 +33,7 @@ func delivery(ev channels.Event, a herald.Alert, key string, integ *herald.Integ
 		ID:           "dlv-0001",
 		Event:        ev,
 		Alert:        a,
-		Notification: herald.Notification{TypeName: "PAGING", ServiceKey: key},
+		Notification: herald.Notification{TypeName: "PAGING", Fields: map[string]string{"serviceKey": key}},
 		Integration:  integ,
 	}
 }
@@ -146,7 +146,7 @@ func TestSummaryAndSource(t *testing.T) {
 func TestResolveMatchesTrigger(t *testing.T) {
 	rc := channelstest.NewReceiver(t, accepted)
 	n := paging.Notifier{Client: testClient(), BaseURL: rc.URL + "/"}
-	integ := &herald.Integration{Type: "PAGING", ServiceKey: integKey}
+	integ := &herald.Integration{Type: "PAGING", Fields: map[string]string{"serviceKey": integKey}}
 	open := channelstest.HostAlert()
 	closed := open
 	closed.Status = herald.StatusClosed
@@ -206,8 +206,8 @@ func TestKeyChoice(t *testing.T) {
 		want  string
 	}{
 		{"notification only", notifKey, nil, notifKey},
-		{"integration only", "", &herald.Integration{Type: "PAGING", ServiceKey: integKey}, integKey},
-		{"notification wins", notifKey, &herald.Integration{Type: "PAGING", ServiceKey: integKey}, notifKey},
+		{"integration only", "", &herald.Integration{Type: "PAGING", Fields: map[string]string{"serviceKey": integKey}}, integKey},
+		{"notification wins", notifKey, &herald.Integration{Type: "PAGING", Fields: map[string]string{"serviceKey": integKey}}, notifKey},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := channelstest.NewReceiver(t, accepted)
@@ -231,7 +231,7 @@ func TestNothingSent(t *testing.T) {
 	}{
 		{"no key", delivery(channels.EventOpen, channelstest.HostAlert(), "", nil)},
 		{"integration without key", delivery(channels.EventOpen, channelstest.HostAlert(), "", &herald.Integration{Type: "PAGING"})},
-		{"integration of another kind", delivery(channels.EventOpen, channelstest.HostAlert(), "", &herald.Integration{Type: "ALERTING_A", ServiceKey: integKey})},
+		{"integration of another kind", delivery(channels.EventOpen, channelstest.HostAlert(), "", &herald.Integration{Type: "ALERTING_A", Fields: map[string]string{"serviceKey": integKey}})},
 		{"alert without id", delivery(channels.EventOpen, noID, notifKey, nil)},
 		{"no event", delivery("", channelstest.HostAlert(), notifKey, nil)},
 	} {

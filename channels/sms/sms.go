@@ -35,7 +35,7 @@ var number = regexp.MustCompile(`^\+?[0-9]{6,16}$`)
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	to := d.To
 	if to == "" {
-		to = d.Notification.MobileNumber
+		to = d.Notification.Field("mobileNumber")
 	}
 	if to == "" {
 		return &channels.Failure{Reason: "no mobile number: neither the delivery nor the notification names one"}

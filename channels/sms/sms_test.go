@@ -43,7 +43,7 @@ func delivery(ev channels.Event, a herald.Alert) channels.Delivery {
 		ID:           a.ID + "-0-1",
 		Event:        ev,
 		Alert:        a,
-		Notification: herald.Notification{TypeName: "SMS", MobileNumber: "+1 (555) 123-4567"},
+		Notification: herald.Notification{TypeName: "SMS", Fields: map[string]string{"mobileNumber": "+1 (555) 123-4567"}},
 	}
 }
 
@@ -176,7 +176,7 @@ func TestClassification(t *testing.T) {
 func TestNothingSent(t *testing.T) {
 	rc := channelstest.NewReceiver(t, created)
 	noNumber := delivery(channels.EventOpen, channelstest.HostAlert())
-	noNumber.Notification.MobileNumber = ""
+	noNumber.Notification.SetField("mobileNumber", "")
 	badNumber := delivery(channels.EventOpen, channelstest.HostAlert())
 	badNumber.To = "call me"
 	ok := delivery(channels.EventOpen, channelstest.HostAlert())

@@ -99,14 +99,11 @@ func sign(secret string, body []byte) string {
 // webhookTarget finds the URL and secret of a webhook delivery: the notification's own, else
 // the WEBHOOK integration's.
 func webhookTarget(d channels.Delivery) (*parsedTarget, string, *channels.Failure) {
-	n := d.Notification
-	target, secret := n.WebhookURL, n.WebhookSecret
+	target, secret := d.Notification.Field("webhookUrl"), d.Notification.Field("webhookSecret")
 	if target == "" {
-		if i := d.Integration; i != nil && (i.Type == "" || i.Type == "WEBHOOK") {
-			target = i.URL
-			if secret == "" {
-				secret = i.Secret
-			}
+		target = d.IntegrationField("url")
+		if secret == "" {
+			secret = d.IntegrationField("secret")
 		}
 	}
 	if target == "" {

@@ -41,7 +41,7 @@ func webhookDelivery(url, secret string) channels.Delivery {
 		ID:           "dlv-0001",
 		Event:        channels.EventOpen,
 		Alert:        channelstest.MetricAlert(),
-		Notification: herald.Notification{TypeName: "WEBHOOK", WebhookURL: url, WebhookSecret: secret},
+		Notification: herald.Notification{TypeName: "WEBHOOK", Fields: map[string]string{"webhookUrl": url, "webhookSecret": secret}},
 	}
 }
 
@@ -166,9 +166,9 @@ func TestWebhookIntegrationDefaults(t *testing.T) {
 			rc := channelstest.NewReceiver(t, nil)
 			d := webhookDelivery("", c.ownSecret)
 			if c.ownPath != "" {
-				d.Notification.WebhookURL = rc.URL + c.ownPath
+				d.Notification.SetField("webhookUrl", rc.URL+c.ownPath)
 			}
-			d.Integration = &herald.Integration{Type: "WEBHOOK", URL: rc.URL + "/integration", Secret: intSecret}
+			d.Integration = &herald.Integration{Type: "WEBHOOK", Fields: map[string]string{"url": rc.URL + "/integration", "secret": intSecret}}
 			if err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), d); err != nil {
 				t.Fatalf("Notify: %v", err)
 			}
@@ -227,12 +227,12 @@ func TestWebhookMissingOrBadURL(t *testing.T) {
 		{"no URL, no integration", webhookDelivery("", testSecret)},
 		{"no URL, integration without one", func() channels.Delivery {
 			d := webhookDelivery("", "")
-			d.Integration = &herald.Integration{Type: "WEBHOOK", Secret: testSecret}
+			d.Integration = &herald.Integration{Type: "WEBHOOK", Fields: map[string]string{"secret": testSecret}}
 			return d
 		}()},
 		{"no URL, integration of another kind", func() channels.Delivery {
 			d := webhookDelivery("", "")
-			d.Integration = &herald.Integration{Type: "CHAT_C", ChatCWebhookURL: rc.URL}
+			d.Integration = &herald.Integration{Type: "CHAT_C", Fields: map[string]string{"chatCWebhookUrl": rc.URL}}
 			return d
 		}()},
 		{"not http", webhookDelivery("ftp://files.example.com/"+testSecret, "")},

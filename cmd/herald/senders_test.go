@@ -18,7 +18,7 @@ func TestWebhookPrivateTargets(t *testing.T) {
 	send := func(allow bool, url string) error {
 		notifiers, _ := senders(services{}, allow)
 		d := channels.Delivery{ID: "a-0-1", Event: channels.EventOpen, Alert: channelstest.HostAlert(),
-			Notification: herald.Notification{TypeName: "WEBHOOK", WebhookURL: url}}
+			Notification: herald.Notification{TypeName: "WEBHOOK", Fields: map[string]string{"webhookUrl": url}}}
 		return notifiers["WEBHOOK"].Notify(context.Background(), d)
 	}
 	for _, url := range []string{rc.URL + "/hook", "http://169.254.169.254/latest/meta-data", strings.Replace(rc.URL, "127.0.0.1", "localhost", 1) + "/hook"} {
