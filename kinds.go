@@ -9,11 +9,11 @@ import (
 	"strings"
 )
 
-// The registry of delivery kinds: what each kind of notification is, declared once. Validation,
-// masking, credentials, fan-out to people, the retry queues and their priorities, and the
-// senders cmd/herald wires all read it; tests check that every kind has a sender, a served
-// queue, and its rows in the README and the settings example. Adding a kind is its
-// channels/<kind>/ package, an entry here, and its sender in cmd/herald's wiring.
+// The registry of delivery kinds: what each kind of notification is, declared once by the
+// kind's package (channels/<kind>) and registered by channels/registry. Validation, masking,
+// credentials, fan-out to people, the retry queues and their priorities, and the senders
+// cmd/herald makes all read it; tests check that every kind has a sender, a served queue, and
+// its rows in the README and the settings example.
 
 // Kind is one kind of delivery.
 type Kind struct {
@@ -83,76 +83,44 @@ func (k Kind) IntegrationName() string {
 	return k.Integration.Name
 }
 
+// The kinds that reach people rather than one address or service: Herald's own rules of
+// who holds which role, told by EMAIL and SMS. The registry of kinds lists them with the
+// others.
 var (
-	pagingIntegration = IntegrationType{Name: "PAGING", Fields: []IntegrationField{
-		{Name: "serviceKey", Required: true, Mask: MaskTail}}}
-	alertingAIntegration = IntegrationType{Name: "ALERTING_A", Fields: []IntegrationField{
-		{Name: "apiKey", Required: true, Mask: MaskTail},
-		{Name: "region", Default: "US", Check: OneOf("US", "EU")}}}
-	alertingBIntegration = IntegrationType{Name: "ALERTING_B", Fields: []IntegrationField{
-		{Name: "apiKey", Required: true, Mask: MaskTail},
-		{Name: "routingKey"}}}
-	chatAIntegration = IntegrationType{Name: "CHAT_A", Fields: []IntegrationField{
-		{Name: "notificationToken", Required: true, Mask: MaskTail},
-		{Name: "roomName", Required: true}}}
-	chatBIntegration = IntegrationType{Name: "CHAT_B", Fields: []IntegrationField{
-		{Name: "apiToken", Required: true, Mask: MaskTail},
-		{Name: "teamName", GivenAgain: true},
-		{Name: "channelName", Shown: true}}}
-	chatCIntegration = IntegrationType{Name: "CHAT_C", Fields: []IntegrationField{
-		{Name: "chatCWebhookUrl", Required: true, Mask: MaskURL, URL: true}}}
-	metricsAIntegration = IntegrationType{Name: "METRICS_A", Fields: []IntegrationField{
-		{Name: "apiKey", Required: true, Mask: MaskTail}}}
-	webhookIntegration = IntegrationType{Name: "WEBHOOK", Fields: []IntegrationField{
-		{Name: "url", Required: true, Mask: MaskURL, URL: true},
-		{Name: "secret", Mask: MaskAll}}}
+	UserKind = Kind{Name: "USER", Project: true, Global: true, Queue: "deliveries-people", Priority: 3,
+		Fields: []KindField{{Name: "username", Required: true}},
+		People: &Reach{Email: true, SMS: true, Reaches: reachesUser}}
+	GroupKind = Kind{Name: "GROUP", Project: true, Global: true, Queue: "deliveries-people", Priority: 3,
+		People: &Reach{Email: true, SMS: true, Roles: ValidProjectRole, Reaches: reachesProjectMember}}
+	OrgKind = Kind{Name: "ORG", Project: true, Queue: "deliveries-people", Priority: 3,
+		People: &Reach{Email: true, SMS: true, Roles: ValidOrgRole, Reaches: reachesOrgMember}}
+	AdminKind = Kind{Name: "ADMIN", Global: true, Queue: "deliveries-people", Priority: 3,
+		People: &Reach{Email: true, Reaches: reachesGlobalOwner, Administrators: true}}
 )
 
-var kindRegistry = []Kind{
-	{Name: "EMAIL", Project: true, Global: true, Queue: "deliveries-email", Priority: 3,
-		Fields: []KindField{{Name: "emailAddress", Required: true, Check: CheckEmailAddress}}},
-	{Name: "SMS", Project: true, Global: true, Queue: "deliveries-sms", Priority: 5,
-		Fields: []KindField{{Name: "mobileNumber", Required: true, Check: CheckPhoneNumber}}},
-	{Name: "USER", Project: true, Global: true, Queue: "deliveries-people", Priority: 3,
-		Fields: []KindField{{Name: "username", Required: true}},
-		People: &Reach{Email: true, SMS: true, Reaches: reachesUser}},
-	{Name: "GROUP", Project: true, Global: true, Queue: "deliveries-people", Priority: 3,
-		People: &Reach{Email: true, SMS: true, Roles: ValidProjectRole, Reaches: reachesProjectMember}},
-	{Name: "ORG", Project: true, Queue: "deliveries-people", Priority: 3,
-		People: &Reach{Email: true, SMS: true, Roles: ValidOrgRole, Reaches: reachesOrgMember}},
-	{Name: "ADMIN", Global: true, Queue: "deliveries-people", Priority: 3,
-		People: &Reach{Email: true, Reaches: reachesGlobalOwner, Administrators: true}},
-	{Name: "PAGING", Project: true, Global: true, Integration: &pagingIntegration, Queue: "deliveries-paging", Priority: 6,
-		Fields: []KindField{{Name: "serviceKey", Required: true, Mask: MaskTail, Integration: "serviceKey", Credential: true}}},
-	{Name: "ALERTING_A", Project: true, Integration: &alertingAIntegration, Queue: "deliveries-alerting_a", Priority: 6,
-		Fields: []KindField{
-			{Name: "alertingAApiKey", Required: true, Mask: MaskTail, Integration: "apiKey", Credential: true},
-			{Name: "alertingARegion", Integration: "region", Default: "US", Check: OneOf("US", "EU")},
-		}},
-	{Name: "ALERTING_B", Project: true, Integration: &alertingBIntegration, Queue: "deliveries-alerting_b", Priority: 6,
-		Fields: []KindField{
-			{Name: "alertingBApiKey", Required: true, Mask: MaskTail, Integration: "apiKey", Credential: true},
-			{Name: "alertingBRoutingKey", Required: true, Integration: "routingKey"},
-		}},
-	{Name: "CHAT_A", GlobalName: "CHATA", Project: true, Global: true, Integration: &chatAIntegration, Queue: "deliveries-chat_a", Priority: 4,
-		Fields: []KindField{
-			{Name: "notificationToken", Required: true, Mask: MaskTail, Integration: "notificationToken", Credential: true},
-			{Name: "roomName", Required: true, Integration: "roomName"},
-		}},
-	{Name: "CHAT_B", Project: true, Global: true, Integration: &chatBIntegration, Queue: "deliveries-chat_b", Priority: 4,
-		Fields: []KindField{
-			{Name: "apiToken", Required: true, Mask: MaskTail, Integration: "apiToken", Credential: true},
-			{Name: "channelName", Required: true, Integration: "channelName"},
-		}},
-	{Name: "CHAT_C", Project: true, Global: true, Integration: &chatCIntegration, Queue: "deliveries-chat_c", Priority: 4,
-		Fields: []KindField{{Name: "chatCWebhookUrl", Required: true, Mask: MaskURL, Integration: "chatCWebhookUrl", URL: true}}},
-	{Name: "METRICS_A", Project: true, Integration: &metricsAIntegration, Queue: "deliveries-metrics_a", Priority: 2,
-		Fields: []KindField{{Name: "metricsAApiKey", Required: true, Mask: MaskTail, Integration: "apiKey", Credential: true}}},
-	{Name: "WEBHOOK", Project: true, Global: true, Integration: &webhookIntegration, Queue: "deliveries-webhook", Priority: 4,
-		Fields: []KindField{
-			{Name: "webhookUrl", Required: true, Mask: MaskURL, Integration: "url", URL: true},
-			{Name: "webhookSecret", Mask: MaskAll, Target: "webhookUrl", Integration: "secret"},
-		}},
+// kindRegistry is every kind, as RegisterKinds was given them.
+var kindRegistry []Kind
+
+// RegisterKinds adds kinds to the registry, in order: the registry of kinds
+// (channels/registry) gives it every kind once, when it is imported. It panics on a kind,
+// spelling or field that is registered already, or an integration type that is.
+func RegisterKinds(kinds ...Kind) {
+	for _, k := range kinds {
+		for _, name := range []string{k.Name, k.GlobalName} {
+			if _, dup := LookupKind(name); dup {
+				panic("herald: kind " + name + " registered twice")
+			}
+		}
+		for _, f := range k.Fields {
+			if slices.Contains(notificationFieldNames(), f.Name) {
+				panic("herald: notification field " + f.Name + " of " + k.Name + " is another kind's")
+			}
+		}
+		if it := k.Integration; it != nil && KnownIntegrationType(it.Name) {
+			panic("herald: integration type " + it.Name + " of " + k.Name + " registered twice")
+		}
+		kindRegistry = append(kindRegistry, k)
+	}
 }
 
 // Kinds returns every delivery kind, in the registry's order.

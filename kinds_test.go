@@ -147,3 +147,27 @@ func TestSameHost(t *testing.T) {
 		}
 	}
 }
+
+// A kind is registered once: registering a kind, a spelling, a field or an integration type
+// that another kind has refuses to start.
+func TestRegisterKindsRefusesDuplicates(t *testing.T) {
+	webhook, _ := LookupKind("WEBHOOK")
+	for name, k := range map[string]Kind{
+		"a kind again":          webhook,
+		"another's spelling":    {Name: "CHAT_Z", GlobalName: "CHATA"},
+		"another's field":       {Name: "CHAT_Z", Fields: []KindField{{Name: "webhookUrl"}}},
+		"another's integration": {Name: "CHAT_Z", Integration: &IntegrationType{Name: "SCRAPER_A"}},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: registered", name)
+				}
+			}()
+			RegisterKinds(k)
+		}()
+	}
+	if _, ok := LookupKind("CHAT_Z"); ok {
+		t.Error("a refused kind is registered")
+	}
+}

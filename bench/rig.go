@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/api/digest"
 	"github.com/heraldhq/herald/channels"
+	_ "github.com/heraldhq/herald/channels/registry" // the kinds the API and the engine know
 	"github.com/heraldhq/herald/channels/webhook"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/internal/apiclient"

@@ -36,29 +36,3 @@ type Delivery struct {
 type Notifier interface {
 	Notify(ctx context.Context, d Delivery) error
 }
-
-// Field is the value of the kind's field name for d: the notification's own, else the one of
-// the integration field that supplies it (herald.KindField.Integration). "" when neither has
-// it.
-func (d Delivery) Field(name string) string {
-	if v := d.Notification.Field(name); v != "" {
-		return v
-	}
-	k, _ := herald.LookupKind(d.Notification.TypeName)
-	for _, f := range k.Fields {
-		if f.Name == name && f.Integration != "" {
-			return d.IntegrationField(f.Integration)
-		}
-	}
-	return ""
-}
-
-// IntegrationField is the value of field name of d's integration, when it is one of the
-// notification's kind; "" otherwise.
-func (d Delivery) IntegrationField(name string) string {
-	k, ok := herald.LookupKind(d.Notification.TypeName)
-	if i := d.Integration; i != nil && ok && k.Integration != nil && (i.Type == "" || i.Type == k.Integration.Name) {
-		return i.Field(name)
-	}
-	return ""
-}

@@ -5,8 +5,11 @@
 // Each kind has its own package below this one (webhook, chata, chatb, chatc, ...), with one
 // small type with one Notify method: how the target is found (the notification's own fields,
 // else the defaults of the project's integration of that kind), what the request looks like,
-// and what the answer means. This package holds only what they share: the Delivery they are
-// given, the Failure they return, the HTTP client, Send and Summary. The meaning of an answer
+// and what the answer means. Beside it, its Kind declares the kind once: its fields, their
+// checks and masks, its integration, its queue, its settings and how its sender is made from
+// them; channels/registry lists every kind. This package holds only what they share: the Kind
+// they declare, the Delivery they are given, the Failure they return, the HTTP client, Send
+// and Summary. The meaning of an answer
 // is shared by every HTTP sender: Classify turns it into nil (delivered) or a *Failure that says
 // whether a retry can help (timeouts, connection errors, 408, 429, 5xx, with the target's
 // Retry-After), whether the target refused its credentials (401/403), or neither. Every HTTP

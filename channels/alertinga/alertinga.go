@@ -140,7 +140,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 // credentials finds the key and region of d: the notification's own, else the ALERTING_A
 // integration's; the region defaults to US.
 func credentials(d channels.Delivery) (key, region string, f *channels.Failure) {
-	key, region = d.Field("alertingAApiKey"), d.Field("alertingARegion")
+	key, region = Kind.Field(d, "alertingAApiKey"), Kind.Field(d, "alertingARegion")
 	if key == "" {
 		return "", "", &channels.Failure{Reason: "no API key: neither the notification nor an ALERTING_A integration sets one"}
 	}
@@ -169,4 +169,25 @@ func when(ts ...herald.Time) string {
 		}
 	}
 	return "an unknown time"
+}
+
+// Kind is ALERTING_A: an alert per alert, with an API key and a region (US or EU) from the
+// notification or its project's ALERTING_A integration.
+var Kind = channels.Kind{
+	Kind: herald.Kind{Name: "ALERTING_A", Project: true, Queue: "deliveries-alerting_a", Priority: 6,
+		Fields: []herald.KindField{
+			{Name: "alertingAApiKey", Required: true, Mask: herald.MaskTail, Integration: "apiKey", Credential: true},
+			{Name: "alertingARegion", Integration: "region", Default: "US", Check: herald.OneOf("US", "EU")},
+		},
+		Integration: &herald.IntegrationType{Name: "ALERTING_A", Fields: []herald.IntegrationField{
+			{Name: "apiKey", Required: true, Mask: herald.MaskTail},
+			{Name: "region", Default: "US", Check: herald.OneOf("US", "EU")},
+		}}},
+	Settings: []channels.Setting{
+		{Flag: "alerting-a-url", Env: "HERALD_ALERTING_A_URL", Address: true, Help: "ALERTING_A service address, region US"},
+		{Flag: "alerting-a-eu-url", Env: "HERALD_ALERTING_A_EU_URL", Address: true, Help: "ALERTING_A service address, region EU"},
+	},
+	New: func(s channels.Settings, client *http.Client) channels.Notifier {
+		return Notifier{Client: client, BaseURL: s["HERALD_ALERTING_A_URL"], EUBaseURL: s["HERALD_ALERTING_A_EU_URL"]}
+	},
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 )
 
@@ -133,7 +134,7 @@ func quote(msg string, secrets []string) string {
 // credentials finds the api key and routing key of d: the notification's own, else the
 // ALERTING_B integration's.
 func credentials(d channels.Delivery) (apiKey, routingKey string, f *channels.Failure) {
-	apiKey, routingKey = d.Field("alertingBApiKey"), d.Field("alertingBRoutingKey")
+	apiKey, routingKey = Kind.Field(d, "alertingBApiKey"), Kind.Field(d, "alertingBRoutingKey")
 	switch {
 	case apiKey == "":
 		return "", "", &channels.Failure{Reason: "no API key: neither the notification nor an ALERTING_B integration sets one"}
@@ -141,4 +142,20 @@ func credentials(d channels.Delivery) (apiKey, routingKey string, f *channels.Fa
 		return "", "", &channels.Failure{Reason: "no routing key: neither the notification nor an ALERTING_B integration sets one"}
 	}
 	return apiKey, routingKey, nil
+}
+
+// Kind is ALERTING_B: an API key and a routing key, from the notification or its project's
+// ALERTING_B integration.
+var Kind = channels.Kind{
+	Kind: herald.Kind{Name: "ALERTING_B", Project: true, Queue: "deliveries-alerting_b", Priority: 6,
+		Fields: []herald.KindField{
+			{Name: "alertingBApiKey", Required: true, Mask: herald.MaskTail, Integration: "apiKey", Credential: true},
+			{Name: "alertingBRoutingKey", Required: true, Integration: "routingKey"},
+		},
+		Integration: &herald.IntegrationType{Name: "ALERTING_B", Fields: []herald.IntegrationField{
+			{Name: "apiKey", Required: true, Mask: herald.MaskTail}, {Name: "routingKey"}}}},
+	Settings: []channels.Setting{{Flag: "alerting-b-url", Env: "HERALD_ALERTING_B_URL", Address: true, Help: "ALERTING_B service address"}},
+	New: func(s channels.Settings, client *http.Client) channels.Notifier {
+		return Notifier{Client: client, BaseURL: s["HERALD_ALERTING_B_URL"]}
+	},
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 )
 
@@ -86,9 +87,9 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 
 // target finds the token and room of d: the notification's own, else the CHAT_A integration's.
 func target(d channels.Delivery) (token, room string, f *channels.Failure) {
-	token, room = d.Notification.Field("notificationToken"), d.Field("roomName")
-	if token == "" && room == d.IntegrationField("roomName") { // the token is its room's
-		token = d.IntegrationField("notificationToken")
+	token, room = d.Notification.Field("notificationToken"), Kind.Field(d, "roomName")
+	if token == "" && room == Kind.IntegrationField(d, "roomName") { // the token is its room's
+		token = Kind.IntegrationField(d, "notificationToken")
 	}
 	switch {
 	case room == "":
@@ -97,4 +98,20 @@ func target(d channels.Delivery) (token, room string, f *channels.Failure) {
 		return "", "", &channels.Failure{Reason: "no notification token for the room: neither the notification nor the CHAT_A integration of that room sets one"}
 	}
 	return token, room, nil
+}
+
+// Kind is CHAT_A (CHATA in global configurations): a room and its notification token, from
+// the notification or its project's CHAT_A integration.
+var Kind = channels.Kind{
+	Kind: herald.Kind{Name: "CHAT_A", GlobalName: "CHATA", Project: true, Global: true, Queue: "deliveries-chat_a", Priority: 4,
+		Fields: []herald.KindField{
+			{Name: "notificationToken", Required: true, Mask: herald.MaskTail, Integration: "notificationToken", Credential: true},
+			{Name: "roomName", Required: true, Integration: "roomName"},
+		},
+		Integration: &herald.IntegrationType{Name: "CHAT_A", Fields: []herald.IntegrationField{
+			{Name: "notificationToken", Required: true, Mask: herald.MaskTail}, {Name: "roomName", Required: true}}}},
+	Settings: []channels.Setting{{Flag: "chat-a-url", Env: "HERALD_CHAT_A_URL", Address: true, Help: "CHAT_A service address"}},
+	New: func(s channels.Settings, client *http.Client) channels.Notifier {
+		return Notifier{Client: client, BaseURL: s["HERALD_CHAT_A_URL"]}
+	},
 }

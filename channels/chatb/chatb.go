@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 )
 
@@ -186,7 +187,7 @@ func safeCode(code string) string {
 // target finds the token and channel of d: the notification's own, else the CHAT_B
 // integration's.
 func target(d channels.Delivery) (token, channel string, f *channels.Failure) {
-	token, channel = d.Field("apiToken"), d.Field("channelName")
+	token, channel = Kind.Field(d, "apiToken"), Kind.Field(d, "channelName")
 	switch {
 	case token == "":
 		return "", "", &channels.Failure{Reason: "no API token: neither the notification nor a CHAT_B integration sets one"}
@@ -199,4 +200,24 @@ func target(d channels.Delivery) (token, channel string, f *channels.Failure) {
 // escape makes text literal in the service's markup: no mentions, links or channel names.
 func escape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// Kind is CHAT_B: a workspace token and a channel, each from the notification or else its
+// project's CHAT_B integration. Reconfiguring the integration names its team afresh: one
+// stored before teams were asked for may lack it.
+var Kind = channels.Kind{
+	Kind: herald.Kind{Name: "CHAT_B", Project: true, Global: true, Queue: "deliveries-chat_b", Priority: 4,
+		Fields: []herald.KindField{
+			{Name: "apiToken", Required: true, Mask: herald.MaskTail, Integration: "apiToken", Credential: true},
+			{Name: "channelName", Required: true, Integration: "channelName"},
+		},
+		Integration: &herald.IntegrationType{Name: "CHAT_B", Fields: []herald.IntegrationField{
+			{Name: "apiToken", Required: true, Mask: herald.MaskTail},
+			{Name: "teamName", GivenAgain: true},
+			{Name: "channelName", Shown: true},
+		}}},
+	Settings: []channels.Setting{{Flag: "chat-b-url", Env: "HERALD_CHAT_B_URL", Address: true, Help: "CHAT_B service address"}},
+	New: func(s channels.Settings, client *http.Client) channels.Notifier {
+		return Notifier{Client: client, BaseURL: s["HERALD_CHAT_B_URL"]}
+	},
 }

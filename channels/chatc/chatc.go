@@ -117,7 +117,7 @@ func checkAnswer(resp *http.Response, raw []byte) error {
 
 // webhookURL finds the URL of d: the notification's, else the CHAT_C integration's.
 func webhookURL(d channels.Delivery) (string, *channels.Failure) {
-	target := d.Field("chatCWebhookUrl")
+	target := Kind.Field(d, "chatCWebhookUrl")
 	if target == "" {
 		return "", &channels.Failure{Reason: "no webhook URL: neither the notification nor a CHAT_C integration sets a chatCWebhookUrl"}
 	}
@@ -133,4 +133,14 @@ func timeOf(t herald.Time) string {
 		return ""
 	}
 	return t.String()
+}
+
+// Kind is CHAT_C: an incoming-webhook URL (user input: a private address is refused unless
+// the operator allows it), from the notification or its project's CHAT_C integration.
+var Kind = channels.Kind{
+	Kind: herald.Kind{Name: "CHAT_C", Project: true, Global: true, Queue: "deliveries-chat_c", Priority: 4,
+		Fields: []herald.KindField{{Name: "chatCWebhookUrl", Required: true, Mask: herald.MaskURL, Integration: "chatCWebhookUrl", URL: true}},
+		Integration: &herald.IntegrationType{Name: "CHAT_C", Fields: []herald.IntegrationField{
+			{Name: "chatCWebhookUrl", Required: true, Mask: herald.MaskURL, URL: true}}}},
+	New: func(_ channels.Settings, client *http.Client) channels.Notifier { return Notifier{Client: client} },
 }

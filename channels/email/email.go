@@ -11,12 +11,14 @@ import (
 	"mime"
 	"mime/quotedprintable"
 	"net"
+	"net/http"
 	"net/mail"
 	"net/smtp"
 	"net/textproto"
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 )
 
@@ -341,4 +343,38 @@ func serverText(msg string) string {
 		return ""
 	}
 	return "(" + msg + ")"
+}
+
+// Kind is EMAIL: a message to the notification's emailAddress, and the means by which GROUP,
+// ORG, USER and ADMIN notifications email people. It is sent once the operator names a mail
+// server (HERALD_SMTP_ADDR).
+var Kind = channels.Kind{
+	Kind: herald.Kind{Name: "EMAIL", Project: true, Global: true, Queue: "deliveries-email", Priority: 3,
+		Fields: []herald.KindField{{Name: "emailAddress", Required: true, Check: herald.CheckEmailAddress}}},
+	Settings: []channels.Setting{
+		{Flag: "smtp-addr", Env: herald.SettingMail, Help: "mail server host:port for EMAIL (and GROUP/ORG/USER by email); unset: no mail"},
+		{Flag: "smtp-from", Env: "HERALD_SMTP_FROM", Default: "herald@localhost", Help: "sender address of mail"},
+		{Flag: "smtp-username", Env: "HERALD_SMTP_USERNAME", Exact: true, Help: "mail server login (the password: HERALD_SMTP_PASSWORD, environment only)"},
+		{Env: "HERALD_SMTP_PASSWORD", Secret: true},
+	},
+	Check: func(s channels.Settings) error {
+		c := config(s)
+		if c.Addr == "" { // no mail
+			return nil
+		}
+		if err := c.Check(); err != nil {
+			return fmt.Errorf("%w: HERALD_SMTP_ADDR=%q, HERALD_SMTP_FROM=%q", err, c.Addr, c.From)
+		}
+		return nil
+	},
+	New: func(s channels.Settings, _ *http.Client) channels.Notifier {
+		if s[herald.SettingMail] == "" {
+			return nil
+		}
+		return Notifier{Config: config(s)}
+	},
+}
+
+func config(s channels.Settings) Config {
+	return Config{Addr: s[herald.SettingMail], From: s["HERALD_SMTP_FROM"], Username: s["HERALD_SMTP_USERNAME"], Password: s["HERALD_SMTP_PASSWORD"]}
 }

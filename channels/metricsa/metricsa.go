@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 )
 
@@ -40,7 +41,7 @@ type event struct {
 
 // Notify sends d. See Notifier.
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
-	key := d.Field("metricsAApiKey")
+	key := Kind.Field(d, "metricsAApiKey")
 	if key == "" {
 		return &channels.Failure{Reason: "no API key: neither the notification nor a METRICS_A integration sets one"}
 	}
@@ -94,4 +95,17 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	req.Header.Set("User-Agent", "Herald")
 	req.Header.Set("DD-API-KEY", key)
 	return channels.Send(n.Client, req)
+}
+
+// Kind is METRICS_A: an event per notice, with the API key of the notification or of its
+// project's METRICS_A integration.
+var Kind = channels.Kind{
+	Kind: herald.Kind{Name: "METRICS_A", Project: true, Queue: "deliveries-metrics_a", Priority: 2,
+		Fields: []herald.KindField{{Name: "metricsAApiKey", Required: true, Mask: herald.MaskTail, Integration: "apiKey", Credential: true}},
+		Integration: &herald.IntegrationType{Name: "METRICS_A", Fields: []herald.IntegrationField{
+			{Name: "apiKey", Required: true, Mask: herald.MaskTail}}}},
+	Settings: []channels.Setting{{Flag: "metrics-a-url", Env: "HERALD_METRICS_A_URL", Address: true, Help: "METRICS_A service address"}},
+	New: func(s channels.Settings, client *http.Client) channels.Notifier {
+		return Notifier{Client: client, BaseURL: s["HERALD_METRICS_A_URL"]}
+	},
 }

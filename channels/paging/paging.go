@@ -47,7 +47,7 @@ type payload struct {
 
 // Notify sends d. See Notifier.
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
-	key := d.Field("serviceKey")
+	key := Kind.Field(d, "serviceKey")
 	if key == "" {
 		return &channels.Failure{Reason: "no service key: neither the notification nor a PAGING integration sets one"}
 	}
@@ -116,4 +116,18 @@ func source(a herald.Alert) string {
 		}
 	}
 	return "Herald"
+}
+
+// Kind is PAGING: an incident per alert, keyed by the notification's serviceKey or its
+// project's PAGING integration's.
+var Kind = channels.Kind{
+	Kind: herald.Kind{Name: "PAGING", Project: true, Global: true, Queue: "deliveries-paging", Priority: 6,
+		Fields: []herald.KindField{{Name: "serviceKey", Required: true, Mask: herald.MaskTail, Integration: "serviceKey", Credential: true}},
+		Integration: &herald.IntegrationType{Name: "PAGING", Fields: []herald.IntegrationField{
+			{Name: "serviceKey", Required: true, Mask: herald.MaskTail}}}},
+	Settings: []channels.Setting{{Flag: "paging-url", Env: "HERALD_PAGING_URL", Address: true,
+		Help: "PAGING service address (default: the public one)"}},
+	New: func(s channels.Settings, client *http.Client) channels.Notifier {
+		return Notifier{Client: client, BaseURL: s["HERALD_PAGING_URL"]}
+	},
 }

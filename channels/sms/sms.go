@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 )
 
@@ -107,4 +108,25 @@ func normalize(s string) string {
 		}
 		return r
 	}, strings.TrimSpace(s))
+}
+
+// Kind is SMS: a text message to the notification's mobileNumber, and the means by which
+// GROUP, ORG and USER notifications text people. It is sent once the operator sets a gateway
+// account up (HERALD_SMS_ACCOUNT).
+var Kind = channels.Kind{
+	Kind: herald.Kind{Name: "SMS", Project: true, Global: true, Queue: "deliveries-sms", Priority: 5,
+		Fields: []herald.KindField{{Name: "mobileNumber", Required: true, Check: herald.CheckPhoneNumber}}},
+	Settings: []channels.Setting{
+		{Flag: "sms-url", Env: "HERALD_SMS_URL", Address: true, Help: "SMS gateway address (default: the public one); unset account: no SMS"},
+		{Flag: "sms-account", Env: herald.SettingSMS, Exact: true, Help: "SMS gateway account (the token: HERALD_SMS_TOKEN, environment only)"},
+		{Flag: "sms-from", Env: "HERALD_SMS_FROM", Exact: true, Help: "sender number of text messages"},
+		{Env: "HERALD_SMS_TOKEN", Secret: true},
+	},
+	New: func(s channels.Settings, client *http.Client) channels.Notifier {
+		if s[herald.SettingSMS] == "" {
+			return nil
+		}
+		return Notifier{Client: client, BaseURL: s["HERALD_SMS_URL"], AccountSID: s[herald.SettingSMS],
+			AuthToken: s["HERALD_SMS_TOKEN"], From: s["HERALD_SMS_FROM"]}
+	},
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 )
 
@@ -101,9 +102,9 @@ func sign(secret string, body []byte) string {
 func webhookTarget(d channels.Delivery) (*parsedTarget, string, *channels.Failure) {
 	target, secret := d.Notification.Field("webhookUrl"), d.Notification.Field("webhookSecret")
 	if target == "" {
-		target = d.IntegrationField("url")
+		target = Kind.IntegrationField(d, "url")
 		if secret == "" {
-			secret = d.IntegrationField("secret")
+			secret = Kind.IntegrationField(d, "secret")
 		}
 	}
 	if target == "" {
@@ -157,4 +158,18 @@ func (c *targetCache) parse(raw string) *parsedTarget {
 	c.m[raw] = t
 	c.mu.Unlock()
 	return t
+}
+
+// Kind is WEBHOOK: a URL (user input: a private address is refused unless the operator
+// allows it) and the secret that signs what is sent there, from the notification or its
+// project's WEBHOOK integration. A stored secret is kept only while its URL stays on its host.
+var Kind = channels.Kind{
+	Kind: herald.Kind{Name: "WEBHOOK", Project: true, Global: true, Queue: "deliveries-webhook", Priority: 4,
+		Fields: []herald.KindField{
+			{Name: "webhookUrl", Required: true, Mask: herald.MaskURL, Integration: "url", URL: true},
+			{Name: "webhookSecret", Mask: herald.MaskAll, Target: "webhookUrl", Integration: "secret"},
+		},
+		Integration: &herald.IntegrationType{Name: "WEBHOOK", Fields: []herald.IntegrationField{
+			{Name: "url", Required: true, Mask: herald.MaskURL, URL: true}, {Name: "secret", Mask: herald.MaskAll}}}},
+	New: func(_ channels.Settings, client *http.Client) channels.Notifier { return Notifier{Client: client} },
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/dispatch"
 )
 
@@ -115,8 +116,8 @@ func checkBaseURL(name, raw, what, example string) error {
 // Give it the workers' values.
 func (c *common) bindDeliveryWarnings(s settings) {
 	const why = " (the api role reads it only to warn of configurations the workers cannot deliver: give it the workers' value)"
-	s.string(&c.SMTPAddr, "smtp-addr", herald.SettingMail, "", "the workers' mail server, unset: no mail"+why)
-	s.string(&c.SMSAccount, "sms-account", herald.SettingSMS, "", "the workers' SMS gateway account, unset: no SMS"+why)
+	c.services.bindOne(s, channels.Setting{Flag: "smtp-addr", Env: herald.SettingMail}, "the workers' mail server, unset: no mail"+why)
+	c.services.bindOne(s, channels.Setting{Flag: "sms-account", Env: herald.SettingSMS}, "the workers' SMS gateway account, unset: no SMS"+why)
 	s.bool(&c.AllowPrivate, "allow-private-targets", herald.SettingPrivateTargets, false, "whether the workers let webhooks and chat reach private addresses"+why)
 }
 

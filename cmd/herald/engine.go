@@ -2,126 +2,58 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
 
 	"go.uber.org/zap"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
-	"github.com/heraldhq/herald/channels/alertinga"
-	"github.com/heraldhq/herald/channels/alertingb"
-	"github.com/heraldhq/herald/channels/chata"
-	"github.com/heraldhq/herald/channels/chatb"
-	"github.com/heraldhq/herald/channels/chatc"
-	"github.com/heraldhq/herald/channels/email"
-	"github.com/heraldhq/herald/channels/metricsa"
-	"github.com/heraldhq/herald/channels/paging"
-	"github.com/heraldhq/herald/channels/sms"
-	"github.com/heraldhq/herald/channels/webhook"
+	"github.com/heraldhq/herald/channels/registry"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 )
 
-// services are where each kind of delivery goes: the service's address (empty: its public
-// one) and, for mail and text messages, the operator's server and credentials.
-type services struct {
-	PagingURL, AlertingAURL, AlertingAEUURL, AlertingBURL, ChatAURL, ChatBURL, MetricsAURL string
-	SMTPAddr, SMTPFrom, SMTPUsername                                                       string
-	SMSURL, SMSAccount, SMSFrom                                                            string
-	// Read from the environment only, so that --help never shows them.
-	smtpPassword, smsToken string
+// services are the settings of the senders, by variable (HERALD_PAGING_URL): each kind's
+// package declares its own (channels.Kind.Settings).
+type services channels.Settings
+
+// bind binds the settings of every kind's sender. A service's address that every request of
+// its kind would fail on, or a secret still holding the deploy files' placeholder, stops the
+// worker at start rather than failing each delivery.
+func (v *services) bind(s settings) {
+	for _, k := range registry.Kinds {
+		for _, st := range k.Settings {
+			v.bindOne(s, st, st.Help)
+		}
+		if k.Check != nil {
+			s.check(func() error { return k.Check(channels.Settings(*v)) })
+		}
+	}
 }
 
-func (v *services) bind(s settings) {
-	// A service's address that every request of its kind would fail on stops the worker at
-	// start, rather than failing each delivery.
-	service := func(p *string, name, env, help string) {
-		s.string(p, name, env, "", help)
-		s.check(func() error { return checkBaseURL(env, *p, "a service's address", "https://service.example.com") })
+// bindOne binds setting st, with help, and its checks.
+func (v *services) bindOne(s settings, st channels.Setting, help string) {
+	if *v == nil {
+		*v = services{}
 	}
-	service(&v.PagingURL, "paging-url", "HERALD_PAGING_URL", "PAGING service address (default: the public one)")
-	service(&v.AlertingAURL, "alerting-a-url", "HERALD_ALERTING_A_URL", "ALERTING_A service address, region US")
-	service(&v.AlertingAEUURL, "alerting-a-eu-url", "HERALD_ALERTING_A_EU_URL", "ALERTING_A service address, region EU")
-	service(&v.AlertingBURL, "alerting-b-url", "HERALD_ALERTING_B_URL", "ALERTING_B service address")
-	service(&v.ChatAURL, "chat-a-url", "HERALD_CHAT_A_URL", "CHAT_A service address")
-	service(&v.ChatBURL, "chat-b-url", "HERALD_CHAT_B_URL", "CHAT_B service address")
-	service(&v.MetricsAURL, "metrics-a-url", "HERALD_METRICS_A_URL", "METRICS_A service address")
-	s.string(&v.SMTPAddr, "smtp-addr", "HERALD_SMTP_ADDR", "", "mail server host:port for EMAIL (and GROUP/ORG/USER by email); unset: no mail")
-	s.string(&v.SMTPFrom, "smtp-from", "HERALD_SMTP_FROM", "herald@localhost", "sender address of mail")
-	s.string(&v.SMTPUsername, "smtp-username", "HERALD_SMTP_USERNAME", "", "mail server login (the password: HERALD_SMTP_PASSWORD, environment only)")
-	service(&v.SMSURL, "sms-url", "HERALD_SMS_URL", "SMS gateway address (default: the public one); unset account: no SMS")
-	s.string(&v.SMSAccount, "sms-account", "HERALD_SMS_ACCOUNT", "", "SMS gateway account (the token: HERALD_SMS_TOKEN, environment only)")
-	s.string(&v.SMSFrom, "sms-from", "HERALD_SMS_FROM", "", "sender number of text messages")
-	s.environmentOnly(&v.smtpPassword, "HERALD_SMTP_PASSWORD")
-	s.environmentOnly(&v.smsToken, "HERALD_SMS_TOKEN")
+	p := new(string)
+	if st.Secret {
+		s.environmentOnly(p, st.Env)
+	} else {
+		s.string(p, st.Flag, st.Env, st.Default, help)
+	}
 	s.check(func() error {
-		return errors.Join(checkSecret("HERALD_SMTP_PASSWORD", v.smtpPassword), checkSecret("HERALD_SMS_TOKEN", v.smsToken),
-			checkTrimmed("HERALD_SMTP_USERNAME", v.SMTPUsername), checkTrimmed("HERALD_SMS_ACCOUNT", v.SMSAccount),
-			checkTrimmed("HERALD_SMS_FROM", v.SMSFrom))
-	})
-	s.check(func() error {
-		if v.SMTPAddr == "" { // no mail
-			return nil
-		}
-		if err := (email.Config{Addr: v.SMTPAddr, From: v.SMTPFrom}).Check(); err != nil {
-			return fmt.Errorf("%w: HERALD_SMTP_ADDR=%q, HERALD_SMTP_FROM=%q", err, v.SMTPAddr, v.SMTPFrom)
+		(*v)[st.Env] = *p
+		switch {
+		case st.Address:
+			return checkBaseURL(st.Env, *p, "a service's address", "https://service.example.com")
+		case st.Secret:
+			return checkSecret(st.Env, *p)
+		case st.Exact:
+			return checkTrimmed(st.Env, *p)
 		}
 		return nil
 	})
-}
-
-// sender is how one kind's notifier is made: from the settings it names (the HERALD_*
-// variables of services; the kinds test checks each is in deploy/herald.env.example) and an
-// HTTP client of its own. A nil notifier: the operator has not configured the kind (mail, SMS).
-type sender struct {
-	settings []string
-	make     func(v services, client *http.Client) channels.Notifier
-}
-
-// wiring is the sender of every kind of the registry (herald.Kinds) that has a target of its
-// own, by kind name; the kinds that reach people go through EMAIL and SMS. The kinds test
-// fails for a kind missing here.
-var wiring = map[string]sender{
-	"WEBHOOK": {make: func(v services, client *http.Client) channels.Notifier {
-		return webhook.Notifier{Client: client}
-	}},
-	"PAGING": {settings: []string{"HERALD_PAGING_URL"}, make: func(v services, client *http.Client) channels.Notifier {
-		return paging.Notifier{Client: client, BaseURL: v.PagingURL}
-	}},
-	"ALERTING_A": {settings: []string{"HERALD_ALERTING_A_URL", "HERALD_ALERTING_A_EU_URL"}, make: func(v services, client *http.Client) channels.Notifier {
-		return alertinga.Notifier{Client: client, BaseURL: v.AlertingAURL, EUBaseURL: v.AlertingAEUURL}
-	}},
-	"ALERTING_B": {settings: []string{"HERALD_ALERTING_B_URL"}, make: func(v services, client *http.Client) channels.Notifier {
-		return alertingb.Notifier{Client: client, BaseURL: v.AlertingBURL}
-	}},
-	"CHAT_A": {settings: []string{"HERALD_CHAT_A_URL"}, make: func(v services, client *http.Client) channels.Notifier {
-		return chata.Notifier{Client: client, BaseURL: v.ChatAURL}
-	}},
-	"CHAT_B": {settings: []string{"HERALD_CHAT_B_URL"}, make: func(v services, client *http.Client) channels.Notifier {
-		return chatb.Notifier{Client: client, BaseURL: v.ChatBURL}
-	}},
-	"CHAT_C": {make: func(v services, client *http.Client) channels.Notifier {
-		return chatc.Notifier{Client: client}
-	}},
-	"METRICS_A": {settings: []string{"HERALD_METRICS_A_URL"}, make: func(v services, client *http.Client) channels.Notifier {
-		return metricsa.Notifier{Client: client, BaseURL: v.MetricsAURL}
-	}},
-	"SMS": {settings: []string{"HERALD_SMS_URL", "HERALD_SMS_ACCOUNT", "HERALD_SMS_FROM", "HERALD_SMS_TOKEN"},
-		make: func(v services, client *http.Client) channels.Notifier {
-			if v.SMSAccount == "" {
-				return nil
-			}
-			return sms.Notifier{Client: client, BaseURL: v.SMSURL, AccountSID: v.SMSAccount, AuthToken: v.smsToken, From: v.SMSFrom}
-		}},
-	"EMAIL": {settings: []string{"HERALD_SMTP_ADDR", "HERALD_SMTP_FROM", "HERALD_SMTP_USERNAME", "HERALD_SMTP_PASSWORD"},
-		make: func(v services, _ *http.Client) channels.Notifier {
-			if v.SMTPAddr == "" {
-				return nil
-			}
-			return email.Notifier{Config: email.Config{Addr: v.SMTPAddr, From: v.SMTPFrom, Username: v.SMTPUsername, Password: v.smtpPassword}}
-		}},
 }
 
 // senders are the notifiers of every kind Herald delivers, by kind name (herald.Kind.Name),
@@ -135,13 +67,12 @@ func senders(v services, allowPrivate bool) (map[string]channels.Notifier, dispa
 // connections per host, so that a slow service holds only its own.
 func sendersOver(v services, client *http.Client) (map[string]channels.Notifier, dispatch.Mailer) {
 	out := map[string]channels.Notifier{}
-	for _, kind := range herald.Senders() {
-		s, ok := wiring[kind]
-		if !ok {
-			continue // none wired: TestEveryKindIsWired names the kind
+	for _, k := range registry.Kinds {
+		if k.New == nil {
+			continue // reaches people, by EMAIL and SMS
 		}
-		if n := s.make(v, client); n != nil {
-			out[kind] = n
+		if n := k.New(channels.Settings(v), client); n != nil {
+			out[k.Name] = n
 		}
 	}
 	mailer, _ := out["EMAIL"].(dispatch.Mailer)

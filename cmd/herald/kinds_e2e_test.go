@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -19,37 +20,52 @@ import (
 // kindCase is how the end-to-end test configures one kind and where it expects it: an HTTP
 // receiver (path: the request it must get) or, for mail, the address it must reach.
 type kindCase struct {
-	fields func(url string) map[string]any // the notification's fields besides typeName
-	path   func(url string) string         // the request's path at its receiver; "" for mail
-	mailTo string
+	fields   func(url string) map[string]any    // the notification's fields besides typeName
+	settings func(url string) map[string]string // the sender's settings, pointing it at url
+	path     func(url string) string            // the request's path at its receiver; "" for mail
+	mailTo   string
+}
+
+// serviceAt is the settings of a kind whose service's address is env.
+func serviceAt(env ...string) func(url string) map[string]string {
+	return func(url string) map[string]string {
+		out := map[string]string{}
+		for _, e := range env {
+			out[e] = url
+		}
+		return out
+	}
 }
 
 // kindCases are the cases of every kind of the registry; url is the kind's own receiver.
 var kindCases = map[string]kindCase{
 	"EMAIL": {fields: func(string) map[string]any { return map[string]any{"emailAddress": "kind-email@example.com"} }, mailTo: "kind-email@example.com"},
 	"SMS": {fields: func(string) map[string]any { return map[string]any{"mobileNumber": "+15550100"} },
+		settings: func(url string) map[string]string {
+			return map[string]string{"HERALD_SMS_URL": url, "HERALD_SMS_ACCOUNT": "AC1", "HERALD_SMS_FROM": "+15550199", "HERALD_SMS_TOKEN": "sms-token-0008"}
+		},
 		path: func(string) string { return "/2010-04-01/Accounts/AC1/Messages.json" }},
 	"USER":  {fields: func(string) map[string]any { return map[string]any{"username": "named-user@example.com"} }, mailTo: "named-user@example.com"},
 	"GROUP": {fields: func(string) map[string]any { return map[string]any{"role": "GROUP_OWNER"} }, mailTo: "group-owner@example.com"},
 	"ORG":   {fields: func(string) map[string]any { return map[string]any{"role": "ORG_OWNER"} }, mailTo: "org-owner@example.com"},
 	"ADMIN": {fields: func(string) map[string]any { return map[string]any{} }, mailTo: "admin@example.com"},
 	"PAGING": {fields: func(string) map[string]any { return map[string]any{"serviceKey": "paging-service-key-0001"} },
-		path: func(string) string { return "/v2/enqueue" }},
+		settings: serviceAt("HERALD_PAGING_URL"), path: func(string) string { return "/v2/enqueue" }},
 	"ALERTING_A": {fields: func(string) map[string]any { return map[string]any{"alertingAApiKey": "alerting-a-key-0002"} },
-		path: func(string) string { return "/v2/alerts" }},
+		settings: serviceAt("HERALD_ALERTING_A_URL", "HERALD_ALERTING_A_EU_URL"), path: func(string) string { return "/v2/alerts" }},
 	"ALERTING_B": {fields: func(string) map[string]any {
 		return map[string]any{"alertingBApiKey": "alerting-b-key-0003", "alertingBRoutingKey": "ops"}
-	}, path: func(string) string { return "/integrations/generic/20131114/alert/alerting-b-key-0003/ops" }},
+	}, settings: serviceAt("HERALD_ALERTING_B_URL"), path: func(string) string { return "/integrations/generic/20131114/alert/alerting-b-key-0003/ops" }},
 	"METRICS_A": {fields: func(string) map[string]any { return map[string]any{"metricsAApiKey": "metrics-a-key-0004"} },
-		path: func(string) string { return "/api/v1/events" }},
+		settings: serviceAt("HERALD_METRICS_A_URL"), path: func(string) string { return "/api/v1/events" }},
 	"CHAT_A": {fields: func(string) map[string]any {
 		return map[string]any{"notificationToken": "chat-a-token-0005", "roomName": "ops"}
 	},
-		path: func(string) string { return "/v2/room/ops/notification" }},
+		settings: serviceAt("HERALD_CHAT_A_URL"), path: func(string) string { return "/v2/room/ops/notification" }},
 	"CHAT_B": {fields: func(string) map[string]any {
 		return map[string]any{"apiToken": "xoxb-chat-b-0006", "channelName": "#ops"}
 	},
-		path: func(string) string { return "/api/chat.postMessage" }},
+		settings: serviceAt("HERALD_CHAT_B_URL"), path: func(string) string { return "/api/chat.postMessage" }},
 	"CHAT_C": {fields: func(url string) map[string]any { return map[string]any{"chatCWebhookUrl": url + "/chat-c/hook"} },
 		path: func(string) string { return "/chat-c/hook" }},
 	"WEBHOOK": {fields: func(url string) map[string]any {
@@ -157,11 +173,12 @@ func testKindsEndToEnd(t *testing.T, global bool, out *outage) {
 	rc := newTopologyRigWith(t, redisSettings{RedisURL: storetest.URL(storetest.Redis(t))}, func(c *common) {
 		c.Minute = time.Second // repeats a minute (a second) apart: none within the test
 		c.Administrators = []string{"admin@example.com"}
-		c.services = services{SMTPAddr: mail.Addr, SMTPFrom: "herald@example.com",
-			SMSURL: receivers["SMS"].URL, SMSAccount: "AC1", SMSFrom: "+15550199",
-			PagingURL: receivers["PAGING"].URL, AlertingAURL: receivers["ALERTING_A"].URL, AlertingAEUURL: receivers["ALERTING_A"].URL,
-			AlertingBURL: receivers["ALERTING_B"].URL, ChatAURL: receivers["CHAT_A"].URL, ChatBURL: receivers["CHAT_B"].URL,
-			MetricsAURL: receivers["METRICS_A"].URL, smsToken: "sms-token-0008"}
+		c.services = services{"HERALD_SMTP_ADDR": mail.Addr, "HERALD_SMTP_FROM": "herald@example.com"}
+		for kind, kc := range kindCases {
+			if kc.settings != nil {
+				maps.Copy(c.services, kc.settings(receiverURL(receivers[kind])))
+			}
+		}
 	})
 
 	org := rc.do("POST", "/orgs", map[string]any{"name": "acme"}, 201)["id"].(string)

@@ -12,24 +12,24 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels/registry"
 	"github.com/heraldhq/herald/dispatch"
 )
 
-// Every kind of the registry is wired: a sender in cmd/herald (once mail and SMS are
-// configured), a queue the worker serves by default for both spellings of its typeName and for
+// Every kind of the registry is wired: a sender (once mail and SMS are configured), a queue the worker serves by default for both spellings of its typeName and for
 // its people's means, a row in README.md's table with its queue and priority, and each of its
 // sender's settings in deploy/herald.env.example. A kind added to the registry and forgotten
 // in any of these fails here.
 func TestEveryKindIsWired(t *testing.T) {
-	notifiers, mailer := senders(services{SMTPAddr: "127.0.0.1:25", SMSAccount: "AC1"}, false)
+	notifiers, mailer := senders(services{"HERALD_SMTP_ADDR": "127.0.0.1:25", "HERALD_SMS_ACCOUNT": "AC1"}, false)
 	for _, kind := range herald.Senders() {
 		if notifiers[kind] == nil {
-			t.Errorf("no sender for %s in cmd/herald's wiring", kind)
+			t.Errorf("no sender for %s: its package's Kind has no New", kind)
 		}
 	}
-	for kind := range wiring {
+	for kind := range notifiers {
 		if !slices.Contains(herald.Senders(), kind) {
-			t.Errorf("wiring has a sender for %s, which the registry of kinds does not deliver to", kind)
+			t.Errorf("a sender for %s, which the registry of kinds does not deliver to", kind)
 		}
 	}
 	if mailer == nil {
@@ -92,9 +92,9 @@ func TestEveryKindIsWired(t *testing.T) {
 	}
 	help := workerHelp(t)
 	var settings []string
-	for kind, s := range wiring {
-		for _, name := range s.settings {
-			settings = append(settings, kind+" "+name)
+	for _, k := range registry.Kinds {
+		for _, s := range k.Settings {
+			settings = append(settings, k.Name+" "+s.Env)
 		}
 	}
 	for _, k := range herald.Kinds() {

@@ -65,7 +65,7 @@ func TestDeliveriesThroughTheOutboundProxy(t *testing.T) {
 	hook, chat := channelstest.NewReceiver(t, nil), chatBReceiver(t)
 	r := outboundRig(t, func(c *common) {
 		c.Outbound.Proxy = proxy.URL
-		c.services.ChatBURL = chat.URL
+		c.services = services{"HERALD_CHAT_B_URL": chat.URL}
 	})
 	r.openAlert(webhookTo(hook.URL+"/hook"), chatB())
 	for what, rc := range map[string]*channelstest.Receiver{"the webhook": hook, "CHAT_B": chat} {
@@ -93,7 +93,7 @@ func TestDeliveriesThroughTheEnvironmentsProxy(t *testing.T) {
 	}
 	t.Setenv("HTTP_PROXY", proxy.URL)
 	t.Setenv("NO_PROXY", name+":"+chatPort)
-	r := outboundRig(t, func(c *common) { c.services.ChatBURL = named(chat) })
+	r := outboundRig(t, func(c *common) { c.services = services{"HERALD_CHAT_B_URL": named(chat)} })
 	r.openAlert(webhookTo(named(hook)+"/hook"), chatB())
 	if req := r.reached("the webhook", hook); !viaProxy(req) {
 		t.Errorf("the webhook got a request without the proxy's Via header (Via %q): HTTP_PROXY not used", req.Header.Get("Via"))
@@ -114,7 +114,7 @@ func TestProxyRefusalIsADeadLetter(t *testing.T) {
 	hook, chat := channelstest.NewReceiver(t, nil), chatBReceiver(t)
 	r := outboundRig(t, func(c *common) {
 		c.Outbound.Proxy = proxy.URL
-		c.services.ChatBURL = chat.URL
+		c.services = services{"HERALD_CHAT_B_URL": chat.URL}
 	})
 	project := r.openAlert(webhookTo(hook.URL+"/hook"), chatB())
 	var dead []map[string]any
@@ -150,7 +150,7 @@ func TestProxyRefusalIsADeadLetter(t *testing.T) {
 
 	r = outboundRig(t, func(c *common) {
 		c.Outbound.Proxy = proxy.WithCredentials("herald", "proxy-pw-0009")
-		c.services.ChatBURL = chat.URL
+		c.services = services{"HERALD_CHAT_B_URL": chat.URL}
 	})
 	r.openAlert(webhookTo(hook.URL+"/hook"), chatB())
 	for what, rc := range map[string]*channelstest.Receiver{"the webhook": hook, "CHAT_B": chat} {

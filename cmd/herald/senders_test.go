@@ -16,7 +16,7 @@ import (
 func TestWebhookPrivateTargets(t *testing.T) {
 	rc := channelstest.NewReceiver(t, nil)
 	send := func(allow bool, url string) error {
-		notifiers, _ := senders(services{}, allow)
+		notifiers, _ := senders(nil, allow)
 		d := channels.Delivery{ID: "a-0-1", Event: channels.EventOpen, Alert: channelstest.HostAlert(),
 			Notification: herald.Notification{TypeName: "WEBHOOK", Fields: map[string]string{"webhookUrl": url}}}
 		return notifiers["WEBHOOK"].Notify(context.Background(), d)
