@@ -3,7 +3,6 @@ package alertinga_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/alertinga"
 	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/channelstest/conformance"
 )
 
 const (
@@ -214,101 +214,9 @@ func TestRegion(t *testing.T) {
 	}
 }
 
-func TestKeyChoice(t *testing.T) {
-	integ := &herald.Integration{Type: "ALERTING_A", Fields: map[string]string{"apiKey": integKey}}
-	for _, tc := range []struct {
-		name  string
-		notif string
-		integ *herald.Integration
-		want  string
-	}{
-		{"notification only", notifKey, nil, notifKey},
-		{"integration only", "", integ, integKey},
-		{"notification wins", notifKey, integ, notifKey},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			us, _, n := regions(t, accepted)
-			if err := n.Notify(context.Background(), delivery(channels.EventOpen, channelstest.HostAlert(), tc.notif, "", tc.integ)); err != nil {
-				t.Fatalf("Notify: %v", err)
-			}
-			if got := us.Only(t).Header.Get("Authorization"); got != "GenieKey "+tc.want {
-				t.Errorf("Authorization %q, want GenieKey %s", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestNothingSent(t *testing.T) {
-	noID := channelstest.HostAlert()
-	noID.ID = ""
-	for _, tc := range []struct {
-		name string
-		d    channels.Delivery
-	}{
-		{"no key", delivery(channels.EventOpen, channelstest.HostAlert(), "", "", nil)},
-		{"integration without key", delivery(channels.EventOpen, channelstest.HostAlert(), "", "", &herald.Integration{Type: "ALERTING_A", Fields: map[string]string{"region": "EU"}})},
-		{"integration of another kind", delivery(channels.EventOpen, channelstest.HostAlert(), "", "", &herald.Integration{Type: "ALERTING_B", Fields: map[string]string{"apiKey": integKey}})},
-		{"unknown region", delivery(channels.EventOpen, channelstest.HostAlert(), notifKey, "APAC", nil)},
-		{"alert without id", delivery(channels.EventClose, noID, notifKey, "", nil)},
-		{"no event", delivery("", channelstest.HostAlert(), notifKey, "", nil)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			us, eu, n := regions(t, accepted)
-			err := n.Notify(context.Background(), tc.d)
-			var f *channels.Failure
-			if !errors.As(err, &f) || f.Retry || f.Rejected {
-				t.Fatalf("Notify = %v, want a permanent *Failure", err)
-			}
-			if got := len(us.Requests()) + len(eu.Requests()); got != 0 {
-				t.Errorf("%d requests sent, want none", got)
-			}
-		})
-	}
-}
-
-func TestClassification(t *testing.T) {
-	for _, tc := range []struct {
-		status     int
-		retryAfter string
-		body       string
-		ok         bool
-		retry      bool
-		after      time.Duration
-		rejected   bool
-	}{
-		{status: 202, ok: true},
-		{status: 400, body: `{"message":"Request body is not processable"}`},
-		{status: 422, body: `{"message":"Request body is not processable","errors":{"message":"Message can not be empty."}}`},
-		{status: 401, body: `{"message":"Key format is not valid!"}`, rejected: true},
-		{status: 403, rejected: true},
-		{status: 429, retryAfter: "12", retry: true, after: 12 * time.Second},
-		{status: 500, retry: true},
-	} {
-		us, _, n := regions(t, func(w http.ResponseWriter, _ *http.Request) {
-			if tc.retryAfter != "" {
-				w.Header().Set("Retry-After", tc.retryAfter)
-			}
-			w.WriteHeader(tc.status)
-			_, _ = w.Write([]byte(tc.body))
-		})
-		err := n.Notify(context.Background(), delivery(channels.EventOpen, channelstest.HostAlert(), notifKey, "", nil))
-		us.Only(t)
-		if tc.ok {
-			if err != nil {
-				t.Errorf("%d: Notify = %v, want nil", tc.status, err)
-			}
-			continue
-		}
-		var f *channels.Failure
-		if !errors.As(err, &f) {
-			t.Errorf("%d: Notify = %v, want a *Failure", tc.status, err)
-			continue
-		}
-		if f.Status != tc.status || f.Retry != tc.retry || f.RetryAfter != tc.after || f.Rejected != tc.rejected {
-			t.Errorf("%d: %+v, want retry %v after %v, rejected %v", tc.status, f, tc.retry, tc.after, tc.rejected)
-		}
-		if strings.Contains(err.Error(), notifKey) {
-			t.Errorf("%d: error %q contains the key", tc.status, err)
-		}
-	}
+func TestConformance(t *testing.T) {
+	unknownRegion := conformance.Change{Name: "unknown region", Change: func(d *channels.Delivery) { d.Notification.SetField("alertingARegion", "APAC") }}
+	conformance.Run(t, conformance.Case{Kind: alertinga.Kind, Settings: conformance.At("HERALD_ALERTING_A_URL"),
+		Fields: conformance.Fixed("alertingAApiKey", notifKey, "alertingARegion", "US"), Accept: accepted,
+		Unsendable: []conformance.Change{unknownRegion, conformance.NoAlertID, conformance.NoEvent}})
 }

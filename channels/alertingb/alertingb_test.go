@@ -13,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/alertingb"
 	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/channelstest/conformance"
 )
 
 const (
@@ -184,105 +185,34 @@ func TestKeyChoice(t *testing.T) {
 	}
 }
 
-func TestNothingSent(t *testing.T) {
-	noID := channelstest.HostAlert()
-	noID.ID = ""
+// A 200 is the service's answer only with a result: "failure" is a permanent failure, whose
+// message (which may echo the key) is not repeated.
+func TestResultInTheAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		d    channels.Delivery
+		body string
+		ok   bool
 	}{
-		{"no key", delivery(channels.EventOpen, channelstest.HostAlert(), "", notifRoute, nil)},
-		{"no routing key", delivery(channels.EventOpen, channelstest.HostAlert(), notifKey, "", nil)},
-		{"integration without routing key", delivery(channels.EventOpen, channelstest.HostAlert(), "", "", &herald.Integration{Type: "ALERTING_B", Fields: map[string]string{"apiKey": integKey}})},
-		{"integration of another kind", delivery(channels.EventOpen, channelstest.HostAlert(), "", "", &herald.Integration{Type: "ALERTING_A", Fields: map[string]string{"apiKey": integKey, "routingKey": integRoute}})},
-		{"alert without id", delivery(channels.EventOpen, noID, notifKey, notifRoute, nil)},
-		{"no event", delivery("", channelstest.HostAlert(), notifKey, notifRoute, nil)},
+		{"success", `{"result":"success","entity_id":"x"}`, true},
+		{"without a result", ``, true},
+		{"failure", `{"result":"failure","message":"Missing fields: message_type"}`, false},
+		{"failure echoing the key", `{"result":"failure","message":"No such key ` + notifKey + `"}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rc := channelstest.NewReceiver(t, success)
-			err := alertingb.Notifier{Client: testClient(), BaseURL: rc.URL}.Notify(context.Background(), tc.d)
-			var f *channels.Failure
-			if !errors.As(err, &f) || f.Retry || f.Rejected {
-				t.Fatalf("Notify = %v, want a permanent *Failure", err)
-			}
-			if strings.Contains(err.Error(), notifKey) || strings.Contains(err.Error(), integKey) {
-				t.Errorf("error %q contains a key", err)
-			}
-			if n := len(rc.Requests()); n != 0 {
-				t.Errorf("%d requests sent, want none", n)
-			}
-		})
-	}
-}
-
-func TestClassification(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		status     int
-		retryAfter string
-		body       string
-		ok         bool
-		retry      bool
-		after      time.Duration
-		rejected   bool
-	}{
-		{name: "success", status: 200, body: `{"result":"success","entity_id":"x"}`, ok: true},
-		{name: "200 without a result", status: 200, ok: true},
-		{name: "200 failure", status: 200, body: `{"result":"failure","message":"Missing fields: message_type"}`},
-		{name: "200 failure echoing the key", status: 200, body: `{"result":"failure","message":"No such key ` + notifKey + `"}`},
-		{name: "400", status: 400, body: `{"result":"failure","message":"bad"}`},
-		{name: "401", status: 401, rejected: true},
-		{name: "403", status: 403, rejected: true},
-		{name: "404", status: 404},
-		{name: "429", status: 429, retryAfter: "5", retry: true, after: 5 * time.Second},
-		{name: "500", status: 500, retry: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, _ *http.Request) {
-				if tc.retryAfter != "" {
-					w.Header().Set("Retry-After", tc.retryAfter)
-				}
-				w.WriteHeader(tc.status)
-				_, _ = w.Write([]byte(tc.body))
-			})
+			rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(tc.body)) })
 			err := alertingb.Notifier{Client: testClient(), BaseURL: rc.URL}.Notify(context.Background(),
 				delivery(channels.EventOpen, channelstest.HostAlert(), notifKey, notifRoute, nil))
 			rc.Only(t)
-			if tc.ok {
-				if err != nil {
-					t.Fatalf("Notify = %v, want nil", err)
-				}
-				return
-			}
 			var f *channels.Failure
-			if !errors.As(err, &f) {
-				t.Fatalf("Notify = %v, want a *Failure", err)
-			}
-			if f.Status != tc.status || f.Retry != tc.retry || f.RetryAfter != tc.after || f.Rejected != tc.rejected {
-				t.Errorf("%+v, want status %d, retry %v after %v, rejected %v", f, tc.status, tc.retry, tc.after, tc.rejected)
-			}
-			if strings.Contains(err.Error(), notifKey) || strings.Contains(err.Error(), rc.URL) {
-				t.Errorf("error %q contains the key or the URL", err)
+			switch {
+			case tc.ok && err != nil:
+				t.Fatalf("Notify = %v, want nil", err)
+			case !tc.ok && (!errors.As(err, &f) || f.Retry || f.Rejected || f.Status != 200):
+				t.Fatalf("Notify = %v, want a permanent *Failure with status 200", err)
+			case err != nil && strings.Contains(err.Error(), notifKey):
+				t.Errorf("error %q contains the key", err)
 			}
 		})
-	}
-}
-
-// No answer: the transport's error names the URL, and so the key; the Failure must not.
-func TestNoAnswerHidesKey(t *testing.T) {
-	rc := channelstest.NewReceiver(t, success)
-	base := rc.URL
-	rc.Close()
-	for _, ctx := range []context.Context{context.Background(), cancelled()} {
-		err := alertingb.Notifier{Client: testClient(), BaseURL: base}.Notify(ctx,
-			delivery(channels.EventOpen, channelstest.HostAlert(), notifKey, notifRoute, nil))
-		var f *channels.Failure
-		if !errors.As(err, &f) || !f.Retry {
-			t.Fatalf("Notify = %v, want a retryable *Failure", err)
-		}
-		if s := err.Error(); strings.Contains(s, notifKey) || strings.Contains(s, "/integrations/") {
-			t.Errorf("error %q names the URL", s)
-		}
 	}
 	// A base URL that cannot be parsed.
 	err := alertingb.Notifier{Client: testClient(), BaseURL: "http://bad host\x7f"}.Notify(context.Background(),
@@ -292,8 +222,8 @@ func TestNoAnswerHidesKey(t *testing.T) {
 	}
 }
 
-func cancelled() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
+func TestConformance(t *testing.T) {
+	conformance.Run(t, conformance.Case{Kind: alertingb.Kind, Settings: conformance.At("HERALD_ALERTING_B_URL"),
+		Fields: conformance.Fixed("alertingBApiKey", notifKey, "alertingBRoutingKey", notifRoute), Accept: success,
+		Unsendable: []conformance.Change{conformance.NoAlertID, conformance.NoEvent}})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/channelstest/conformance"
 	"github.com/heraldhq/herald/channels/chata"
 )
 
@@ -189,20 +190,6 @@ func TestCredentials(t *testing.T) {
 	}
 }
 
-func TestUnknownEventSendsNothing(t *testing.T) {
-	rc := channelstest.NewReceiver(t, nil)
-	for _, ev := range []channels.Event{"", "alert.bogus"} {
-		err := (chata.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), delivery(ev, ownToken, "r"))
-		var f *channels.Failure
-		if !errors.As(err, &f) || f.Retry || f.Rejected {
-			t.Errorf("event %q: got %v, want a permanent failure", ev, err)
-		}
-	}
-	if n := len(rc.Requests()); n != 0 {
-		t.Errorf("receiver got %d requests", n)
-	}
-}
-
 func TestLongMessageTruncated(t *testing.T) {
 	rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) })
 	d := delivery(channels.EventOpen, ownToken, "r")
@@ -217,54 +204,6 @@ func TestLongMessageTruncated(t *testing.T) {
 	}
 }
 
-func TestClassification(t *testing.T) {
-	cases := []struct {
-		status          int
-		retryAfter      string
-		ok              bool
-		retry, rejected bool
-		after           time.Duration
-	}{
-		{status: 204, ok: true},
-		{status: 200, ok: true},
-		{status: 401, rejected: true},
-		{status: 403, rejected: true},
-		{status: 429, retryAfter: "30", retry: true, after: 30 * time.Second},
-		{status: 500, retry: true},
-		{status: 503, retry: true},
-		{status: 400},
-		{status: 404},
-	}
-	for _, c := range cases {
-		t.Run(http.StatusText(c.status), func(t *testing.T) {
-			rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) {
-				if c.retryAfter != "" {
-					w.Header().Set("Retry-After", c.retryAfter)
-				}
-				w.WriteHeader(c.status)
-				_, _ = w.Write([]byte(`{"error":{"message":"bad token ` + ownToken + `"}}`))
-			})
-			err := (chata.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), delivery(channels.EventOpen, ownToken, "r"))
-			if c.ok {
-				if err != nil {
-					t.Fatalf("got %v, want delivered", err)
-				}
-				return
-			}
-			var f *channels.Failure
-			if !errors.As(err, &f) {
-				t.Fatalf("got %v, want a *channels.Failure", err)
-			}
-			if f.Status != c.status || f.Retry != c.retry || f.Rejected != c.rejected || f.RetryAfter != c.after {
-				t.Errorf("got %+v, want status %d retry %v rejected %v after %s", f, c.status, c.retry, c.rejected, c.after)
-			}
-			if strings.Contains(err.Error(), ownToken) {
-				t.Errorf("error %q carries the token", err)
-			}
-		})
-	}
-}
-
 func TestBadBaseURL(t *testing.T) {
 	err := (chata.Notifier{Client: testClient(), BaseURL: "api.example.com"}).Notify(context.Background(), delivery(channels.EventOpen, ownToken, "r"))
 	var f *channels.Failure
@@ -273,14 +212,9 @@ func TestBadBaseURL(t *testing.T) {
 	}
 }
 
-func TestDefaultClientRefusesPrivate(t *testing.T) {
-	rc := channelstest.NewReceiver(t, nil)
-	err := (chata.Notifier{BaseURL: rc.URL}).Notify(context.Background(), delivery(channels.EventOpen, ownToken, "r"))
-	var f *channels.Failure
-	if !errors.As(err, &f) || f.Retry || f.Reason != channels.ReasonTargetNotAllowed {
-		t.Fatalf("got %v, want the address refused", err)
-	}
-	if n := len(rc.Requests()); n != 0 {
-		t.Errorf("receiver got %d requests", n)
-	}
+func TestConformance(t *testing.T) {
+	noContent := func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }
+	conformance.Run(t, conformance.Case{Kind: chata.Kind, Settings: conformance.At("HERALD_CHAT_A_URL"),
+		Fields: conformance.Fixed("notificationToken", ownToken, "roomName", "ops"), Accept: noContent,
+		Unsendable: []conformance.Change{conformance.NoEvent, conformance.UnknownEvent}})
 }

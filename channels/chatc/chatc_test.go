@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/channelstest/conformance"
 	"github.com/heraldhq/herald/channels/chatc"
 )
 
@@ -188,35 +188,6 @@ func TestTarget(t *testing.T) {
 	}
 }
 
-func TestBadURLOrEventSendsNothing(t *testing.T) {
-	rc := channelstest.NewReceiver(t, answer(200, "1"))
-	cases := []struct {
-		name string
-		d    channels.Delivery
-	}{
-		{"not http", delivery(channels.EventOpen, "ftp://outlook.example.com"+secretPath)},
-		{"not absolute", delivery(channels.EventOpen, secretPath)},
-		{"no host", delivery(channels.EventOpen, "https://"+secretPath)},
-		{"no event", delivery("", rc.URL+secretPath)},
-		{"unknown event", delivery("alert.bogus", rc.URL+secretPath)},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err := (chatc.Notifier{Client: testClient()}).Notify(context.Background(), c.d)
-			var f *channels.Failure
-			if !errors.As(err, &f) || f.Retry || f.Rejected || f.Status != 0 {
-				t.Fatalf("got %v, want a permanent failure", err)
-			}
-			if strings.Contains(err.Error(), "secret") {
-				t.Errorf("error %q names the URL", err)
-			}
-		})
-	}
-	if n := len(rc.Requests()); n != 0 {
-		t.Errorf("receiver got %d requests", n)
-	}
-}
-
 func TestClassification(t *testing.T) {
 	type want struct {
 		ok              bool
@@ -237,13 +208,8 @@ func TestClassification(t *testing.T) {
 		{"200 with another error", 200, "Webhook message delivery failed with error: " + secretPath, nil, want{}},
 		{"200 empty", 200, "", nil, want{}},
 		{"400 bad card", 400, "Summary or Text is required.", nil, want{}},
-		{"401", 401, "", nil, want{rejected: true}},
-		{"403", 403, "", nil, want{rejected: true}},
 		{"404 removed webhook", 404, "", nil, want{}},
 		{"410 gone", 410, "", nil, want{}},
-		{"429 Retry-After 30", 429, "", []string{"Retry-After", "30"}, want{retry: true, after: 30 * time.Second}},
-		{"500", 500, "", nil, want{retry: true}},
-		{"503", 503, "", nil, want{retry: true}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -270,41 +236,14 @@ func TestClassification(t *testing.T) {
 	}
 }
 
-func TestPrivateAddressRefused(t *testing.T) {
-	rc := channelstest.NewReceiver(t, answer(200, "1"))
-	for name, client := range map[string]*http.Client{
-		"NewHTTPClient(false)": channels.NewHTTPClient(false, 5*time.Second),
-		"default client":       nil,
-	} {
-		t.Run(name, func(t *testing.T) {
-			err := (chatc.Notifier{Client: client}).Notify(context.Background(), delivery(channels.EventOpen, rc.URL+secretPath))
-			var f *channels.Failure
-			if !errors.As(err, &f) || f.Retry || f.Rejected || f.Reason != channels.ReasonTargetNotAllowed {
-				t.Fatalf("got %v, want the address refused", err)
-			}
-			if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "127.0.0.1") {
-				t.Errorf("error %q names the URL", err)
-			}
-		})
+// The webhook's URL is the notification's, and a URL that is not an absolute http(s) one is
+// not sent to.
+func TestConformance(t *testing.T) {
+	badURL := func(name, url string) conformance.Change {
+		return conformance.Change{Name: name, Change: func(d *channels.Delivery) { d.Notification.SetField("chatCWebhookUrl", url) }}
 	}
-	if n := len(rc.Requests()); n != 0 {
-		t.Errorf("receiver got %d requests, want none", n)
-	}
-}
-
-func TestConnectionRefused(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	err = (chatc.Notifier{Client: testClient()}).Notify(context.Background(), delivery(channels.EventOpen, "http://"+addr+secretPath))
-	var f *channels.Failure
-	if !errors.As(err, &f) || !f.Retry || f.Status != 0 {
-		t.Fatalf("got %v, want a retryable failure without a status", err)
-	}
-	if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), addr) {
-		t.Errorf("error %q names the URL", err)
-	}
+	conformance.Run(t, conformance.Case{Kind: chatc.Kind, Accept: answer(200, "1"),
+		Fields: func(url string) map[string]string { return map[string]string{"chatCWebhookUrl": url + secretPath} },
+		Unsendable: []conformance.Change{badURL("URL not http", "ftp://outlook.example.com"+secretPath), badURL("URL not absolute", secretPath),
+			badURL("URL without host", "https://"+secretPath), conformance.NoEvent, conformance.UnknownEvent}})
 }

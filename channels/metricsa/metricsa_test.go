@@ -3,7 +3,6 @@ package metricsa_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/channelstest/conformance"
 	"github.com/heraldhq/herald/channels/metricsa"
 )
 
@@ -131,101 +131,8 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-func TestKeyChoice(t *testing.T) {
-	integ := &herald.Integration{Type: "METRICS_A", Fields: map[string]string{"apiKey": integKey}}
-	for _, tc := range []struct {
-		name  string
-		notif string
-		integ *herald.Integration
-		want  string
-	}{
-		{"notification only", notifKey, nil, notifKey},
-		{"integration only", "", integ, integKey},
-		{"notification wins", notifKey, integ, notifKey},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rc := channelstest.NewReceiver(t, accepted)
-			n := metricsa.Notifier{Client: testClient(), BaseURL: rc.URL}
-			if err := n.Notify(context.Background(), delivery(channels.EventOpen, channelstest.HostAlert(), tc.notif, tc.integ)); err != nil {
-				t.Fatalf("Notify: %v", err)
-			}
-			if got := rc.Only(t).Header.Get("DD-API-KEY"); got != tc.want {
-				t.Errorf("DD-API-KEY %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestNothingSent(t *testing.T) {
-	noID := channelstest.HostAlert()
-	noID.ID = ""
-	for _, tc := range []struct {
-		name string
-		d    channels.Delivery
-	}{
-		{"no key", delivery(channels.EventOpen, channelstest.HostAlert(), "", nil)},
-		{"integration without key", delivery(channels.EventOpen, channelstest.HostAlert(), "", &herald.Integration{Type: "METRICS_A"})},
-		{"integration of another kind", delivery(channels.EventOpen, channelstest.HostAlert(), "", &herald.Integration{Type: "ALERTING_A", Fields: map[string]string{"apiKey": integKey}})},
-		{"alert without id", delivery(channels.EventOpen, noID, notifKey, nil)},
-		{"no event", delivery("", channelstest.HostAlert(), notifKey, nil)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rc := channelstest.NewReceiver(t, accepted)
-			err := metricsa.Notifier{Client: testClient(), BaseURL: rc.URL}.Notify(context.Background(), tc.d)
-			var f *channels.Failure
-			if !errors.As(err, &f) || f.Retry || f.Rejected {
-				t.Fatalf("Notify = %v, want a permanent *Failure", err)
-			}
-			if n := len(rc.Requests()); n != 0 {
-				t.Errorf("%d requests sent, want none", n)
-			}
-		})
-	}
-}
-
-func TestClassification(t *testing.T) {
-	for _, tc := range []struct {
-		status     int
-		retryAfter string
-		body       string
-		ok         bool
-		retry      bool
-		after      time.Duration
-		rejected   bool
-	}{
-		{status: 202, body: `{"status":"ok"}`, ok: true},
-		{status: 400, body: `{"errors":["Event title is required"]}`},
-		{status: 401, rejected: true},
-		{status: 403, body: `{"errors":["Forbidden"]}`, rejected: true},
-		{status: 429, retryAfter: "9", retry: true, after: 9 * time.Second},
-		{status: 500, retry: true},
-	} {
-		rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, _ *http.Request) {
-			if tc.retryAfter != "" {
-				w.Header().Set("Retry-After", tc.retryAfter)
-			}
-			w.WriteHeader(tc.status)
-			_, _ = w.Write([]byte(tc.body))
-		})
-		err := metricsa.Notifier{Client: testClient(), BaseURL: rc.URL}.Notify(context.Background(),
-			delivery(channels.EventOpen, channelstest.HostAlert(), notifKey, nil))
-		rc.Only(t)
-		if tc.ok {
-			if err != nil {
-				t.Errorf("%d: Notify = %v, want nil", tc.status, err)
-			}
-			continue
-		}
-		var f *channels.Failure
-		if !errors.As(err, &f) {
-			t.Errorf("%d: Notify = %v, want a *Failure", tc.status, err)
-			continue
-		}
-		if f.Status != tc.status || f.Retry != tc.retry || f.RetryAfter != tc.after || f.Rejected != tc.rejected {
-			t.Errorf("%d: %+v, want retry %v after %v, rejected %v", tc.status, f, tc.retry, tc.after, tc.rejected)
-		}
-		if strings.Contains(err.Error(), notifKey) {
-			t.Errorf("%d: error %q contains the key", tc.status, err)
-		}
-	}
+func TestConformance(t *testing.T) {
+	conformance.Run(t, conformance.Case{Kind: metricsa.Kind, Settings: conformance.At("HERALD_METRICS_A_URL"),
+		Fields: conformance.Fixed("metricsAApiKey", notifKey), Accept: accepted,
+		Unsendable: []conformance.Change{conformance.NoAlertID, conformance.NoEvent}})
 }

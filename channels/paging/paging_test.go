@@ -3,7 +3,6 @@ package paging_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/channelstest/conformance"
 	"github.com/heraldhq/herald/channels/paging"
 )
 
@@ -198,105 +198,6 @@ func TestOtherEvents(t *testing.T) {
 	}
 }
 
-func TestKeyChoice(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		notif string
-		integ *herald.Integration
-		want  string
-	}{
-		{"notification only", notifKey, nil, notifKey},
-		{"integration only", "", &herald.Integration{Type: "PAGING", Fields: map[string]string{"serviceKey": integKey}}, integKey},
-		{"notification wins", notifKey, &herald.Integration{Type: "PAGING", Fields: map[string]string{"serviceKey": integKey}}, notifKey},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rc := channelstest.NewReceiver(t, accepted)
-			n := paging.Notifier{Client: testClient(), BaseURL: rc.URL}
-			if err := n.Notify(context.Background(), delivery(channels.EventOpen, channelstest.HostAlert(), tc.notif, tc.integ)); err != nil {
-				t.Fatalf("Notify: %v", err)
-			}
-			if got := decode(t, rc.Only(t).Body)["routing_key"]; got != tc.want {
-				t.Errorf("routing_key %v, want %s", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestNothingSent(t *testing.T) {
-	noID := channelstest.HostAlert()
-	noID.ID = ""
-	for _, tc := range []struct {
-		name string
-		d    channels.Delivery
-	}{
-		{"no key", delivery(channels.EventOpen, channelstest.HostAlert(), "", nil)},
-		{"integration without key", delivery(channels.EventOpen, channelstest.HostAlert(), "", &herald.Integration{Type: "PAGING"})},
-		{"integration of another kind", delivery(channels.EventOpen, channelstest.HostAlert(), "", &herald.Integration{Type: "ALERTING_A", Fields: map[string]string{"serviceKey": integKey}})},
-		{"alert without id", delivery(channels.EventOpen, noID, notifKey, nil)},
-		{"no event", delivery("", channelstest.HostAlert(), notifKey, nil)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rc := channelstest.NewReceiver(t, accepted)
-			err := paging.Notifier{Client: testClient(), BaseURL: rc.URL}.Notify(context.Background(), tc.d)
-			var f *channels.Failure
-			if !errors.As(err, &f) || f.Retry || f.Rejected {
-				t.Fatalf("Notify = %v, want a permanent *Failure", err)
-			}
-			if n := len(rc.Requests()); n != 0 {
-				t.Errorf("%d requests sent, want none", n)
-			}
-		})
-	}
-}
-
-func TestClassification(t *testing.T) {
-	for _, tc := range []struct {
-		status     int
-		retryAfter string
-		body       string
-		ok         bool
-		retry      bool
-		after      time.Duration
-		rejected   bool
-	}{
-		{status: 202, body: `{"status":"success"}`, ok: true},
-		{status: 400, body: `{"status":"invalid event","message":"Event object is invalid"}`},
-		{status: 401, rejected: true},
-		{status: 403, rejected: true},
-		{status: 429, retryAfter: "30", retry: true, after: 30 * time.Second},
-		{status: 429, retry: true},
-		{status: 500, retry: true},
-		{status: 503, retry: true},
-	} {
-		rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, _ *http.Request) {
-			if tc.retryAfter != "" {
-				w.Header().Set("Retry-After", tc.retryAfter)
-			}
-			w.WriteHeader(tc.status)
-			_, _ = w.Write([]byte(tc.body))
-		})
-		err := paging.Notifier{Client: testClient(), BaseURL: rc.URL}.Notify(context.Background(),
-			delivery(channels.EventOpen, channelstest.HostAlert(), notifKey, nil))
-		if tc.ok {
-			if err != nil {
-				t.Errorf("%d: Notify = %v, want nil", tc.status, err)
-			}
-			continue
-		}
-		var f *channels.Failure
-		if !errors.As(err, &f) {
-			t.Errorf("%d: Notify = %v, want a *Failure", tc.status, err)
-			continue
-		}
-		if f.Status != tc.status || f.Retry != tc.retry || f.RetryAfter != tc.after || f.Rejected != tc.rejected {
-			t.Errorf("%d: %+v, want retry %v after %v, rejected %v", tc.status, f, tc.retry, tc.after, tc.rejected)
-		}
-		if strings.Contains(err.Error(), notifKey) {
-			t.Errorf("%d: error %q contains the key", tc.status, err)
-		}
-	}
-}
-
 // An alert from Prometheus pages under a key that carries its fingerprint, the same for the
 // trigger and the resolve; its source is the alert's instance.
 func TestPrometheusDedupKey(t *testing.T) {
@@ -322,4 +223,10 @@ func TestPrometheusDedupKey(t *testing.T) {
 			t.Errorf("trigger payload %v", p)
 		}
 	}
+}
+
+func TestConformance(t *testing.T) {
+	conformance.Run(t, conformance.Case{Kind: paging.Kind, Settings: conformance.At("HERALD_PAGING_URL"),
+		Fields: conformance.Fixed("serviceKey", notifKey), Accept: accepted,
+		Unsendable: []conformance.Change{conformance.NoAlertID, conformance.NoEvent}})
 }

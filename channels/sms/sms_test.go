@@ -13,6 +13,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/channelstest/conformance"
 	"github.com/heraldhq/herald/channels/sms"
 )
 
@@ -126,67 +127,15 @@ func TestLongText(t *testing.T) {
 	}
 }
 
-// TestClassification: 201 is delivered; 429 and 5xx are retried (with Retry-After); 400 is
-// permanent; 401 and 403 are permanent and not Rejected, and name no secret.
-func TestClassification(t *testing.T) {
-	tests := []struct {
-		name       string
-		answer     http.HandlerFunc
-		ok, retry  bool
-		status     int
-		retryAfter time.Duration
-	}{
-		{"201", created, true, false, 0, 0},
-		{"429", func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Retry-After", "7")
-			w.WriteHeader(http.StatusTooManyRequests)
-		}, false, true, 429, 7 * time.Second},
-		{"500", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(500) }, false, true, 500, 0},
-		{"503", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) }, false, true, 503, 0},
-		{"400", func(w http.ResponseWriter, _ *http.Request) {
-			w.WriteHeader(400)
-			w.Write([]byte(`{"code":21211,"message":"The 'To' number is not a valid phone number."}`))
-		}, false, false, 400, 0},
-		{"401", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(401) }, false, false, 401, 0},
-		{"403", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(403) }, false, false, 403, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rc := channelstest.NewReceiver(t, tt.answer)
-			err := notifier(rc).Notify(context.Background(), delivery(channels.EventOpen, channelstest.HostAlert()))
-			rc.Only(t)
-			if tt.ok {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			f := failureOf(t, err)
-			if f.Retry != tt.retry || f.Status != tt.status || f.RetryAfter != tt.retryAfter || f.Rejected {
-				t.Errorf("%+v, want status %d retry %v after %s, not Rejected", f, tt.status, tt.retry, tt.retryAfter)
-			}
-			if strings.Contains(err.Error(), token) {
-				t.Errorf("the error names the token: %v", err)
-			}
-		})
-	}
-}
-
-// TestNothingSent: without a number, credentials or sender nothing is sent.
+// TestNothingSent: without the operator's account, token or sender number nothing is sent.
 func TestNothingSent(t *testing.T) {
 	rc := channelstest.NewReceiver(t, created)
-	noNumber := delivery(channels.EventOpen, channelstest.HostAlert())
-	noNumber.Notification.SetField("mobileNumber", "")
-	badNumber := delivery(channels.EventOpen, channelstest.HostAlert())
-	badNumber.To = "call me"
 	ok := delivery(channels.EventOpen, channelstest.HostAlert())
 	tests := []struct {
 		name string
 		edit func(*sms.Notifier)
 		d    channels.Delivery
 	}{
-		{"no number", nil, noNumber},
-		{"not a number", nil, badNumber},
 		{"no account", func(n *sms.Notifier) { n.AccountSID = "" }, ok},
 		{"no token", func(n *sms.Notifier) { n.AuthToken = "" }, ok},
 		{"no sender", func(n *sms.Notifier) { n.From = "" }, ok},
@@ -208,14 +157,13 @@ func TestNothingSent(t *testing.T) {
 	}
 }
 
-// TestDefaultClientRefusesLoopback: without a Client the sender uses the shared client, which
-// refuses loopback addresses.
-func TestDefaultClientRefusesLoopback(t *testing.T) {
-	rc := channelstest.NewReceiver(t, created)
-	n := notifier(rc)
-	n.Client = nil
-	f := failureOf(t, n.Notify(context.Background(), delivery(channels.EventOpen, channelstest.HostAlert())))
-	if f.Retry || len(rc.Requests()) != 0 {
-		t.Errorf("%+v, %d requests: want a permanent refusal and none", f, len(rc.Requests()))
+// The gateway checks the operator's account, not the notification's: a refusal is no
+// rejected credential of the notification.
+func TestConformance(t *testing.T) {
+	settings := func(url string) channels.Settings {
+		return channels.Settings{"HERALD_SMS_URL": url, "HERALD_SMS_ACCOUNT": account, "HERALD_SMS_TOKEN": token, "HERALD_SMS_FROM": sender}
 	}
+	notANumber := conformance.Change{Name: "not a phone number", Change: func(d *channels.Delivery) { d.To = "call me" }}
+	conformance.Run(t, conformance.Case{Kind: sms.Kind, Settings: settings, Fields: conformance.Fixed("mobileNumber", "+1 (555) 123-4567"),
+		Accept: created, OperatorCredentials: true, Secrets: []string{token}, Unsendable: []conformance.Change{notANumber}})
 }

@@ -8,10 +8,8 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,6 +19,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/channelstest/conformance"
 	"github.com/heraldhq/herald/channels/webhook"
 )
 
@@ -218,200 +217,6 @@ func TestWebhookIdempotencyKeyStableAcrossRetries(t *testing.T) {
 	}
 }
 
-func TestWebhookMissingOrBadURL(t *testing.T) {
-	rc := channelstest.NewReceiver(t, nil)
-	cases := []struct {
-		name string
-		d    channels.Delivery
-	}{
-		{"no URL, no integration", webhookDelivery("", testSecret)},
-		{"no URL, integration without one", func() channels.Delivery {
-			d := webhookDelivery("", "")
-			d.Integration = &herald.Integration{Type: "WEBHOOK", Fields: map[string]string{"secret": testSecret}}
-			return d
-		}()},
-		{"no URL, integration of another kind", func() channels.Delivery {
-			d := webhookDelivery("", "")
-			d.Integration = &herald.Integration{Type: "CHAT_C", Fields: map[string]string{"chatCWebhookUrl": rc.URL}}
-			return d
-		}()},
-		{"not http", webhookDelivery("ftp://files.example.com/"+testSecret, "")},
-		{"not absolute", webhookDelivery("/hooks/"+testSecret, "")},
-		{"no id", func() channels.Delivery { d := webhookDelivery(rc.URL, ""); d.ID = ""; return d }()},
-		{"no event", func() channels.Delivery { d := webhookDelivery(rc.URL, ""); d.Event = ""; return d }()},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), c.d)
-			var f *channels.Failure
-			if !errors.As(err, &f) {
-				t.Fatalf("got %v, want a *channels.Failure", err)
-			}
-			if f.Retry || f.Rejected || f.Status != 0 || f.Reason == "" {
-				t.Errorf("got %+v, want a permanent failure with a reason", f)
-			}
-			if strings.Contains(err.Error(), testSecret) {
-				t.Errorf("error %q carries the secret", err)
-			}
-		})
-	}
-	if n := len(rc.Requests()); n != 0 {
-		t.Errorf("receiver got %d requests", n)
-	}
-}
-
-func TestWebhookClassification(t *testing.T) {
-	date := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
-	type want struct {
-		ok                 bool
-		retry, rejected    bool
-		minAfter, maxAfter time.Duration
-	}
-	cases := []struct {
-		status     int
-		retryAfter string
-		want       want
-	}{
-		{200, "", want{ok: true}},
-		{201, "", want{ok: true}},
-		{204, "", want{ok: true}},
-		{500, "", want{retry: true}},
-		{502, "", want{retry: true}},
-		{503, "", want{retry: true}},
-		{503, "3", want{retry: true, minAfter: 3 * time.Second, maxAfter: 3 * time.Second}},
-		{408, "", want{retry: true}},
-		{429, "", want{retry: true}},
-		{429, "7", want{retry: true, minAfter: 7 * time.Second, maxAfter: 7 * time.Second}},
-		{429, date, want{retry: true, minAfter: 25 * time.Second, maxAfter: 31 * time.Second}},
-		{429, "soon", want{retry: true}},
-		{401, "", want{rejected: true}},
-		{403, "", want{rejected: true}},
-		{400, "", want{}},
-		{404, "", want{}},
-		{410, "", want{}},
-		{302, "", want{}}, // redirects are not followed
-	}
-	redirected := channelstest.NewReceiver(t, nil)
-	rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) {
-		status, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/hooks/tok-"+testSecret+"/"))
-		if ra := r.URL.Query().Get("ra"); ra != "" {
-			w.Header().Set("Retry-After", ra)
-		}
-		if status == 302 {
-			w.Header().Set("Location", redirected.URL+"/moved")
-		}
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(`{"error":"echoing ` + testSecret + `"}`))
-	})
-	for _, c := range cases {
-		name := http.StatusText(c.status)
-		if c.retryAfter != "" {
-			name += " Retry-After " + c.retryAfter
-		}
-		t.Run(name, func(t *testing.T) {
-			target := rc.URL + "/hooks/tok-" + testSecret + "/" + strconv.Itoa(c.status)
-			if c.retryAfter != "" {
-				target += "?ra=" + url.QueryEscape(c.retryAfter)
-			}
-			err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), webhookDelivery(target, testSecret))
-			if c.want.ok {
-				if err != nil {
-					t.Fatalf("got %v, want delivered", err)
-				}
-				return
-			}
-			var f *channels.Failure
-			if !errors.As(err, &f) {
-				t.Fatalf("got %v, want a *channels.Failure", err)
-			}
-			if f.Status != c.status || f.Retry != c.want.retry || f.Rejected != c.want.rejected {
-				t.Errorf("got %+v, want status %d retry %v rejected %v", f, c.status, c.want.retry, c.want.rejected)
-			}
-			if f.RetryAfter < c.want.minAfter || f.RetryAfter > c.want.maxAfter {
-				t.Errorf("RetryAfter %s, want in [%s, %s]", f.RetryAfter, c.want.minAfter, c.want.maxAfter)
-			}
-			if strings.Contains(err.Error(), testSecret) || strings.Contains(err.Error(), rc.URL) {
-				t.Errorf("error %q carries the secret or the URL", err)
-			}
-		})
-	}
-	if n := len(redirected.Requests()); n != 0 {
-		t.Errorf("redirect was followed: %d requests at its target", n)
-	}
-}
-
-func TestWebhookConnectionRefused(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	err = (webhook.Notifier{Client: testClient()}).Notify(context.Background(), webhookDelivery("http://"+addr+"/hooks/"+testSecret, testSecret))
-	var f *channels.Failure
-	if !errors.As(err, &f) {
-		t.Fatalf("got %v, want a *channels.Failure", err)
-	}
-	if !f.Retry || f.Rejected || f.Status != 0 {
-		t.Errorf("got %+v, want a retryable failure without a status", f)
-	}
-	if strings.Contains(err.Error(), testSecret) || strings.Contains(err.Error(), addr) {
-		t.Errorf("error %q carries the secret or the address", err)
-	}
-}
-
-// blockingReceiver never answers until the test ends.
-func blockingReceiver(t *testing.T) *channelstest.Receiver {
-	done := make(chan struct{})
-	rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-done:
-		case <-r.Context().Done():
-		}
-	})
-	t.Cleanup(func() { close(done) }) // runs before the server's Close
-	return rc
-}
-
-func TestWebhookTimeout(t *testing.T) {
-	rc := blockingReceiver(t)
-	start := time.Now()
-	err := (webhook.Notifier{Client: channels.NewHTTPClient(true, 200*time.Millisecond)}).Notify(context.Background(), webhookDelivery(rc.URL, testSecret))
-	if elapsed := time.Since(start); elapsed > 3*time.Second {
-		t.Errorf("took %s with a 200ms timeout", elapsed)
-	}
-	var f *channels.Failure
-	if !errors.As(err, &f) {
-		t.Fatalf("got %v, want a *channels.Failure", err)
-	}
-	if !f.Retry || f.Status != 0 {
-		t.Errorf("got %+v, want a retryable failure without a status", f)
-	}
-}
-
-func TestWebhookContextDeadline(t *testing.T) {
-	rc := blockingReceiver(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	err := (webhook.Notifier{Client: testClient()}).Notify(ctx, webhookDelivery(rc.URL, testSecret))
-	var f *channels.Failure
-	if !errors.As(err, &f) || !f.Retry {
-		t.Fatalf("got %v, want a retryable *channels.Failure", err)
-	}
-}
-
-func TestWebhookDefaultClientRefusesPrivate(t *testing.T) {
-	rc := channelstest.NewReceiver(t, nil)
-	err := webhook.Notifier{}.Notify(context.Background(), webhookDelivery(rc.URL, testSecret))
-	var f *channels.Failure
-	if !errors.As(err, &f) || f.Retry || f.Reason != channels.ReasonTargetNotAllowed {
-		t.Fatalf("got %v, want the address refused", err)
-	}
-	if n := len(rc.Requests()); n != 0 {
-		t.Errorf("receiver got %d requests", n)
-	}
-}
-
 // BenchmarkNotify is deliveries, many at once, to a receiver on 127.0.0.1 that answers at
 // once, over kept-alive connections: the cost a storm pays per notification on the sender's side
 // (go test ./channels/webhook -bench Notify -benchmem).
@@ -490,4 +295,23 @@ func answer200(c net.Conn) {
 			return
 		}
 	}
+}
+
+// The webhook's URL is the notification's (else its integration's, of its kind only), and
+// one that is not an absolute http(s) URL is not sent to.
+func TestConformance(t *testing.T) {
+	badURL := func(name, url string) conformance.Change {
+		return conformance.Change{Name: name, Change: func(d *channels.Delivery) { d.Notification.SetField("webhookUrl", url) }}
+	}
+	otherKinds := conformance.Change{Name: "a URL only another kind's integration has", Change: func(d *channels.Delivery) {
+		d.Integration = &herald.Integration{Type: "CHAT_C", Fields: map[string]string{"url": d.Notification.Field("webhookUrl")}}
+		d.Notification.SetField("webhookUrl", "")
+	}}
+	noID := conformance.Change{Name: "no id", Change: func(d *channels.Delivery) { d.ID = "" }}
+	conformance.Run(t, conformance.Case{Kind: webhook.Kind,
+		Fields: func(url string) map[string]string {
+			return map[string]string{"webhookUrl": url + "/hooks/T0-secret-path", "webhookSecret": testSecret}
+		},
+		Unsendable: []conformance.Change{badURL("URL not http", "ftp://files.example.com/hooks/T0-secret-path"),
+			badURL("URL not absolute", "/hooks/T0-secret-path"), otherKinds, noID, conformance.NoEvent}})
 }
