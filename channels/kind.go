@@ -63,3 +63,19 @@ func (k Kind) IntegrationField(d Delivery, name string) string {
 	}
 	return ""
 }
+
+// Values are the values of the fields named for d (Field), in order; a field that neither the
+// notification nor its integration sets is a permanent *Failure naming it, and nothing is sent.
+func (k Kind) Values(d Delivery, names ...string) ([]string, error) {
+	out := make([]string, len(names))
+	for i, name := range names {
+		if out[i] = k.Field(d, name); out[i] == "" {
+			where := "the notification"
+			if k.Integration != nil {
+				where = "neither the notification nor its project's " + k.Integration.Name + " integration"
+			}
+			return nil, &Failure{Reason: "no " + name + ": " + where + " sets it"}
+		}
+	}
+	return out, nil
+}

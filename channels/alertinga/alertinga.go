@@ -1,9 +1,7 @@
 package alertinga
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -55,9 +53,9 @@ type alertAction struct {
 
 // Notify sends d. See Notifier.
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
-	key, region, f := credentials(d)
-	if f != nil {
-		return f
+	key, region, err := credentials(d)
+	if err != nil {
+		return err
 	}
 	a := d.Alert
 	if a.ID == "" {
@@ -121,34 +119,27 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		target = byAlias("acknowledge")
 		body = alertAction{Source: "Herald", User: a.AcknowledgingUsername, Note: channels.Truncate(note, maxNote, "…")}
 	default:
-		return &channels.Failure{Reason: "delivery has no known event"}
+		return channels.NoEvent()
 	}
-	b, err := json.Marshal(body)
+	req, err := channels.PostJSON(ctx, "ALERTING_A", target, body, "Authorization", "GenieKey "+key)
 	if err != nil {
-		return &channels.Failure{Reason: "ALERTING_A request could not be encoded"}
+		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(b))
-	if err != nil {
-		return &channels.Failure{Reason: "ALERTING_A request could not be built"}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "Herald")
-	req.Header.Set("Authorization", "GenieKey "+key)
 	return channels.Send(n.Client, req)
 }
 
 // credentials finds the key and region of d: the notification's own, else the ALERTING_A
 // integration's; the region defaults to US.
-func credentials(d channels.Delivery) (key, region string, f *channels.Failure) {
-	key, region = Kind.Field(d, "alertingAApiKey"), Kind.Field(d, "alertingARegion")
-	if key == "" {
-		return "", "", &channels.Failure{Reason: "no API key: neither the notification nor an ALERTING_A integration sets one"}
+func credentials(d channels.Delivery) (key, region string, err error) {
+	v, err := Kind.Values(d, "alertingAApiKey")
+	if err != nil {
+		return "", "", err
 	}
-	switch strings.ToUpper(strings.TrimSpace(region)) {
+	switch strings.ToUpper(strings.TrimSpace(Kind.Field(d, "alertingARegion"))) {
 	case "", "US":
-		return key, "US", nil
+		return v[0], "US", nil
 	case "EU":
-		return key, "EU", nil
+		return v[0], "EU", nil
 	}
 	return "", "", &channels.Failure{Reason: "ALERTING_A region must be US or EU"}
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
@@ -20,38 +19,19 @@ const (
 	integKey = "og-integ-6d1f0c2e-0002"
 )
 
-func testClient() *http.Client { return channels.NewHTTPClient(true, 5*time.Second) }
-
-func accepted(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusAccepted)
-	_, _ = w.Write([]byte(`{"result":"Request will be processed","took":0.1,"requestId":"r-1"}`))
-}
+var accepted = channelstest.Answer(http.StatusAccepted, `{"result":"Request will be processed","took":0.1,"requestId":"r-1"}`, "Content-Type", "application/json")
 
 func delivery(ev channels.Event, a herald.Alert, key, region string, integ *herald.Integration) channels.Delivery {
-	return channels.Delivery{
-		ID:           "dlv-0001",
-		Event:        ev,
-		Alert:        a,
-		Notification: herald.Notification{TypeName: "ALERTING_A", Fields: map[string]string{"alertingAApiKey": key, "alertingARegion": region}},
-		Integration:  integ,
-	}
-}
-
-func decode(t *testing.T, b []byte) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("body is not a JSON object: %v\n%s", err, b)
-	}
-	return m
+	d := conformance.Delivery("ALERTING_A", ev, a, "alertingAApiKey", key, "alertingARegion", region)
+	d.Integration = integ
+	return d
 }
 
 // us and eu are the two regions' receivers, and a notifier pointed at them.
 func regions(t *testing.T, answer http.HandlerFunc) (us, eu *channelstest.Receiver, n alertinga.Notifier) {
 	us = channelstest.NewReceiver(t, answer)
 	eu = channelstest.NewReceiver(t, answer)
-	return us, eu, alertinga.Notifier{Client: testClient(), BaseURL: us.URL, EUBaseURL: eu.URL}
+	return us, eu, alertinga.Notifier{Client: conformance.Client(), BaseURL: us.URL, EUBaseURL: eu.URL}
 }
 
 func TestCreate(t *testing.T) {
@@ -72,7 +52,7 @@ func TestCreate(t *testing.T) {
 			t.Errorf("%s %q, want %q", h, got, want)
 		}
 	}
-	m := decode(t, r.Body)
+	m := channelstest.JSONObject(t, r.Body)
 	for k, want := range map[string]string{
 		"message":  "OPEN OUTSIDE_METRIC_THRESHOLD: db1.example.com:27017",
 		"alias":    a.ID,
@@ -107,7 +87,7 @@ func TestLimits(t *testing.T) {
 	if err := n.Notify(context.Background(), delivery(channels.EventUpdate, a, notifKey, "", nil)); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}
-	m := decode(t, us.Only(t).Body)
+	m := channelstest.JSONObject(t, us.Only(t).Body)
 	for k, limit := range map[string]int{"message": 130, "description": 15000, "entity": 512} {
 		if got := len([]rune(m[k].(string))); got > limit {
 			t.Errorf("%s has %d characters, over the service's %d", k, got, limit)
@@ -133,7 +113,7 @@ func TestClose(t *testing.T) {
 	if got := r.Header.Get("Authorization"); got != "GenieKey "+notifKey {
 		t.Errorf("Authorization %q", got)
 	}
-	m := decode(t, r.Body)
+	m := channelstest.JSONObject(t, r.Body)
 	if m["source"] != "Herald" || m["note"] != "Resolved at 2026-11-21T19:00:00Z" {
 		t.Errorf("close body %s", r.Body)
 	}
@@ -148,7 +128,7 @@ func TestCloseEscapesAlias(t *testing.T) {
 	})
 	a := channelstest.HostAlert()
 	a.ID = "a/b c?d"
-	n := alertinga.Notifier{Client: testClient(), BaseURL: rc.URL}
+	n := alertinga.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
 	if err := n.Notify(context.Background(), delivery(channels.EventClose, a, notifKey, "", nil)); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}

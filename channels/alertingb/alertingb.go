@@ -1,7 +1,6 @@
 package alertingb
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -48,10 +47,11 @@ type answer struct {
 
 // Notify sends d. See Notifier.
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
-	apiKey, routingKey, f := credentials(d)
-	if f != nil {
-		return f
+	v, err := Kind.Values(d, "alertingBApiKey", "alertingBRoutingKey")
+	if err != nil {
+		return err
 	}
+	apiKey, routingKey := v[0], v[1]
 	a := d.Alert
 	if a.ID == "" {
 		return &channels.Failure{Reason: "alert has no id"}
@@ -66,34 +66,17 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	if !a.Created.IsZero() {
 		m.StateStartTime = a.Created.Unix()
 	}
-	switch d.Event {
-	case channels.EventOpen, channels.EventUpdate:
-		m.MessageType = "CRITICAL"
-	case channels.EventClose, channels.EventCancel:
-		// A cancelled alert will never close: recover its incident rather than leave it open.
-		m.MessageType = "RECOVERY"
-	case channels.EventAcknowledge:
-		m.MessageType = "ACKNOWLEDGEMENT"
-	default:
-		return &channels.Failure{Reason: "delivery has no known event"}
+	var ok bool
+	if m.MessageType, ok = channels.ForEvent(d.Event, "CRITICAL", "RECOVERY", "ACKNOWLEDGEMENT"); !ok {
+		return channels.NoEvent()
 	}
-	body, err := json.Marshal(m)
-	if err != nil {
-		return &channels.Failure{Reason: "ALERTING_B message could not be encoded"}
-	}
-	base := n.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	target := strings.TrimSuffix(base, "/") + endpoint + url.PathEscape(apiKey) + "/" + url.PathEscape(routingKey)
 	// The errors of building and sending the request name the URL, and so the key: none of
-	// them is returned as it is (channels.Classify writes its own reasons).
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	// them is returned as it is (PostJSON and channels.Classify write their own reasons).
+	target := strings.TrimSuffix(channels.Or(n.BaseURL, DefaultBaseURL), "/") + endpoint + url.PathEscape(apiKey) + "/" + url.PathEscape(routingKey)
+	req, err := channels.PostJSON(ctx, "ALERTING_B", target, m)
 	if err != nil {
-		return &channels.Failure{Reason: "ALERTING_B request could not be built"}
+		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "Herald")
 	return channels.Exchange(n.Client, req, checkAnswer(apiKey, routingKey))
 }
 
@@ -129,19 +112,6 @@ func quote(msg string, secrets []string) string {
 		}
 	}
 	return channels.Truncate(channels.OneLine(msg), maxReason, "…")
-}
-
-// credentials finds the api key and routing key of d: the notification's own, else the
-// ALERTING_B integration's.
-func credentials(d channels.Delivery) (apiKey, routingKey string, f *channels.Failure) {
-	apiKey, routingKey = Kind.Field(d, "alertingBApiKey"), Kind.Field(d, "alertingBRoutingKey")
-	switch {
-	case apiKey == "":
-		return "", "", &channels.Failure{Reason: "no API key: neither the notification nor an ALERTING_B integration sets one"}
-	case routingKey == "":
-		return "", "", &channels.Failure{Reason: "no routing key: neither the notification nor an ALERTING_B integration sets one"}
-	}
-	return apiKey, routingKey, nil
 }
 
 // Kind is ALERTING_B: an API key and a routing key, from the notification or its project's

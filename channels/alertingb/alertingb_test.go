@@ -2,12 +2,10 @@ package alertingb_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
@@ -24,35 +22,17 @@ const (
 	endpoint   = "/integrations/generic/20131114/alert/"
 )
 
-func testClient() *http.Client { return channels.NewHTTPClient(true, 5*time.Second) }
-
-func success(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write([]byte(`{"result":"success","entity_id":"65a1b2c3d4e5f60718293a4c"}`))
-}
+var success = channelstest.Answer(http.StatusOK, `{"result":"success","entity_id":"65a1b2c3d4e5f60718293a4c"}`, "Content-Type", "application/json")
 
 func delivery(ev channels.Event, a herald.Alert, key, route string, integ *herald.Integration) channels.Delivery {
-	return channels.Delivery{
-		ID:           "dlv-0001",
-		Event:        ev,
-		Alert:        a,
-		Notification: herald.Notification{TypeName: "ALERTING_B", Fields: map[string]string{"alertingBApiKey": key, "alertingBRoutingKey": route}},
-		Integration:  integ,
-	}
-}
-
-func decode(t *testing.T, b []byte) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("body is not a JSON object: %v\n%s", err, b)
-	}
-	return m
+	d := conformance.Delivery("ALERTING_B", ev, a, "alertingBApiKey", key, "alertingBRoutingKey", route)
+	d.Integration = integ
+	return d
 }
 
 func TestCritical(t *testing.T) {
 	rc := channelstest.NewReceiver(t, success)
-	n := alertingb.Notifier{Client: testClient(), BaseURL: rc.URL}
+	n := alertingb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
 	a := channelstest.HostAlert()
 	if err := n.Notify(context.Background(), delivery(channels.EventOpen, a, notifKey, notifRoute, nil)); err != nil {
 		t.Fatalf("Notify: %v", err)
@@ -67,7 +47,7 @@ func TestCritical(t *testing.T) {
 	if got := r.Header.Get("Authorization"); got != "" {
 		t.Errorf("Authorization %q, want none: the key is in the path", got)
 	}
-	m := decode(t, r.Body)
+	m := channelstest.JSONObject(t, r.Body)
 	for k, want := range map[string]any{
 		"message_type":        "CRITICAL",
 		"entity_id":           a.ID,
@@ -88,7 +68,7 @@ func TestCritical(t *testing.T) {
 
 func TestRecoveryMatchesCritical(t *testing.T) {
 	rc := channelstest.NewReceiver(t, success)
-	n := alertingb.Notifier{Client: testClient(), BaseURL: rc.URL + "/"}
+	n := alertingb.Notifier{Client: conformance.Client(), BaseURL: rc.URL + "/"}
 	integ := &herald.Integration{Type: "ALERTING_B", Fields: map[string]string{"apiKey": integKey, "routingKey": integRoute}}
 	open := channelstest.MetricAlert()
 	open.HostnameAndPort, open.HostID = "", ""
@@ -107,7 +87,7 @@ func TestRecoveryMatchesCritical(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("got %d requests, want 2", len(reqs))
 	}
-	crit, rec := decode(t, reqs[0].Body), decode(t, reqs[1].Body)
+	crit, rec := channelstest.JSONObject(t, reqs[0].Body), channelstest.JSONObject(t, reqs[1].Body)
 	if want := endpoint + integKey + "/" + integRoute; reqs[0].Path != want || reqs[1].Path != want {
 		t.Errorf("paths %s and %s, want both %s", reqs[0].Path, reqs[1].Path, want)
 	}
@@ -132,11 +112,11 @@ func TestOtherEvents(t *testing.T) {
 		channels.EventAcknowledge: "ACKNOWLEDGEMENT",
 	} {
 		rc := channelstest.NewReceiver(t, success)
-		n := alertingb.Notifier{Client: testClient(), BaseURL: rc.URL}
+		n := alertingb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
 		if err := n.Notify(context.Background(), delivery(ev, channelstest.HostAlert(), notifKey, notifRoute, nil)); err != nil {
 			t.Fatalf("Notify %s: %v", ev, err)
 		}
-		if got := decode(t, rc.Only(t).Body)["message_type"]; got != want {
+		if got := channelstest.JSONObject(t, rc.Only(t).Body)["message_type"]; got != want {
 			t.Errorf("%s: message_type %v, want %s", ev, got, want)
 		}
 	}
@@ -149,7 +129,7 @@ func TestKeysEscaped(t *testing.T) {
 		paths <- r.URL.EscapedPath()
 		success(w, r)
 	})
-	n := alertingb.Notifier{Client: testClient(), BaseURL: rc.URL}
+	n := alertingb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
 	if err := n.Notify(context.Background(), delivery(channels.EventOpen, channelstest.HostAlert(), "k/../x", "team a?b", nil)); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}
@@ -174,7 +154,7 @@ func TestKeyChoice(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := channelstest.NewReceiver(t, success)
-			n := alertingb.Notifier{Client: testClient(), BaseURL: rc.URL}
+			n := alertingb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
 			if err := n.Notify(context.Background(), delivery(channels.EventOpen, channelstest.HostAlert(), tc.key, tc.route, tc.integ)); err != nil {
 				t.Fatalf("Notify: %v", err)
 			}
@@ -200,7 +180,7 @@ func TestResultInTheAnswer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(tc.body)) })
-			err := alertingb.Notifier{Client: testClient(), BaseURL: rc.URL}.Notify(context.Background(),
+			err := alertingb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}.Notify(context.Background(),
 				delivery(channels.EventOpen, channelstest.HostAlert(), notifKey, notifRoute, nil))
 			rc.Only(t)
 			var f *channels.Failure
@@ -215,7 +195,7 @@ func TestResultInTheAnswer(t *testing.T) {
 		})
 	}
 	// A base URL that cannot be parsed.
-	err := alertingb.Notifier{Client: testClient(), BaseURL: "http://bad host\x7f"}.Notify(context.Background(),
+	err := alertingb.Notifier{Client: conformance.Client(), BaseURL: "http://bad host\x7f"}.Notify(context.Background(),
 		delivery(channels.EventOpen, channelstest.HostAlert(), notifKey, notifRoute, nil))
 	if err == nil || strings.Contains(err.Error(), notifKey) {
 		t.Errorf("Notify with a bad base URL = %v, want an error without the key", err)

@@ -3,6 +3,8 @@
 package channelstest
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -123,4 +125,34 @@ func MetricAlert() herald.Alert {
 		CurrentValue:    &herald.CurrentValue{Number: 512, Units: "RAW"},
 		Tags:            []string{"prod"},
 	}
+}
+
+// Answer answers with status, body and the header pairs given (name, value, ...).
+func Answer(status int, body string, header ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		for i := 0; i+1 < len(header); i += 2 {
+			w.Header().Set(header[i], header[i+1])
+		}
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+// DecodeJSON decodes raw, a request's body, into v, refusing fields v does not have; it fails
+// t if raw does not decode.
+func DecodeJSON(t testing.TB, raw []byte, v any) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("body is not a %T: %v\n%s", v, err, raw)
+	}
+}
+
+// JSONObject is raw, a request's body, decoded as a JSON object; it fails t if raw is not one.
+func JSONObject(t testing.TB, raw []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	DecodeJSON(t, raw, &m)
+	return m
 }

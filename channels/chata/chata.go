@@ -1,9 +1,7 @@
 package chata
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -54,34 +52,22 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	}
 	headline, ok := channels.Headline(d.Event)
 	if !ok {
-		return &channels.Failure{Reason: "delivery has no known event"}
+		return channels.NoEvent()
 	}
-	color := colors[d.Event]
-	body, err := json.Marshal(message{
-		Message:       channels.Truncate(headline+"\n"+channels.Summary(d.Alert), maxMessage, "…"),
-		MessageFormat: "text",
-		Color:         color,
-		Notify:        true,
-		From:          "Herald",
-	})
-	if err != nil {
-		return &channels.Failure{Reason: "CHAT_A message could not be encoded"}
-	}
-	base := n.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
+	base := channels.Or(n.BaseURL, DefaultBaseURL)
 	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return &channels.Failure{Reason: "CHAT_A base URL is not an absolute http or https URL"}
 	}
-	addr := strings.TrimSuffix(base, "/") + "/v2/room/" + url.PathEscape(room) + "/notification"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, addr, bytes.NewReader(body))
+	req, err := channels.PostJSON(ctx, "CHAT_A", strings.TrimSuffix(base, "/")+"/v2/room/"+url.PathEscape(room)+"/notification", message{
+		Message:       channels.Truncate(headline+"\n"+channels.Summary(d.Alert), maxMessage, "…"),
+		MessageFormat: "text",
+		Color:         colors[d.Event],
+		Notify:        true,
+		From:          "Herald",
+	}, "Authorization", "Bearer "+token)
 	if err != nil {
-		return &channels.Failure{Reason: "CHAT_A request could not be built"}
+		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "Herald")
 	return channels.Send(n.Client, req)
 }
 

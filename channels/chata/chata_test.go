@@ -1,15 +1,12 @@
 package chata_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald"
@@ -23,8 +20,6 @@ const (
 	ownToken = "room-token-own-5b1e"
 	intToken = "room-token-integration-9c2d"
 )
-
-func testClient() *http.Client { return channels.NewHTTPClient(true, 5*time.Second) }
 
 // uris records the escaped request URIs a receiver got (channelstest records decoded paths).
 type uris struct {
@@ -48,12 +43,7 @@ func (u *uris) get() []string {
 }
 
 func delivery(ev channels.Event, token, room string) channels.Delivery {
-	return channels.Delivery{
-		ID:           "dlv-a-1",
-		Event:        ev,
-		Alert:        channelstest.HostAlert(),
-		Notification: herald.Notification{TypeName: "CHAT_A", Fields: map[string]string{"notificationToken": token, "roomName": room}},
-	}
+	return conformance.Delivery("CHAT_A", ev, channelstest.HostAlert(), "notificationToken", token, "roomName", room)
 }
 
 // body is what the service reads; unknown fields are an error.
@@ -68,11 +58,7 @@ type body struct {
 func decode(t *testing.T, raw []byte) body {
 	t.Helper()
 	var b body
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		t.Fatalf("body is not a room notification: %v\n%s", err, raw)
-	}
+	channelstest.DecodeJSON(t, raw, &b)
 	if b.Message == nil || b.MessageFormat == nil || b.Color == nil || b.Notify == nil || b.From == nil {
 		t.Fatalf("body lacks a field: %s", raw)
 	}
@@ -101,7 +87,7 @@ func TestRequest(t *testing.T) {
 			rc := channelstest.NewReceiver(t, u.answer(http.StatusNoContent))
 			d := delivery(c.event, ownToken, "Ops Alerts/EU")
 			d.Alert = c.alert
-			if err := (chata.Notifier{Client: testClient(), BaseURL: rc.URL + "/"}).Notify(context.Background(), d); err != nil {
+			if err := (chata.Notifier{Client: conformance.Client(), BaseURL: rc.URL + "/"}).Notify(context.Background(), d); err != nil {
 				t.Fatalf("Notify: %v", err)
 			}
 			r := rc.Only(t)
@@ -162,7 +148,7 @@ func TestCredentials(t *testing.T) {
 			rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) })
 			d := delivery(channels.EventOpen, c.ownToken, c.ownRoom)
 			d.Integration = c.integration
-			err := (chata.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), d)
+			err := (chata.Notifier{Client: conformance.Client(), BaseURL: rc.URL}).Notify(context.Background(), d)
 			if c.wantRoom == "" {
 				var f *channels.Failure
 				if !errors.As(err, &f) || f.Retry || f.Rejected || f.Status != 0 || f.Reason == "" {
@@ -195,7 +181,7 @@ func TestLongMessageTruncated(t *testing.T) {
 	d := delivery(channels.EventOpen, ownToken, "r")
 	d.Alert.AcknowledgedUntil = channelstest.At("2026-11-22T06:00:00Z")
 	d.Alert.AcknowledgementComment = strings.Repeat("é", 12000)
-	if err := (chata.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), d); err != nil {
+	if err := (chata.Notifier{Client: conformance.Client(), BaseURL: rc.URL}).Notify(context.Background(), d); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}
 	m := *decode(t, rc.Only(t).Body).Message
@@ -205,7 +191,7 @@ func TestLongMessageTruncated(t *testing.T) {
 }
 
 func TestBadBaseURL(t *testing.T) {
-	err := (chata.Notifier{Client: testClient(), BaseURL: "api.example.com"}).Notify(context.Background(), delivery(channels.EventOpen, ownToken, "r"))
+	err := (chata.Notifier{Client: conformance.Client(), BaseURL: "api.example.com"}).Notify(context.Background(), delivery(channels.EventOpen, ownToken, "r"))
 	var f *channels.Failure
 	if !errors.As(err, &f) || f.Retry {
 		t.Fatalf("got %v, want a permanent failure", err)

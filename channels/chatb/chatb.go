@@ -59,13 +59,14 @@ func plain(s string, max int) *textObj {
 
 // Notify sends d. See Notifier.
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
-	token, channel, f := target(d)
-	if f != nil {
-		return f
+	v, err := Kind.Values(d, "apiToken", "channelName")
+	if err != nil {
+		return err
 	}
+	token, channel := v[0], v[1]
 	headline, ok := channels.Headline(d.Event)
 	if !ok {
-		return &channels.Failure{Reason: "delivery has no known event"}
+		return channels.NoEvent()
 	}
 	a := d.Alert
 	status, event, subject := channels.Or(a.Status, "UNKNOWN"), channels.EventType(a), channels.Target(a)
@@ -78,7 +79,11 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	if a.GroupID != "" {
 		fields = append(fields, plain("Project: "+a.GroupID, maxField))
 	}
-	body, err := json.Marshal(message{
+	base := channels.Or(n.BaseURL, DefaultBaseURL)
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return &channels.Failure{Reason: "CHAT_B base URL is not an absolute http or https URL"}
+	}
+	req, err := channels.PostJSON(ctx, "CHAT_B", strings.TrimSuffix(base, "/")+"/api/chat.postMessage", message{
 		Channel: channel,
 		Text:    escape(channels.Truncate(title+" on "+subject, maxText, "…")),
 		Blocks: []block{
@@ -86,24 +91,10 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 			{Type: "section", Fields: fields},
 			{Type: "section", Text: plain(channels.Summary(a), maxSection)},
 		},
-	})
+	}, "Authorization", "Bearer "+token, "Content-Type", "application/json; charset=utf-8")
 	if err != nil {
-		return &channels.Failure{Reason: "CHAT_B message could not be encoded"}
+		return err
 	}
-	base := n.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return &channels.Failure{Reason: "CHAT_B base URL is not an absolute http or https URL"}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+"/api/chat.postMessage", bytes.NewReader(body))
-	if err != nil {
-		return &channels.Failure{Reason: "CHAT_B request could not be built"}
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set("User-Agent", "Herald")
 	return channels.Exchange(n.Client, req, checkAnswer)
 }
 
@@ -182,19 +173,6 @@ func safeCode(code string) string {
 		return "(unrecognized code)"
 	}
 	return code
-}
-
-// target finds the token and channel of d: the notification's own, else the CHAT_B
-// integration's.
-func target(d channels.Delivery) (token, channel string, f *channels.Failure) {
-	token, channel = Kind.Field(d, "apiToken"), Kind.Field(d, "channelName")
-	switch {
-	case token == "":
-		return "", "", &channels.Failure{Reason: "no API token: neither the notification nor a CHAT_B integration sets one"}
-	case channel == "":
-		return "", "", &channels.Failure{Reason: "no channel: neither the notification nor a CHAT_B integration sets a channelName"}
-	}
-	return token, channel, nil
 }
 
 // escape makes text literal in the service's markup: no mentions, links or channel names.

@@ -1,9 +1,7 @@
 package chatb_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -22,18 +20,9 @@ const (
 	intToken = "xoxb-integration-2222-secret"
 )
 
-func testClient() *http.Client { return channels.NewHTTPClient(true, 5*time.Second) }
-
 // answer answers as the service does: HTTP status and a JSON body.
 func answer(status int, body string, header ...string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		for i := 0; i+1 < len(header); i += 2 {
-			w.Header().Set(header[i], header[i+1])
-		}
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(body))
-	}
+	return channelstest.Answer(status, body, append([]string{"Content-Type", "application/json; charset=utf-8"}, header...)...)
 }
 
 const okAnswer = `{"ok":true,"channel":"C024BE91L","ts":"1763750455.000200","message":{"text":"x"}}`
@@ -67,11 +56,7 @@ type message struct {
 func decode(t *testing.T, raw []byte) message {
 	t.Helper()
 	var m message
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
-		t.Fatalf("body is not a chat.postMessage call: %v\n%s", err, raw)
-	}
+	channelstest.DecodeJSON(t, raw, &m)
 	return m
 }
 
@@ -95,7 +80,7 @@ func TestRequest(t *testing.T) {
 			rc := channelstest.NewReceiver(t, answer(200, okAnswer))
 			d := delivery(c.event, ownToken, "#ops")
 			d.Alert = c.alert
-			if err := (chatb.Notifier{Client: testClient(), BaseURL: rc.URL + "/"}).Notify(context.Background(), d); err != nil {
+			if err := (chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL + "/"}).Notify(context.Background(), d); err != nil {
 				t.Fatalf("Notify: %v", err)
 			}
 			r := rc.Only(t)
@@ -149,7 +134,7 @@ func TestUserTextIsNotMarkup(t *testing.T) {
 	rc := channelstest.NewReceiver(t, answer(200, okAnswer))
 	d := delivery(channels.EventOpen, ownToken, "#ops")
 	d.Alert.HostnameAndPort = "<!channel> & <https://evil.example|click>"
-	if err := (chatb.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), d); err != nil {
+	if err := (chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}).Notify(context.Background(), d); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}
 	m := decode(t, rc.Only(t).Body)
@@ -164,7 +149,7 @@ func TestLongTextsFitTheLimits(t *testing.T) {
 	d.Alert.EventTypeName = strings.Repeat("E", 500)
 	d.Alert.AcknowledgedUntil = channelstest.At("2026-11-22T06:00:00Z")
 	d.Alert.AcknowledgementComment = strings.Repeat("ü", 5000)
-	if err := (chatb.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), d); err != nil {
+	if err := (chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}).Notify(context.Background(), d); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}
 	m := decode(t, rc.Only(t).Body)
@@ -200,7 +185,7 @@ func TestChannelChoice(t *testing.T) {
 			rc := channelstest.NewReceiver(t, answer(200, okAnswer))
 			d := delivery(channels.EventOpen, c.ownToken, c.ownChannel)
 			d.Integration = c.integration
-			err := (chatb.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), d)
+			err := (chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}).Notify(context.Background(), d)
 			var f *channels.Failure
 			if c.wantChan == "" {
 				if !errors.As(err, &f) || f.Retry || len(rc.Requests()) != 0 {
@@ -265,7 +250,7 @@ func TestClassification(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rc := channelstest.NewReceiver(t, answer(c.status, c.body, c.header...))
-			err := (chatb.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), delivery(channels.EventOpen, ownToken, "#ops"))
+			err := (chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}).Notify(context.Background(), delivery(channels.EventOpen, ownToken, "#ops"))
 			rc.Only(t)
 			if c.want.ok {
 				if err != nil {
@@ -303,7 +288,7 @@ func TestLongAnswer(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rc := channelstest.NewReceiver(t, answer(200, c.body))
-			err := (chatb.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), delivery(channels.EventOpen, ownToken, "#ops"))
+			err := (chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}).Notify(context.Background(), delivery(channels.EventOpen, ownToken, "#ops"))
 			if c.ok != (err == nil) {
 				t.Errorf("got %v, want delivered %v", err, c.ok)
 			}

@@ -1,9 +1,7 @@
 package chatc
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -53,13 +51,13 @@ var themeColors = map[channels.Event]string{channels.EventOpen: "D7000C", channe
 
 // Notify sends d. See Notifier.
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
-	target, f := webhookURL(d)
-	if f != nil {
-		return f
+	target, err := webhookURL(d)
+	if err != nil {
+		return err
 	}
 	headline, ok := channels.Headline(d.Event)
 	if !ok {
-		return &channels.Failure{Reason: "delivery has no known event"}
+		return channels.NoEvent()
 	}
 	color := themeColors[d.Event]
 	a := d.Alert
@@ -71,7 +69,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 			facts = append(facts, fact{f.Name, channels.Truncate(channels.OneLine(f.Value), maxLine, "…")})
 		}
 	}
-	body, err := json.Marshal(card{
+	req, err := channels.PostJSON(ctx, "CHAT_C", target, card{
 		Type:       "MessageCard",
 		Context:    "https://schema.org/extensions",
 		Summary:    channels.Truncate(title+" on "+subject, maxLine, "…"),
@@ -85,14 +83,8 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		}},
 	})
 	if err != nil {
-		return &channels.Failure{Reason: "CHAT_C card could not be encoded"}
+		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
-	if err != nil {
-		return &channels.Failure{Reason: "CHAT_C request could not be built"}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "Herald")
 	return channels.Exchange(n.Client, req, checkAnswer)
 }
 
@@ -116,11 +108,12 @@ func checkAnswer(resp *http.Response, raw []byte) error {
 }
 
 // webhookURL finds the URL of d: the notification's, else the CHAT_C integration's.
-func webhookURL(d channels.Delivery) (string, *channels.Failure) {
-	target := Kind.Field(d, "chatCWebhookUrl")
-	if target == "" {
-		return "", &channels.Failure{Reason: "no webhook URL: neither the notification nor a CHAT_C integration sets a chatCWebhookUrl"}
+func webhookURL(d channels.Delivery) (string, error) {
+	v, err := Kind.Values(d, "chatCWebhookUrl")
+	if err != nil {
+		return "", err
 	}
+	target := v[0]
 	u, err := url.Parse(target)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", &channels.Failure{Reason: "CHAT_C webhook URL is not an absolute http or https URL"}

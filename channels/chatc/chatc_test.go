@@ -1,9 +1,7 @@
 package chatc_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -19,18 +17,6 @@ import (
 
 // secretPath is the part of a webhook URL that is its credential.
 const secretPath = "/webhookb2/4f1c-secret-9d2e@tenant/IncomingWebhook/77aa-secret-0b1c/owner"
-
-func testClient() *http.Client { return channels.NewHTTPClient(true, 5*time.Second) }
-
-func answer(status int, body string, header ...string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		for i := 0; i+1 < len(header); i += 2 {
-			w.Header().Set(header[i], header[i+1])
-		}
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(body))
-	}
-}
 
 func delivery(ev channels.Event, url string) channels.Delivery {
 	return channels.Delivery{
@@ -63,11 +49,7 @@ type card struct {
 func decode(t *testing.T, raw []byte) card {
 	t.Helper()
 	var c card
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		t.Fatalf("body is not a MessageCard: %v\n%s", err, raw)
-	}
+	channelstest.DecodeJSON(t, raw, &c)
 	if len(c.Sections) != 1 {
 		t.Fatalf("%d sections, want 1: %s", len(c.Sections), raw)
 	}
@@ -92,10 +74,10 @@ func TestRequest(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(string(c.event), func(t *testing.T) {
-			rc := channelstest.NewReceiver(t, answer(200, "1"))
+			rc := channelstest.NewReceiver(t, channelstest.Answer(200, "1"))
 			d := delivery(c.event, rc.URL+secretPath+"?tenant=t1")
 			d.Alert = c.alert
-			if err := (chatc.Notifier{Client: testClient()}).Notify(context.Background(), d); err != nil {
+			if err := (chatc.Notifier{Client: conformance.Client()}).Notify(context.Background(), d); err != nil {
 				t.Fatalf("Notify: %v", err)
 			}
 			r := rc.Only(t)
@@ -161,13 +143,13 @@ func TestTarget(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rc := channelstest.NewReceiver(t, answer(200, "1"))
+			rc := channelstest.NewReceiver(t, channelstest.Answer(200, "1"))
 			d := delivery(channels.EventOpen, "")
 			if c.ownPath != "" {
 				d.Notification.SetField("chatCWebhookUrl", rc.URL+c.ownPath)
 			}
 			d.Integration = c.integration(rc.URL)
-			err := (chatc.Notifier{Client: testClient()}).Notify(context.Background(), d)
+			err := (chatc.Notifier{Client: conformance.Client()}).Notify(context.Background(), d)
 			if c.wantPath == "" {
 				var f *channels.Failure
 				if !errors.As(err, &f) || f.Retry || f.Rejected || f.Status != 0 || f.Reason == "" {
@@ -213,8 +195,8 @@ func TestClassification(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rc := channelstest.NewReceiver(t, answer(c.status, c.body, c.header...))
-			err := (chatc.Notifier{Client: testClient()}).Notify(context.Background(), delivery(channels.EventOpen, rc.URL+secretPath))
+			rc := channelstest.NewReceiver(t, channelstest.Answer(c.status, c.body, c.header...))
+			err := (chatc.Notifier{Client: conformance.Client()}).Notify(context.Background(), delivery(channels.EventOpen, rc.URL+secretPath))
 			rc.Only(t)
 			if c.want.ok {
 				if err != nil {
@@ -242,7 +224,7 @@ func TestConformance(t *testing.T) {
 	badURL := func(name, url string) conformance.Change {
 		return conformance.Change{Name: name, Change: func(d *channels.Delivery) { d.Notification.SetField("chatCWebhookUrl", url) }}
 	}
-	conformance.Run(t, conformance.Case{Kind: chatc.Kind, Accept: answer(200, "1"),
+	conformance.Run(t, conformance.Case{Kind: chatc.Kind, Accept: channelstest.Answer(200, "1"),
 		Fields: func(url string) map[string]string { return map[string]string{"chatCWebhookUrl": url + secretPath} },
 		Unsendable: []conformance.Change{badURL("URL not http", "ftp://outlook.example.com"+secretPath), badURL("URL not absolute", secretPath),
 			badURL("URL without host", "https://"+secretPath), conformance.NoEvent, conformance.UnknownEvent}})

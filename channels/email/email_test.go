@@ -9,7 +9,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"errors"
 	"io"
 	"log"
 	"math/big"
@@ -29,6 +28,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/channels/channelstest/conformance"
 	"github.com/heraldhq/herald/channels/email"
 )
 
@@ -238,15 +238,6 @@ func parse(t *testing.T, data []byte) (mail.Header, string) {
 	return m.Header, strings.ReplaceAll(string(body), "\r\n", "\n")
 }
 
-func failureOf(t *testing.T, err error) *channels.Failure {
-	t.Helper()
-	var f *channels.Failure
-	if !errors.As(err, &f) {
-		t.Fatalf("err = %v (%T), want a *channels.Failure", err, err)
-	}
-	return f
-}
-
 // TestPlain: a server without STARTTLS gets the message in clear; every header and the body
 // are as the package says, and a second send of one delivery has the same Message-ID.
 func TestPlain(t *testing.T) {
@@ -372,7 +363,7 @@ func TestSTARTTLSAndAuth(t *testing.T) {
 	bad := cfg
 	bad.Password = "wrong-pass"
 	err := (email.Notifier{Config: bad}).Notify(context.Background(), d)
-	f := failureOf(t, err)
+	f := conformance.FailureOf(t, err)
 	if f.Retry || f.Rejected || f.Status != 535 {
 		t.Errorf("wrong credentials: %+v, want permanent 535, not Rejected", f)
 	}
@@ -390,7 +381,7 @@ func TestUntrustedCertificate(t *testing.T) {
 	cert, _ := selfSigned(t)
 	srv := startServer(t, "", &backend{user: "mailer", pass: "pw"}, cert, false)
 	n := email.Notifier{Config: email.Config{Addr: srv.Addr, From: from, Username: "mailer", Password: "pw"}}
-	f := failureOf(t, n.Notify(context.Background(), delivery(channels.EventOpen, channelstest.HostAlert())))
+	f := conformance.FailureOf(t, n.Notify(context.Background(), delivery(channels.EventOpen, channelstest.HostAlert())))
 	if f.Retry || f.Rejected || !strings.Contains(f.Reason, "certificate") {
 		t.Errorf("%+v, want a permanent certificate failure", f)
 	}
@@ -421,7 +412,7 @@ func TestAuthWithoutTLS(t *testing.T) {
 		l.Close()
 		srv := startServer(t, "127.0.0.2", &backend{user: "mailer", pass: "pw"}, nil, true)
 		n := email.Notifier{Config: email.Config{Addr: srv.Addr, From: from, Username: "mailer", Password: "pw"}}
-		f := failureOf(t, n.Notify(context.Background(), d))
+		f := conformance.FailureOf(t, n.Notify(context.Background(), d))
 		if f.Retry || f.Rejected || !strings.Contains(f.Reason, "STARTTLS") {
 			t.Errorf("%+v, want a permanent failure naming STARTTLS", f)
 		}
@@ -452,7 +443,7 @@ func TestReplies(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := startServer(t, "", tt.b, nil, false)
 			n := email.Notifier{Config: email.Config{Addr: srv.Addr, From: from}}
-			f := failureOf(t, n.Notify(context.Background(), delivery(channels.EventOpen, channelstest.HostAlert())))
+			f := conformance.FailureOf(t, n.Notify(context.Background(), delivery(channels.EventOpen, channelstest.HostAlert())))
 			if f.Status != tt.status || f.Retry != tt.retry || f.Rejected {
 				t.Errorf("%+v, want status %d retry %v", f, tt.status, tt.retry)
 			}
@@ -491,7 +482,7 @@ func TestNoConnection(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := failureOf(t, email.Notifier{Config: tt.cfg}.Notify(context.Background(), tt.d))
+			f := conformance.FailureOf(t, email.Notifier{Config: tt.cfg}.Notify(context.Background(), tt.d))
 			if f.Retry || f.Rejected {
 				t.Errorf("%+v, want permanent", f)
 			}
@@ -500,7 +491,7 @@ func TestNoConnection(t *testing.T) {
 	if c := srv.connections(); c != 0 {
 		t.Errorf("%d connections, want none", c)
 	}
-	f := failureOf(t, email.Notifier{Config: ok}.Message(context.Background(), "a@example.com\r\nBcc: b@example.com", "s", "b", "m1"))
+	f := conformance.FailureOf(t, email.Notifier{Config: ok}.Message(context.Background(), "a@example.com\r\nBcc: b@example.com", "s", "b", "m1"))
 	if f.Retry || srv.connections() != 0 {
 		t.Errorf("Message with CRLF in to: %+v, %d connections", f, srv.connections())
 	}
@@ -517,7 +508,7 @@ func TestConnectionFailures(t *testing.T) {
 		}
 		addr := l.Addr().String()
 		l.Close()
-		f := failureOf(t, email.Notifier{Config: email.Config{Addr: addr, From: from}}.Notify(context.Background(), d))
+		f := conformance.FailureOf(t, email.Notifier{Config: email.Config{Addr: addr, From: from}}.Notify(context.Background(), d))
 		if !f.Retry || f.Status != 0 {
 			t.Errorf("%+v, want Retry", f)
 		}
@@ -554,7 +545,7 @@ func TestConnectionFailures(t *testing.T) {
 	}
 	t.Run("timeout", func(t *testing.T) {
 		n := email.Notifier{Config: email.Config{Addr: silent(t), From: from, Timeout: 100 * time.Millisecond}}
-		f := failureOf(t, n.Notify(context.Background(), d))
+		f := conformance.FailureOf(t, n.Notify(context.Background(), d))
 		if !f.Retry || !strings.Contains(f.Reason, "timed out") {
 			t.Errorf("%+v, want a retryable timeout", f)
 		}
@@ -565,7 +556,7 @@ func TestConnectionFailures(t *testing.T) {
 		done := make(chan error)
 		go func() { done <- n.Notify(ctx, d) }()
 		cancel()
-		f := failureOf(t, <-done)
+		f := conformance.FailureOf(t, <-done)
 		if !f.Retry {
 			t.Errorf("%+v, want Retry", f)
 		}

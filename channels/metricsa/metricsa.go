@@ -1,9 +1,7 @@
 package metricsa
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -41,9 +39,9 @@ type event struct {
 
 // Notify sends d. See Notifier.
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
-	key := Kind.Field(d, "metricsAApiKey")
-	if key == "" {
-		return &channels.Failure{Reason: "no API key: neither the notification nor a METRICS_A integration sets one"}
+	key, err := Kind.Values(d, "metricsAApiKey")
+	if err != nil {
+		return err
 	}
 	a := d.Alert
 	if a.ID == "" {
@@ -68,32 +66,15 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	case !a.Created.IsZero():
 		ev.DateHappened = a.Created.Unix()
 	}
-	switch d.Event {
-	case channels.EventOpen, channels.EventUpdate:
-		ev.AlertType = "error"
-	case channels.EventClose, channels.EventCancel:
-		// A cancelled alert will never close: end its thread rather than leave it in error.
-		ev.AlertType = "success"
-	case channels.EventAcknowledge:
-		ev.AlertType = "info"
-	default:
-		return &channels.Failure{Reason: "delivery has no known event"}
+	var ok bool
+	if ev.AlertType, ok = channels.ForEvent(d.Event, "error", "success", "info"); !ok {
+		return channels.NoEvent()
 	}
-	body, err := json.Marshal(ev)
+	req, err := channels.PostJSON(ctx, "METRICS_A", strings.TrimSuffix(channels.Or(n.BaseURL, DefaultBaseURL), "/")+"/api/v1/events", ev,
+		"DD-API-KEY", key[0])
 	if err != nil {
-		return &channels.Failure{Reason: "METRICS_A event could not be encoded"}
+		return err
 	}
-	base := n.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+"/api/v1/events", bytes.NewReader(body))
-	if err != nil {
-		return &channels.Failure{Reason: "METRICS_A request could not be built"}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "Herald")
-	req.Header.Set("DD-API-KEY", key)
 	return channels.Send(n.Client, req)
 }
 

@@ -20,31 +20,10 @@ const (
 	integKey = "dd-integ-9a8b7c6d5e4f0002"
 )
 
-func testClient() *http.Client { return channels.NewHTTPClient(true, 5*time.Second) }
+var accepted = channelstest.Answer(http.StatusAccepted, `{"status":"ok","event":{"id":1}}`, "Content-Type", "application/json")
 
-func accepted(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusAccepted)
-	_, _ = w.Write([]byte(`{"status":"ok","event":{"id":1}}`))
-}
-
-func delivery(ev channels.Event, a herald.Alert, key string, integ *herald.Integration) channels.Delivery {
-	return channels.Delivery{
-		ID:           "dlv-0001",
-		Event:        ev,
-		Alert:        a,
-		Notification: herald.Notification{TypeName: "METRICS_A", Fields: map[string]string{"metricsAApiKey": key}},
-		Integration:  integ,
-	}
-}
-
-func decode(t *testing.T, b []byte) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("body is not a JSON object: %v\n%s", err, b)
-	}
-	return m
+func delivery(ev channels.Event, a herald.Alert, key string) channels.Delivery {
+	return conformance.Delivery("METRICS_A", ev, a, "metricsAApiKey", key)
 }
 
 func TestEvents(t *testing.T) {
@@ -67,8 +46,8 @@ func TestEvents(t *testing.T) {
 	} {
 		t.Run(string(tc.ev), func(t *testing.T) {
 			rc := channelstest.NewReceiver(t, accepted)
-			n := metricsa.Notifier{Client: testClient(), BaseURL: rc.URL}
-			if err := n.Notify(context.Background(), delivery(tc.ev, tc.a, notifKey, nil)); err != nil {
+			n := metricsa.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
+			if err := n.Notify(context.Background(), delivery(tc.ev, tc.a, notifKey)); err != nil {
 				t.Fatalf("Notify: %v", err)
 			}
 			r := rc.Only(t)
@@ -80,7 +59,7 @@ func TestEvents(t *testing.T) {
 					t.Errorf("%s %q, want %q", h, got, want)
 				}
 			}
-			m := decode(t, r.Body)
+			m := channelstest.JSONObject(t, r.Body)
 			for k, want := range map[string]any{
 				"title":            tc.title,
 				"text":             channels.Summary(tc.a),
@@ -102,16 +81,16 @@ func TestEvents(t *testing.T) {
 
 func TestDateIsUpdated(t *testing.T) {
 	rc := channelstest.NewReceiver(t, accepted)
-	n := metricsa.Notifier{Client: testClient(), BaseURL: rc.URL + "/"}
+	n := metricsa.Notifier{Client: conformance.Client(), BaseURL: rc.URL + "/"}
 	// MetricAlert: created 18:40:55, updated 18:45:00.
-	if err := n.Notify(context.Background(), delivery(channels.EventUpdate, channelstest.MetricAlert(), notifKey, nil)); err != nil {
+	if err := n.Notify(context.Background(), delivery(channels.EventUpdate, channelstest.MetricAlert(), notifKey)); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}
 	r := rc.Only(t)
 	if r.Path != "/api/v1/events" {
 		t.Errorf("path %s", r.Path)
 	}
-	if got := decode(t, r.Body)["date_happened"]; got != float64(time.Date(2026, 11, 21, 18, 45, 0, 0, time.UTC).Unix()) {
+	if got := channelstest.JSONObject(t, r.Body)["date_happened"]; got != float64(time.Date(2026, 11, 21, 18, 45, 0, 0, time.UTC).Unix()) {
 		t.Errorf("date_happened %v, want the alert's updated time", got)
 	}
 }
@@ -120,10 +99,10 @@ func TestLimits(t *testing.T) {
 	rc := channelstest.NewReceiver(t, accepted)
 	a := channelstest.HostAlert()
 	a.HostnameAndPort = strings.Repeat("h", 5000)
-	if err := (metricsa.Notifier{Client: testClient(), BaseURL: rc.URL}).Notify(context.Background(), delivery(channels.EventOpen, a, notifKey, nil)); err != nil {
+	if err := (metricsa.Notifier{Client: conformance.Client(), BaseURL: rc.URL}).Notify(context.Background(), delivery(channels.EventOpen, a, notifKey)); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}
-	m := decode(t, rc.Only(t).Body)
+	m := channelstest.JSONObject(t, rc.Only(t).Body)
 	for k, limit := range map[string]int{"title": 100, "text": 4000} {
 		if got := len([]rune(m[k].(string))); got > limit {
 			t.Errorf("%s has %d characters, over the service's %d", k, got, limit)

@@ -1,9 +1,7 @@
 package paging
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -47,18 +45,20 @@ type payload struct {
 
 // Notify sends d. See Notifier.
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
-	key := Kind.Field(d, "serviceKey")
-	if key == "" {
-		return &channels.Failure{Reason: "no service key: neither the notification nor a PAGING integration sets one"}
+	key, err := Kind.Values(d, "serviceKey")
+	if err != nil {
+		return err
 	}
 	a := d.Alert
 	if a.ID == "" {
 		return &channels.Failure{Reason: "alert has no id"}
 	}
-	ev := event{RoutingKey: key, DedupKey: dedupKey(a)}
-	switch d.Event {
-	case channels.EventOpen, channels.EventUpdate:
-		ev.EventAction = "trigger"
+	action, ok := channels.ForEvent(d.Event, "trigger", "resolve", "acknowledge")
+	if !ok {
+		return channels.NoEvent()
+	}
+	ev := event{RoutingKey: key[0], EventAction: action, DedupKey: dedupKey(a)}
+	if action == "trigger" {
 		ev.Client = "Herald"
 		a.HumanReadable = channels.Summary(a)
 		ev.Payload = &payload{
@@ -72,28 +72,11 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		if !a.Created.IsZero() {
 			ev.Payload.Timestamp = a.Created.String()
 		}
-	case channels.EventClose, channels.EventCancel:
-		// A cancelled alert will never close: resolve its incident rather than leave it open.
-		ev.EventAction = "resolve"
-	case channels.EventAcknowledge:
-		ev.EventAction = "acknowledge"
-	default:
-		return &channels.Failure{Reason: "delivery has no known event"}
 	}
-	body, err := json.Marshal(ev)
+	req, err := channels.PostJSON(ctx, "PAGING", strings.TrimSuffix(channels.Or(n.BaseURL, DefaultBaseURL), "/")+"/v2/enqueue", ev)
 	if err != nil {
-		return &channels.Failure{Reason: "PAGING event could not be encoded"}
+		return err
 	}
-	base := n.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+"/v2/enqueue", bytes.NewReader(body))
-	if err != nil {
-		return &channels.Failure{Reason: "PAGING request could not be built"}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "Herald")
 	return channels.Send(n.Client, req)
 }
 

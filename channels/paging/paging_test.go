@@ -2,7 +2,6 @@ package paging_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -20,36 +19,17 @@ const (
 	integKey = "pd-integ-key-0123456789abcdef0002"
 )
 
-func testClient() *http.Client { return channels.NewHTTPClient(true, 5*time.Second) }
-
-func accepted(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusAccepted)
-	_, _ = w.Write([]byte(`{"status":"success","message":"Event processed","dedup_key":"x"}`))
-}
+var accepted = channelstest.Answer(http.StatusAccepted, `{"status":"success","message":"Event processed","dedup_key":"x"}`, "Content-Type", "application/json")
 
 func delivery(ev channels.Event, a herald.Alert, key string, integ *herald.Integration) channels.Delivery {
-	return channels.Delivery{
-		ID:           "dlv-0001",
-		Event:        ev,
-		Alert:        a,
-		Notification: herald.Notification{TypeName: "PAGING", Fields: map[string]string{"serviceKey": key}},
-		Integration:  integ,
-	}
-}
-
-func decode(t *testing.T, b []byte) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("body is not a JSON object: %v\n%s", err, b)
-	}
-	return m
+	d := conformance.Delivery("PAGING", ev, a, "serviceKey", key)
+	d.Integration = integ
+	return d
 }
 
 func TestTrigger(t *testing.T) {
 	rc := channelstest.NewReceiver(t, accepted)
-	n := paging.Notifier{Client: testClient(), BaseURL: rc.URL}
+	n := paging.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
 	a := channelstest.HostAlert()
 	if err := n.Notify(context.Background(), delivery(channels.EventOpen, a, notifKey, nil)); err != nil {
 		t.Fatalf("Notify: %v", err)
@@ -64,7 +44,7 @@ func TestTrigger(t *testing.T) {
 	if got := r.Header.Get("Authorization"); got != "" {
 		t.Errorf("Authorization %q, want none: the key travels in the body", got)
 	}
-	m := decode(t, r.Body)
+	m := channelstest.JSONObject(t, r.Body)
 	for k, want := range map[string]string{
 		"routing_key": notifKey, "event_action": "trigger", "dedup_key": a.ID, "client": "Herald",
 	} {
@@ -119,11 +99,11 @@ func TestSummaryAndSource(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := channelstest.NewReceiver(t, accepted)
-			n := paging.Notifier{Client: testClient(), BaseURL: rc.URL}
+			n := paging.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
 			if err := n.Notify(context.Background(), delivery(channels.EventUpdate, tc.a, notifKey, nil)); err != nil {
 				t.Fatalf("Notify: %v", err)
 			}
-			m := decode(t, rc.Only(t).Body)
+			m := channelstest.JSONObject(t, rc.Only(t).Body)
 			p := m["payload"].(map[string]any)
 			s := p["summary"].(string)
 			if !strings.HasPrefix(s, tc.summaryPrefix) {
@@ -145,7 +125,7 @@ func TestSummaryAndSource(t *testing.T) {
 // The resolve must carry the trigger's dedup_key and routing key, or the incident stays open.
 func TestResolveMatchesTrigger(t *testing.T) {
 	rc := channelstest.NewReceiver(t, accepted)
-	n := paging.Notifier{Client: testClient(), BaseURL: rc.URL + "/"}
+	n := paging.Notifier{Client: conformance.Client(), BaseURL: rc.URL + "/"}
 	integ := &herald.Integration{Type: "PAGING", Fields: map[string]string{"serviceKey": integKey}}
 	open := channelstest.HostAlert()
 	closed := open
@@ -163,7 +143,7 @@ func TestResolveMatchesTrigger(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("got %d requests, want 2", len(reqs))
 	}
-	trig, res := decode(t, reqs[0].Body), decode(t, reqs[1].Body)
+	trig, res := channelstest.JSONObject(t, reqs[0].Body), channelstest.JSONObject(t, reqs[1].Body)
 	if reqs[1].Path != "/v2/enqueue" {
 		t.Errorf("resolve path %q, want /v2/enqueue", reqs[1].Path)
 	}
@@ -187,11 +167,11 @@ func TestOtherEvents(t *testing.T) {
 		channels.EventAcknowledge: "acknowledge",
 	} {
 		rc := channelstest.NewReceiver(t, accepted)
-		n := paging.Notifier{Client: testClient(), BaseURL: rc.URL}
+		n := paging.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
 		if err := n.Notify(context.Background(), delivery(ev, channelstest.HostAlert(), notifKey, nil)); err != nil {
 			t.Fatalf("Notify %s: %v", ev, err)
 		}
-		m := decode(t, rc.Only(t).Body)
+		m := channelstest.JSONObject(t, rc.Only(t).Body)
 		if m["event_action"] != want || m["dedup_key"] != channelstest.HostAlert().ID {
 			t.Errorf("%s: event_action %v dedup_key %v, want %s keyed by the alert id", ev, m["event_action"], m["dedup_key"], want)
 		}
@@ -202,7 +182,7 @@ func TestOtherEvents(t *testing.T) {
 // trigger and the resolve; its source is the alert's instance.
 func TestPrometheusDedupKey(t *testing.T) {
 	rc := channelstest.NewReceiver(t, accepted)
-	n := paging.Notifier{Client: testClient(), BaseURL: rc.URL}
+	n := paging.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
 	labels := herald.Labels{"alertname": "HighLatency", "instance": "db1:9100"}
 	a := herald.Alert{ID: "65a1b2c3d4e5f60718293a4c", GroupID: "g1", EventTypeName: herald.EventTypePrometheusAlert,
 		Status: herald.StatusOpen, Labels: labels, Fingerprint: labels.Fingerprint()}
@@ -217,7 +197,7 @@ func TestPrometheusDedupKey(t *testing.T) {
 		t.Fatalf("%d requests, want 2", len(reqs))
 	}
 	for i, r := range reqs {
-		if m := decode(t, r.Body); m["dedup_key"] != want {
+		if m := channelstest.JSONObject(t, r.Body); m["dedup_key"] != want {
 			t.Errorf("request %d: dedup_key = %v, want %q", i, m["dedup_key"], want)
 		} else if p, _ := m["payload"].(map[string]any); i == 0 && (p["source"] != "db1:9100" || !strings.Contains(p["summary"].(string), "HighLatency")) {
 			t.Errorf("trigger payload %v", p)

@@ -2,12 +2,10 @@ package sms_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald"
@@ -23,20 +21,16 @@ const (
 	sender  = "+15557654321"
 )
 
+var created = channelstest.Answer(http.StatusCreated, `{"sid":"SM0123","status":"queued"}`, "Content-Type", "application/json")
+
 func notifier(rc *channelstest.Receiver) sms.Notifier {
 	return sms.Notifier{
-		Client:     channels.NewHTTPClient(true, 5*time.Second),
+		Client:     conformance.Client(),
 		BaseURL:    rc.URL,
 		AccountSID: account,
 		AuthToken:  token,
 		From:       sender,
 	}
-}
-
-func created(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusCreated)
-	w.Write([]byte(`{"sid":"SM0123","status":"queued"}`))
 }
 
 func delivery(ev channels.Event, a herald.Alert) channels.Delivery {
@@ -46,15 +40,6 @@ func delivery(ev channels.Event, a herald.Alert) channels.Delivery {
 		Alert:        a,
 		Notification: herald.Notification{TypeName: "SMS", Fields: map[string]string{"mobileNumber": "+1 (555) 123-4567"}},
 	}
-}
-
-func failureOf(t *testing.T, err error) *channels.Failure {
-	t.Helper()
-	var f *channels.Failure
-	if !errors.As(err, &f) {
-		t.Fatalf("err = %v (%T), want a *channels.Failure", err, err)
-	}
-	return f
 }
 
 // TestRequest: the request is the gateway's Messages create, for open, repeat, close and a
@@ -146,7 +131,7 @@ func TestNothingSent(t *testing.T) {
 			if tt.edit != nil {
 				tt.edit(&n)
 			}
-			f := failureOf(t, n.Notify(context.Background(), tt.d))
+			f := conformance.FailureOf(t, n.Notify(context.Background(), tt.d))
 			if f.Retry || f.Rejected {
 				t.Errorf("%+v, want permanent", f)
 			}

@@ -25,9 +25,6 @@ import (
 
 const testSecret = "wh-secret-7f3a9c"
 
-// testClient reaches 127.0.0.1, as tests need.
-func testClient() *http.Client { return channels.NewHTTPClient(true, 5*time.Second) }
-
 // wantSignature recomputes X-Vendor-Signature as a receiver would.
 func wantSignature(secret string, body []byte) string {
 	m := hmac.New(sha1.New, []byte(secret))
@@ -47,7 +44,7 @@ func webhookDelivery(url, secret string) channels.Delivery {
 func TestWebhookRequest(t *testing.T) {
 	rc := channelstest.NewReceiver(t, nil)
 	d := webhookDelivery(rc.URL+"/hooks/herald?team=ops&env=prod", testSecret)
-	if err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), d); err != nil {
+	if err := (webhook.Notifier{Client: conformance.Client()}).Notify(context.Background(), d); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}
 	r := rc.Only(t)
@@ -125,7 +122,7 @@ func TestWebhookRequest(t *testing.T) {
 
 func TestWebhookNoSignatureWithoutSecret(t *testing.T) {
 	rc := channelstest.NewReceiver(t, nil)
-	if err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), webhookDelivery(rc.URL+"/h", "")); err != nil {
+	if err := (webhook.Notifier{Client: conformance.Client()}).Notify(context.Background(), webhookDelivery(rc.URL+"/h", "")); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}
 	if v, ok := rc.Only(t).Header["X-Vendor-Signature"]; ok {
@@ -139,7 +136,7 @@ func TestWebhookEventHeader(t *testing.T) {
 	for i, ev := range events {
 		d := webhookDelivery(rc.URL, "")
 		d.ID, d.Event = "dlv-"+string(ev), ev
-		if err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), d); err != nil {
+		if err := (webhook.Notifier{Client: conformance.Client()}).Notify(context.Background(), d); err != nil {
 			t.Fatalf("%s: %v", ev, err)
 		}
 		if got := rc.Requests()[i].Header.Get("X-Vendor-Event"); got != string(ev) {
@@ -168,7 +165,7 @@ func TestWebhookIntegrationDefaults(t *testing.T) {
 				d.Notification.SetField("webhookUrl", rc.URL+c.ownPath)
 			}
 			d.Integration = &herald.Integration{Type: "WEBHOOK", Fields: map[string]string{"url": rc.URL + "/integration", "secret": intSecret}}
-			if err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), d); err != nil {
+			if err := (webhook.Notifier{Client: conformance.Client()}).Notify(context.Background(), d); err != nil {
 				t.Fatalf("Notify: %v", err)
 			}
 			r := rc.Only(t)
@@ -191,13 +188,13 @@ func TestWebhookIdempotencyKeyStableAcrossRetries(t *testing.T) {
 	d := webhookDelivery(rc.URL, testSecret)
 	d.ID = "dlv-retry-42"
 	for range 3 {
-		if err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), d); err != nil {
+		if err := (webhook.Notifier{Client: conformance.Client()}).Notify(context.Background(), d); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
 	}
 	other := d
 	other.ID = "dlv-retry-43"
-	if err := (webhook.Notifier{Client: testClient()}).Notify(context.Background(), other); err != nil {
+	if err := (webhook.Notifier{Client: conformance.Client()}).Notify(context.Background(), other); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}
 	reqs := rc.Requests()
@@ -222,7 +219,7 @@ func TestWebhookIdempotencyKeyStableAcrossRetries(t *testing.T) {
 // (go test ./channels/webhook -bench Notify -benchmem).
 func BenchmarkNotify(b *testing.B) {
 	srv := newBenchReceiver(b)
-	n := webhook.Notifier{Client: testClient()}
+	n := webhook.Notifier{Client: conformance.Client()}
 	d := webhookDelivery(srv, testSecret)
 	b.ReportAllocs()
 	b.SetParallelism(16) // 32 in flight on 2 cores, as a worker's deliverers in a storm

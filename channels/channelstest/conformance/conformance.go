@@ -1,7 +1,8 @@
 // Package conformance is the one suite every HTTP sender runs (Run): what a delivery's outcome
 // means (delivered, retryable, rejected, permanent), hostile targets, private addresses,
-// required fields, credentials from integrations, and no secret in any error. It is for tests
-// only; it sits below channelstest because the channels package's own tests use channelstest.
+// required fields, credentials from integrations, and no secret in any error; and the helpers
+// the kinds' own tests share. It is for tests only; it sits below channelstest because the
+// channels package's own tests use channelstest.
 package conformance
 
 import (
@@ -387,4 +388,27 @@ func (c Case) testIntegration(t *testing.T) {
 		d.Integration = integration(d.Notification, "ANOTHER_KIND")
 		d.Notification.SetField(cred.Name, "")
 	})
+}
+
+// Client is an HTTP client of the senders' kind that reaches 127.0.0.1, as tests need.
+func Client() *http.Client { return channels.NewHTTPClient(true, 5*time.Second) }
+
+// FailureOf is err as a *channels.Failure; it fails t if err is not one.
+func FailureOf(t testing.TB, err error) *channels.Failure {
+	t.Helper()
+	var f *channels.Failure
+	if !errors.As(err, &f) {
+		t.Fatalf("got %v (%T), want a *channels.Failure", err, err)
+	}
+	return f
+}
+
+// Delivery is a delivery of event ev about alert a, of a notification of typeName with the
+// fields given (name, value, ...).
+func Delivery(typeName string, ev channels.Event, a herald.Alert, fields ...string) channels.Delivery {
+	n := herald.Notification{TypeName: typeName}
+	for i := 0; i+1 < len(fields); i += 2 {
+		n.SetField(fields[i], fields[i+1])
+	}
+	return channels.Delivery{ID: "dlv-0001", Event: ev, Alert: a, Notification: n}
 }
