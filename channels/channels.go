@@ -36,3 +36,15 @@ type Delivery struct {
 type Notifier interface {
 	Notify(ctx context.Context, d Delivery) error
 }
+
+// Recipient is whom d goes to: To, the person the dispatcher chose, else the notification's
+// field (emailAddress, mobileNumber). Neither is a permanent *Failure naming the field.
+func (d Delivery) Recipient(field string) (string, error) {
+	if d.To != "" {
+		return d.To, nil
+	}
+	if v := d.Notification.Field(field); v != "" {
+		return v, nil
+	}
+	return "", &Failure{Reason: "no recipient: neither the delivery nor the notification's " + field + " names one"}
+}

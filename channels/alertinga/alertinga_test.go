@@ -97,9 +97,7 @@ func TestLimits(t *testing.T) {
 
 func TestClose(t *testing.T) {
 	us, _, n := regions(t, accepted)
-	a := channelstest.HostAlert()
-	a.Status = herald.StatusClosed
-	a.Resolved = channelstest.At("2026-11-21T19:00:00Z")
+	a := channelstest.Closed(channelstest.HostAlert(), "2026-11-21T19:00:00Z")
 	if err := n.Notify(context.Background(), delivery(channels.EventClose, a, notifKey, "", nil)); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}

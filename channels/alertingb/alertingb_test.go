@@ -72,9 +72,7 @@ func TestRecoveryMatchesCritical(t *testing.T) {
 	integ := &herald.Integration{Type: "ALERTING_B", Fields: map[string]string{"apiKey": integKey, "routingKey": integRoute}}
 	open := channelstest.MetricAlert()
 	open.HostnameAndPort, open.HostID = "", ""
-	closed := open
-	closed.Status = herald.StatusClosed
-	closed.Resolved = channelstest.At("2026-11-21T19:00:00Z")
+	closed := channelstest.Closed(open, "2026-11-21T19:00:00Z")
 	for _, d := range []channels.Delivery{
 		delivery(channels.EventOpen, open, "", "", integ),
 		delivery(channels.EventClose, closed, "", "", integ),

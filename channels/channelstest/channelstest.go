@@ -156,3 +156,9 @@ func JSONObject(t testing.TB, raw []byte) map[string]any {
 	DecodeJSON(t, raw, &m)
 	return m
 }
+
+// Closed is alert a closed (resolved) at, a time of the API's form.
+func Closed(a herald.Alert, at string) herald.Alert {
+	a.Status, a.Resolved = herald.StatusClosed, At(at)
+	return a
+}

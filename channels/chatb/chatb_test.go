@@ -61,9 +61,7 @@ func decode(t *testing.T, raw []byte) message {
 }
 
 func TestRequest(t *testing.T) {
-	closed := channelstest.MetricAlert()
-	closed.Status = herald.StatusClosed
-	closed.Resolved = channelstest.At("2026-11-21T19:02:10Z")
+	closed := channelstest.Closed(channelstest.MetricAlert(), "2026-11-21T19:02:10Z")
 	cases := []struct {
 		event    channels.Event
 		alert    herald.Alert

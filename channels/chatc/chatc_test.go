@@ -57,9 +57,7 @@ func decode(t *testing.T, raw []byte) card {
 }
 
 func TestRequest(t *testing.T) {
-	closed := channelstest.HostAlert()
-	closed.Status = herald.StatusClosed
-	closed.Resolved = channelstest.At("2026-11-21T19:02:10Z")
+	closed := channelstest.Closed(channelstest.HostAlert(), "2026-11-21T19:02:10Z")
 	cases := []struct {
 		event    channels.Event
 		alert    herald.Alert

@@ -70,12 +70,9 @@ const (
 
 // Notify sends d to d.To, else to the notification's emailAddress. See the package doc.
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
-	to := d.To
-	if to == "" {
-		to = d.Notification.Field("emailAddress")
-	}
-	if to == "" {
-		return &channels.Failure{Reason: "no email address: neither the delivery nor the notification names one"}
+	to, err := d.Recipient("emailAddress")
+	if err != nil {
+		return err
 	}
 	if d.ID == "" {
 		return &channels.Failure{Reason: "delivery has no id"}

@@ -3,15 +3,10 @@ package email_test
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"io"
 	"log"
-	"math/big"
 	"mime"
 	"mime/quotedprintable"
 	"net"
@@ -179,34 +174,9 @@ func startServer(t *testing.T, host string, b *backend, cert *tls.Certificate, i
 
 // selfSigned is a certificate for 127.0.0.1 and localhost, and a pool that trusts it.
 func selfSigned(t *testing.T) (*tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "herald test SMTP"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:              []string{"localhost"},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+	ca := channelstest.NewCA(t, "herald test SMTP")
+	cert := ca.Server(t).TLS
+	return &cert, ca.Pool()
 }
 
 const from = "herald@example.com"
@@ -291,9 +261,7 @@ func TestPlain(t *testing.T) {
 // TestSubjects: the subject names status, event type and target; the delivery's To wins over
 // the notification's address.
 func TestSubjects(t *testing.T) {
-	closed := channelstest.HostAlert()
-	closed.Status = herald.StatusClosed
-	closed.Resolved = channelstest.At("2026-11-21T19:00:00Z")
+	closed := channelstest.Closed(channelstest.HostAlert(), "2026-11-21T19:00:00Z")
 	metric := channelstest.MetricAlert()
 	metric.HostnameAndPort = "db2.example.com:27017\r\nBcc: evil@example.com"
 	cluster := herald.Alert{ID: "c1", EventTypeName: "CLUSTER_MONGOS_IS_MISSING", Status: herald.StatusOpen, ClusterName: "Cluster0"}

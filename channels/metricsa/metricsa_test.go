@@ -28,10 +28,8 @@ func delivery(ev channels.Event, a herald.Alert, key string) channels.Delivery {
 
 func TestEvents(t *testing.T) {
 	open := channelstest.MetricAlert()
-	closed := open
-	closed.Status = herald.StatusClosed
-	closed.Updated = channelstest.At("2026-11-21T19:00:00Z")
-	closed.Resolved = closed.Updated
+	closed := channelstest.Closed(open, "2026-11-21T19:00:00Z")
+	closed.Updated = closed.Resolved
 	for _, tc := range []struct {
 		ev        channels.Event
 		a         herald.Alert

@@ -128,9 +128,7 @@ func TestResolveMatchesTrigger(t *testing.T) {
 	n := paging.Notifier{Client: conformance.Client(), BaseURL: rc.URL + "/"}
 	integ := &herald.Integration{Type: "PAGING", Fields: map[string]string{"serviceKey": integKey}}
 	open := channelstest.HostAlert()
-	closed := open
-	closed.Status = herald.StatusClosed
-	closed.Resolved = channelstest.At("2026-11-21T19:00:00Z")
+	closed := channelstest.Closed(open, "2026-11-21T19:00:00Z")
 	for _, d := range []channels.Delivery{
 		delivery(channels.EventOpen, open, "", integ),
 		delivery(channels.EventClose, closed, "", integ),

@@ -34,12 +34,9 @@ var number = regexp.MustCompile(`^\+?[0-9]{6,16}$`)
 
 // Notify texts d to d.To, else to the notification's mobileNumber. See the package doc.
 func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
-	to := d.To
-	if to == "" {
-		to = d.Notification.Field("mobileNumber")
-	}
-	if to == "" {
-		return &channels.Failure{Reason: "no mobile number: neither the delivery nor the notification names one"}
+	to, err := d.Recipient("mobileNumber")
+	if err != nil {
+		return err
 	}
 	to = normalize(to)
 	if !number.MatchString(to) {

@@ -45,9 +45,7 @@ func delivery(ev channels.Event, a herald.Alert) channels.Delivery {
 // TestRequest: the request is the gateway's Messages create, for open, repeat, close and a
 // metric alert, to the delivery's To when it has one.
 func TestRequest(t *testing.T) {
-	closed := channelstest.HostAlert()
-	closed.Status = herald.StatusClosed
-	closed.Resolved = channelstest.At("2026-11-21T19:00:00Z")
+	closed := channelstest.Closed(channelstest.HostAlert(), "2026-11-21T19:00:00Z")
 	fanOut := delivery(channels.EventOpen, channelstest.HostAlert())
 	fanOut.To = "+44 20 7946 0958"
 	tests := []struct {
