@@ -209,7 +209,11 @@ func (c Case) testAnswers(t *testing.T) {
 		{401, "", refused},
 		{403, "", refused},
 	} {
-		t.Run(http.StatusText(tc.status)+" "+tc.retryAfter, func(t *testing.T) {
+		name := http.StatusText(tc.status)
+		if tc.retryAfter != "" {
+			name += ", Retry-After " + tc.retryAfter
+		}
+		t.Run(name, func(t *testing.T) {
 			var addr string
 			rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) {
 				// The service echoes what it was given, as some do in their errors.
