@@ -29,6 +29,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
+
+	"github.com/heraldhq/herald/channels/registry"
 )
 
 // drainSeconds is the longest Herald takes to stop after SIGTERM: the API drains requests for
@@ -73,12 +75,18 @@ func heraldSource(t *testing.T) []byte {
 }
 
 // knownSettings are the HERALD_* variables the herald binary reads: the names cmd/herald
-// spells out. A deploy file naming any other is a typo or a setting that went away.
+// spells out, and the senders' settings each kind declares. A deploy file naming any other is
+// a typo or a setting that went away.
 func knownSettings(t *testing.T) map[string]bool {
 	t.Helper()
 	known := map[string]bool{}
 	for _, m := range regexp.MustCompile(`"(HERALD_[A-Z0-9_]+)"`).FindAllSubmatch(heraldSource(t), -1) {
 		known[string(m[1])] = true
+	}
+	for _, k := range registry.Kinds { // the senders' settings, which each kind declares
+		for _, s := range k.Settings {
+			known[s.Env] = true
+		}
 	}
 	for _, must := range []string{"HERALD_REDIS_URL", "HERALD_LISTEN", "HERALD_BOOTSTRAP_KEY"} {
 		if !known[must] {
