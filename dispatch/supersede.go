@@ -62,8 +62,9 @@ func noticeKind(n notice, rule *herald.AlertRule) string {
 
 // try is one try of delivery r of notice n (retry: by a retry task, not the session that
 // decided it), in its place in the order of its alert's notices to that target: a resolution
-// may wait (retryLater with errWaitingForOpening) or be superseded; an opening or repeat is
-// superseded once its alert ended.
+// may wait (retryLater with errWaitingForOpening) or be superseded; a retried opening or
+// repeat is superseded once its alert ended. A session's own try follows its commit, so its
+// alert is open: it only marks its target (store.MarkTried).
 func (e *Engine) try(ctx context.Context, n notice, r *recipient, retry bool) (outcome, []store.Attempt, error) {
 	sc, target := n.scope(), reachTarget(n, *r)
 	if n.about().Closing {
@@ -78,11 +79,13 @@ func (e *Engine) try(ctx context.Context, n notice, r *recipient, retry bool) (o
 		}
 		return e.attempt(ctx, n, r)
 	}
-	var until time.Time
+	var began store.Try
+	var err error
 	if retry {
-		until = e.Clock.Now().Add(sendingMax)
+		began, err = e.store.BeginNotice(ctx, sc, n.AlertID, target, r.delivery.ID, e.Clock.Now().Add(sendingMax))
+	} else {
+		began, err = e.store.MarkTried(ctx, sc, n.AlertID, target)
 	}
-	began, err := e.store.BeginNotice(ctx, sc, n.AlertID, target, r.delivery.ID, until)
 	if err != nil {
 		return retryLater, nil, storeFailed(err)
 	}

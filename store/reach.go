@@ -132,6 +132,18 @@ func (s *Store) BeginNotice(ctx context.Context, sc Scope, alertID, target, by s
 	return Try{OK: n > 0, WasTried: n == 2}, err
 }
 
+// MarkTried records that a session's first try of an opening or repeat of alert alertID is
+// about to be sent to target, as BeginNotice does without its checks: the session's own
+// notices follow its commits, so their alert is open. It shares its round trip with the
+// callers waiting at the same moment. The Try says whether something was tried there before.
+func (s *Store) MarkTried(ctx context.Context, sc Scope, alertID, target string) (Try, error) {
+	cmd := redis.NewBoolCmd(ctx, "hsetnx", sc.reach(alertID), target, "r")
+	if err := s.shared.run(ctx, []redis.Cmder{cmd}); err != nil {
+		return Try{}, err
+	}
+	return Try{OK: true, WasTried: !cmd.Val()}, cmd.Err()
+}
+
 // EndNotice records how the try that BeginNotice began went: reached says it reached the
 // target or may have (no answer came).
 func (s *Store) EndNotice(ctx context.Context, sc Scope, alertID, target, by string, t Try, reached bool) error {

@@ -228,3 +228,23 @@ func TestReachOfAnOlderEnginesAlert(t *testing.T) {
 		t.Errorf("an alert of a scope never tracked: %v, want send", v)
 	}
 }
+
+// A session's first try marks its target as BeginNotice does, and says whether something was
+// tried there before.
+func TestMarkTried(t *testing.T) {
+	r := newReachRig(t)
+	id := r.open(r.now)
+	first, err := r.st.MarkTried(r.ctx, r.sc, id, "0")
+	if err != nil || !first.OK || first.WasTried {
+		t.Fatalf("first mark: %+v %v", first, err)
+	}
+	again, err := r.st.MarkTried(r.ctx, r.sc, id, "0")
+	if err != nil || !again.WasTried {
+		t.Fatalf("second mark: %+v %v", again, err)
+	}
+	r.end(id, "0", again, false) // a repeat that failed says nothing against the opening
+	r.close(id)
+	if v := r.verdict(id, "0", r.now); v != store.CloseSend {
+		t.Errorf("verdict %v, want send", v)
+	}
+}
