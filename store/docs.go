@@ -299,8 +299,8 @@ func (d eventDoc) unpack() herald.Event {
 const rawIDMark = "~"
 
 // packID shortens an id of herald's form to the 16 base64url characters of its 12 bytes.
-// Its bytes are decoded and encoded in stack buffers: a storm packs several ids an alert (its
-// document, its events, its attempts), and three allocations each were some 2 % of a worker.
+// Its bytes are decoded and encoded in stack buffers: every alert packs several ids (its
+// document, its events, its attempts).
 func packID(id string) string {
 	if id == "" {
 		return ""

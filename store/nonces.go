@@ -12,8 +12,7 @@ import (
 // A nonce's count is kept in a sorted set of one member (nonceCountMember) whose score is the
 // highest count seen. ZADD GT CH records a count only when it is higher than the score, and
 // answers whether it did, atomically: the compare-and-record of the count in one native
-// command. A Lua script did it before, at about 6 µs of Redis's CPU a request (scenario 7's
-// commandstats: EVALSHA 5.9 µs a call); ZADD GT CH costs about 1. EXPIRE NX dates the count
+// command, several times cheaper for Redis than a script. EXPIRE NX dates the count
 // once, at its first use, for as long as its nonce can be answered (CountTTL, from the first
 // use, so at least from the nonce's issue): NX is Redis 7.0's (RequireRedis checks it). A
 // count is at most 8 hex digits (2^32), so its score, a float64, is exact.

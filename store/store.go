@@ -20,9 +20,8 @@ import (
 // Protocol option; the store's tests, herald's connections and the benchmark's all set it).
 // RESP2: Herald uses nothing of RESP3 (no client-side caching, no push messages on the
 // connections that run commands; asynq's pub/sub works on either), and on a RESP3 connection
-// go-redis looks for push notifications before reading each reply of a pipeline: under the
-// API's polled reads that was more than half of the time spent reading replies, 3 % of the
-// API's CPU a request. Replies differ between the two only in their types (a map, a double,
+// go-redis looks for push notifications before reading each reply of a pipeline, which
+// costs the API's reads. Replies differ between the two only in their types (a map, a double,
 // a script's boolean), which go-redis's typed commands read either way; the store reads
 // nothing untyped that would differ.
 const Protocol = 2

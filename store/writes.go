@@ -24,8 +24,8 @@ import (
 // as added.
 type writes struct {
 	// Each command is gathered whole, its name and key first (as go-redis would build it), and
-	// queued as it is: a storm's step has hundreds of alerts, and go-redis's ZAdd and HSet
-	// each copied their arguments into a new slice.
+	// queued as it is: a step may have hundreds of alerts, and go-redis's ZAdd and HSet copy
+	// their arguments into a new slice.
 	set  []any // "mset", key, value, key, value...
 	zadd map[string][]any
 	zrem map[string][]any
@@ -39,15 +39,13 @@ type writes struct {
 	keys   *scopeKeys // of the scope of the last change gathered
 	// score and scoreArg are the last score added and its argument, formatted as go-redis
 	// formats a float: a step's hundreds of members have a few scores between them (creation
-	// seconds, due times), and go-redis formatting each float again was about half of its
-	// writing the arguments (pprof of BenchmarkTransactOpen).
+	// seconds, due times), so each is formatted once.
 	score    float64
 	scoreArg any
 }
 
-// scopeKeys are the keys a scope's changes write, each built once per transaction: a storm's
-// step writes hundreds of alerts to the same dozen keys, and building each key again for each
-// alert was about a fifth of gathering its change (pprof of a storm of 100,000).
+// scopeKeys are the keys a scope's changes write, each built once per transaction: a step
+// may write hundreds of alerts to the same dozen keys.
 type scopeKeys struct {
 	sc                             Scope
 	alerts, events                 collection
