@@ -31,6 +31,11 @@ type Kind struct {
 	// People, when set, says how the kind reaches people (by email and/or SMS) rather than one
 	// address or service.
 	People *Reach
+	// Links says the kind's notices are read by people and carry action links. Actor names
+	// the field whose value a link is made for, the one an acknowledgement from it names;
+	// "" names the kind. A notice to people names the user's username.
+	Links bool
+	Actor string
 	// Queue is where retries of the kind wait, Priority the worker's default weight of it.
 	// Kinds may share a queue; they then share its priority.
 	Queue    string
@@ -87,14 +92,14 @@ func (k Kind) IntegrationName() string {
 // who holds which role, told by EMAIL and SMS. The registry of kinds lists them with the
 // others.
 var (
-	UserKind = Kind{Name: "USER", Project: true, Global: true, Queue: "deliveries-people", Priority: 3,
+	UserKind = Kind{Name: "USER", Links: true, Project: true, Global: true, Queue: "deliveries-people", Priority: 3,
 		Fields: []KindField{{Name: "username", Required: true}},
 		People: &Reach{Email: true, SMS: true, Reaches: reachesUser}}
-	GroupKind = Kind{Name: "GROUP", Project: true, Global: true, Queue: "deliveries-people", Priority: 3,
+	GroupKind = Kind{Name: "GROUP", Links: true, Project: true, Global: true, Queue: "deliveries-people", Priority: 3,
 		People: &Reach{Email: true, SMS: true, Roles: ValidProjectRole, Reaches: reachesProjectMember}}
-	OrgKind = Kind{Name: "ORG", Project: true, Queue: "deliveries-people", Priority: 3,
+	OrgKind = Kind{Name: "ORG", Links: true, Project: true, Queue: "deliveries-people", Priority: 3,
 		People: &Reach{Email: true, SMS: true, Roles: ValidOrgRole, Reaches: reachesOrgMember}}
-	AdminKind = Kind{Name: "ADMIN", Global: true, Queue: "deliveries-people", Priority: 3,
+	AdminKind = Kind{Name: "ADMIN", Links: true, Global: true, Queue: "deliveries-people", Priority: 3,
 		People: &Reach{Email: true, Reaches: reachesGlobalOwner, Administrators: true}}
 )
 
@@ -114,6 +119,11 @@ func RegisterKinds(kinds ...Kind) {
 		for _, f := range k.Fields {
 			if slices.Contains(notificationFieldNames(), f.Name) {
 				panic("herald: notification field " + f.Name + " of " + k.Name + " is another kind's")
+			}
+		}
+		if k.Actor != "" {
+			if f, ok := k.field(k.Actor); !ok || f.Mask != nil || f.Credential {
+				panic("herald: actor " + k.Actor + " of " + k.Name + " is not a plain field of the kind")
 			}
 		}
 		if it := k.Integration; it != nil && KnownIntegrationType(it.Name) {

@@ -29,6 +29,12 @@ type Delivery struct {
 	// when a GROUP, ORG, USER or ADMIN notification fans out to people by email or SMS.
 	// Empty: the notification's own (emailAddress, mobileNumber).
 	To string
+	// Links are the signed links to act on the alert, for a kind read by people
+	// (herald.Kind.Links); empty when the operator set no action keys.
+	Links herald.ActionLinks
+	// Project and Org are the names of the alert's project and its organization, for people
+	// to read; either may be empty.
+	Project, Org string
 }
 
 // Notifier sends a delivery. nil: delivered. Otherwise a *Failure (or an error wrapping one)

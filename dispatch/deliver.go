@@ -67,6 +67,7 @@ type noticeContext struct {
 	alert   herald.Alert
 	rule    *herald.AlertRule // nil: the configuration is gone
 	project herald.Project
+	org     string // the project's organization's name
 	integ   map[string]*herald.Integration
 	people  func() ([]herald.User, error) // the project's users, read when a notice fans out
 	windows []herald.MaintenanceWindow    // the project's maintenance windows (read for a retry only)
@@ -90,8 +91,16 @@ func (e *Engine) recipients(n notice, nc noticeContext) ([]recipient, error) {
 		return nil, fmt.Errorf("no kind of delivery is called %s", nt.TypeName)
 	}
 	base := channels.Delivery{ID: n.DeliveryID, Event: channels.Event(n.Event), Alert: nc.alert,
-		Notification: nt, Integration: nc.integ[kind.IntegrationName()]}
+		Notification: nt, Integration: nc.integ[kind.IntegrationName()], Project: nc.project.Name, Org: nc.org}
+	links := func(recipient string) herald.ActionLinks {
+		if !kind.Links || e.Linker == nil {
+			return herald.ActionLinks{}
+		}
+		ended := base.Event == channels.EventClose || base.Event == channels.EventCancel
+		return e.Linker.Links(nc.alert, n.Global, ended, recipient, e.Clock.Now())
+	}
 	if kind.People == nil {
+		base.Links = links(actor(kind, base))
 		return []recipient{{kind: kind.Name, delivery: base}}, nil
 	}
 	reaches := func(u herald.User) bool { return kind.People.Reaches(nt, u, nc.project) }
@@ -120,6 +129,7 @@ func (e *Engine) recipients(n notice, nc noticeContext) ([]recipient, error) {
 			}
 			d := base
 			d.ID, d.To = personalID(n.DeliveryID, u.ID, via.kind), via.to
+			d.Links = links(channels.Or(u.Username, via.to))
 			out = append(out, recipient{kind: via.kind, via: via.kind, userID: u.ID, delivery: d})
 		}
 	}
@@ -131,6 +141,25 @@ func (e *Engine) recipients(n notice, nc noticeContext) ([]recipient, error) {
 		return []recipient{{kind: kind.Name, delivery: base, nobody: nt.NobodyReached()}}, nil
 	}
 	return out, nil
+}
+
+// actor is whom the action links of d are made for: the value of the kind's Actor field
+// (the notification's, else its integration's), else the kind's name.
+func actor(kind herald.Kind, d channels.Delivery) string {
+	if kind.Actor == "" {
+		return kind.Name
+	}
+	if v := d.Notification.Field(kind.Actor); v != "" {
+		return v
+	}
+	for _, f := range kind.Fields {
+		if f.Name == kind.Actor && f.Integration != "" && d.Integration != nil {
+			if v := d.Integration.Field(f.Integration); v != "" {
+				return v
+			}
+		}
+	}
+	return kind.Name
 }
 
 // personalID is the id of one person's delivery of a notice that fans out: the same on every
@@ -298,7 +327,7 @@ func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) se
 	people := func() ([]herald.User, error) { return s.people(ctx) }
 	for i := range g.notices {
 		n := &g.notices[i] // the jobs below share it rather than each hold a copy
-		nc := noticeContext{alert: g.alerts[n.AlertID], rule: g.cfg.rule(n.ConfigID), project: s.project, integ: g.cfg.integ,
+		nc := noticeContext{alert: g.alerts[n.AlertID], rule: g.cfg.rule(n.ConfigID), project: s.project, org: g.cfg.org, integ: g.cfg.integ,
 			people: people}
 		about := n.about()
 		if fps := g.cfg.fingerprints[n.ConfigID]; n.Notification < len(fps) && about.Fingerprint == fps[n.Notification] {
@@ -771,6 +800,9 @@ func (e *Engine) loadNoticeContext(ctx context.Context, n notice) (noticeContext
 	var nc noticeContext
 	var err error
 	if nc.project, err = e.store.Project(ctx, n.GroupID); err != nil {
+		return nc, err
+	}
+	if nc.org, err = e.orgName(ctx, nc.project.OrgID); err != nil {
 		return nc, err
 	}
 	var rule herald.AlertRule

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/actlink"
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/store"
 )
@@ -54,6 +55,8 @@ type EngineConfig struct {
 	Administrators []string
 	// Mailer emails a project's owners when a service refuses a credential (nil: logged only).
 	Mailer Mailer
+	// Linker makes the action links of notices read by people (nil: notices carry none).
+	Linker *actlink.Linker
 	// Observer is told of every delivery attempt and due step, for metrics (nil: nobody).
 	Observer Observer
 	Clock    herald.Clock
@@ -588,6 +591,7 @@ func (e *Engine) newSession(ctx context.Context, groupID string, lock *store.Pro
 type configSet struct {
 	version string
 	project herald.Project
+	org     string                      // the project's organization's name, for notices
 	configs map[string]herald.AlertRule // project and global configurations by id
 	global  map[string]bool             // which of them are global
 	byType  map[string][]string         // enabled configuration ids by event type
@@ -627,7 +631,11 @@ func (e *Engine) loadConfigs(ctx context.Context, groupID string) (*configSet, e
 	if err != nil {
 		return nil, err
 	}
-	s := &configSet{version: version, project: p, configs: map[string]herald.AlertRule{}, global: map[string]bool{},
+	org, err := e.orgName(ctx, p.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	s := &configSet{version: version, project: p, org: org, configs: map[string]herald.AlertRule{}, global: map[string]bool{},
 		byType: map[string][]string{}, integ: map[string]*herald.Integration{}, fingerprints: map[string][]string{}}
 	for off := 0; ; off += 500 {
 		cs, _, err := e.store.AlertConfigs(ctx, groupID, store.Page{Offset: off, Limit: 500})
@@ -666,6 +674,18 @@ func (e *Engine) loadConfigs(ctx context.Context, groupID string) (*configSet, e
 		s.integ[integrations[i].Type] = &integrations[i]
 	}
 	return s, nil
+}
+
+// orgName is the name of organization id; "" when it is gone.
+func (e *Engine) orgName(ctx context.Context, id string) (string, error) {
+	if id == "" {
+		return "", nil
+	}
+	o, err := e.store.Org(ctx, id)
+	if herald.IsNotFound(err) {
+		return "", nil
+	}
+	return o.Name, err
 }
 
 // windows reads every maintenance window of project groupID that has not ended, a page at a

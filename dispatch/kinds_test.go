@@ -3,9 +3,13 @@ package dispatch
 import (
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/actlink"
 	"github.com/heraldhq/herald/channels"
 )
 
@@ -129,5 +133,86 @@ func TestDeliveryQueuesAreServed(t *testing.T) {
 		if served[q] == 0 {
 			t.Errorf("%s is not served by default", q)
 		}
+	}
+}
+
+// Notices read by people carry action links made for their recipient: the user's username
+// for a fan-out, the kind's Actor field (the notification's, else its integration's) for one
+// target, the kind's name where it has no Actor; machines' notices and an engine with no
+// keys carry none; a resolution offers only view.
+func TestRecipientsCarryActionLinks(t *testing.T) {
+	keys, err := actlink.ParseKeys("k1:" + strings.Repeat("s", 40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	linker, err := actlink.NewLinker(keys, "https://herald.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	now := time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC)
+	e := &Engine{EngineConfig: EngineConfig{Linker: linker, Clock: &settableClock{now: now}}}
+	alert := herald.Alert{ID: "6a1b2c3d4e5f60718293a4b5", GroupID: "5f0c6b1e2a3b4c5d6e7f8091", Status: herald.StatusOpen}
+	users := []herald.User{{ID: "u1", Username: "ana", EmailAddress: "ana@example.com", Roles: []herald.Role{{GroupID: alert.GroupID, RoleName: herald.GroupOwner}}}}
+	ctx := func(n herald.Notification, integ map[string]*herald.Integration) noticeContext {
+		return noticeContext{alert: alert, project: herald.Project{ID: alert.GroupID, Name: "prod"}, org: "Acme",
+			rule: &herald.AlertRule{Notifications: []herald.Notification{n}}, integ: integ,
+			people: func() ([]herald.User, error) { return users, nil }}
+	}
+	recipientOf := func(d channels.Delivery, want []actlink.Action) string {
+		t.Helper()
+		if d.Project != "prod" || d.Org != "Acme" {
+			t.Errorf("names: project %q org %q", d.Project, d.Org)
+		}
+		got := map[actlink.Action]string{actlink.View: d.Links.View, actlink.Acknowledge1h: d.Links.Acknowledge1h,
+			actlink.Acknowledge4h: d.Links.Acknowledge4h, actlink.Unacknowledge: d.Links.Unacknowledge}
+		var who string
+		for act, link := range got {
+			if !slices.Contains(want, act) {
+				if link != "" {
+					t.Errorf("offers %s", act)
+				}
+				continue
+			}
+			c, err := keys.Verify(strings.TrimPrefix(link, "https://herald.example.com/act/"), now)
+			if err != nil || c.Action != act || c.Alert != alert.ID || c.Group != alert.GroupID {
+				t.Fatalf("%s link: %+v %v", act, c, err)
+			}
+			who = c.Recipient
+		}
+		return who
+	}
+	open := []actlink.Action{actlink.View, actlink.Acknowledge1h, actlink.Acknowledge4h}
+	n := notice{DeliveryID: "d1", Event: string(channels.EventOpen)}
+	for _, tc := range []struct {
+		nt    herald.Notification
+		integ map[string]*herald.Integration
+		want  string
+	}{
+		{herald.Notification{TypeName: "GROUP", EmailEnabled: &yes}, nil, "ana"},
+		{herald.Notification{TypeName: "EMAIL", Fields: map[string]string{"emailAddress": "ops@example.com"}}, nil, "ops@example.com"},
+		{herald.Notification{TypeName: "CHAT_B", Fields: map[string]string{"apiToken": "xoxb-1"}},
+			map[string]*herald.Integration{"CHAT_B": {Type: "CHAT_B", Fields: map[string]string{"apiToken": "xoxb-1", "channelName": "#ops"}}}, "#ops"},
+		{herald.Notification{TypeName: "WEBHOOK", Fields: map[string]string{"webhookUrl": "https://hooks.example.com/s3cret"}}, nil, "WEBHOOK"},
+	} {
+		rs, err := e.recipients(n, ctx(tc.nt, tc.integ))
+		if err != nil || len(rs) != 1 {
+			t.Fatalf("%s: %v %v", tc.nt.TypeName, rs, err)
+		}
+		if who := recipientOf(rs[0].delivery, open); who != tc.want {
+			t.Errorf("%s: links made for %q, want %q", tc.nt.TypeName, who, tc.want)
+		}
+	}
+	paging := herald.Notification{TypeName: "PAGING", Fields: map[string]string{"serviceKey": "k"}}
+	if rs, _ := e.recipients(n, ctx(paging, nil)); len(rs) != 1 || !rs[0].delivery.Links.Empty() {
+		t.Errorf("a machine's notice carries links: %+v", rs)
+	}
+	closing := notice{DeliveryID: "d2", Event: string(channels.EventClose)}
+	email := herald.Notification{TypeName: "EMAIL", Fields: map[string]string{"emailAddress": "ops@example.com"}}
+	if rs, _ := e.recipients(closing, ctx(email, nil)); len(rs) == 1 {
+		recipientOf(rs[0].delivery, []actlink.Action{actlink.View})
+	}
+	if rs, _ := (&Engine{}).recipients(n, ctx(email, nil)); len(rs) != 1 || !rs[0].delivery.Links.Empty() {
+		t.Errorf("no keys, yet links: %+v", rs)
 	}
 }

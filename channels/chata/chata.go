@@ -89,7 +89,7 @@ func target(d channels.Delivery) (token, room string, f *channels.Failure) {
 // Kind is CHAT_A (CHATA in global configurations): a room and its notification token, from
 // the notification or its project's CHAT_A integration.
 var Kind = channels.Kind{
-	Kind: herald.Kind{Name: "CHAT_A", GlobalName: "CHATA", Project: true, Global: true, Queue: "deliveries-chat_a", Priority: 4,
+	Kind: herald.Kind{Name: "CHAT_A", GlobalName: "CHATA", Project: true, Global: true, Links: true, Actor: "roomName", Queue: "deliveries-chat_a", Priority: 4,
 		Fields: []herald.KindField{
 			{Name: "notificationToken", Required: true, Mask: herald.MaskTail, Integration: "notificationToken", Credential: true},
 			{Name: "roomName", Required: true, Integration: "roomName"},

@@ -184,7 +184,7 @@ func escape(s string) string {
 // project's CHAT_B integration. Reconfiguring the integration names its team afresh: one
 // stored before teams were asked for may lack it.
 var Kind = channels.Kind{
-	Kind: herald.Kind{Name: "CHAT_B", Project: true, Global: true, Queue: "deliveries-chat_b", Priority: 4,
+	Kind: herald.Kind{Name: "CHAT_B", Project: true, Global: true, Links: true, Actor: "channelName", Queue: "deliveries-chat_b", Priority: 4,
 		Fields: []herald.KindField{
 			{Name: "apiToken", Required: true, Mask: herald.MaskTail, Integration: "apiToken", Credential: true},
 			{Name: "channelName", Required: true, Integration: "channelName"},

@@ -131,7 +131,7 @@ func timeOf(t herald.Time) string {
 // Kind is CHAT_C: an incoming-webhook URL (user input: a private address is refused unless
 // the operator allows it), from the notification or its project's CHAT_C integration.
 var Kind = channels.Kind{
-	Kind: herald.Kind{Name: "CHAT_C", Project: true, Global: true, Queue: "deliveries-chat_c", Priority: 4,
+	Kind: herald.Kind{Name: "CHAT_C", Project: true, Global: true, Links: true, Queue: "deliveries-chat_c", Priority: 4,
 		Fields: []herald.KindField{{Name: "chatCWebhookUrl", Required: true, Mask: herald.MaskURL, Integration: "chatCWebhookUrl", URL: true}},
 		Integration: &herald.IntegrationType{Name: "CHAT_C", Fields: []herald.IntegrationField{
 			{Name: "chatCWebhookUrl", Required: true, Mask: herald.MaskURL, URL: true}}}},

@@ -346,7 +346,7 @@ func serverText(msg string) string {
 // ORG, USER and ADMIN notifications email people. It is sent once the operator names a mail
 // server (HERALD_SMTP_ADDR).
 var Kind = channels.Kind{
-	Kind: herald.Kind{Name: "EMAIL", Project: true, Global: true, Queue: "deliveries-email", Priority: 3,
+	Kind: herald.Kind{Name: "EMAIL", Project: true, Global: true, Links: true, Actor: "emailAddress", Queue: "deliveries-email", Priority: 3,
 		Fields: []herald.KindField{{Name: "emailAddress", Required: true, Check: herald.CheckEmailAddress}}},
 	Settings: []channels.Setting{
 		{Flag: "smtp-addr", Env: herald.SettingMail, Help: "mail server host:port for EMAIL (and GROUP/ORG/USER by email); unset: no mail"},

@@ -111,7 +111,7 @@ func normalize(s string) string {
 // GROUP, ORG and USER notifications text people. It is sent once the operator sets a gateway
 // account up (HERALD_SMS_ACCOUNT).
 var Kind = channels.Kind{
-	Kind: herald.Kind{Name: "SMS", Project: true, Global: true, Queue: "deliveries-sms", Priority: 5,
+	Kind: herald.Kind{Name: "SMS", Project: true, Global: true, Links: true, Actor: "mobileNumber", Queue: "deliveries-sms", Priority: 5,
 		Fields: []herald.KindField{{Name: "mobileNumber", Required: true, Check: herald.CheckPhoneNumber}}},
 	Settings: []channels.Setting{
 		{Flag: "sms-url", Env: "HERALD_SMS_URL", Address: true, Help: "SMS gateway address (default: the public one); unset account: no SMS"},

@@ -164,7 +164,7 @@ func (c *targetCache) parse(raw string) *parsedTarget {
 // allows it) and the secret that signs what is sent there, from the notification or its
 // project's WEBHOOK integration. A stored secret is kept only while its URL stays on its host.
 var Kind = channels.Kind{
-	Kind: herald.Kind{Name: "WEBHOOK", Project: true, Global: true, Queue: "deliveries-webhook", Priority: 4,
+	Kind: herald.Kind{Name: "WEBHOOK", Project: true, Global: true, Links: true, Queue: "deliveries-webhook", Priority: 4,
 		Fields: []herald.KindField{
 			{Name: "webhookUrl", Required: true, Mask: herald.MaskURL, Integration: "url", URL: true},
 			{Name: "webhookSecret", Mask: herald.MaskAll, Target: "webhookUrl", Integration: "secret"},
