@@ -1,7 +1,9 @@
 package api
 
 import (
+	"context"
 	"net/http"
+	"time"
 	"unicode/utf8"
 
 	"go.uber.org/zap"
@@ -58,18 +60,39 @@ func (c *call) acknowledge(global bool, scope herald.Scope, id string) (herald.A
 	if who == "" {
 		who = c.who.PublicKey
 	}
+	return c.s.applyAck(c.ctx, ackChange{global: global, scope: scope, id: id, until: *in.AcknowledgedUntil,
+		comment: comment, who: who, now: c.now, event: func(typ string) herald.Event { return c.event(typ, scope) }})
+}
+
+// ackChange is one acknowledgement of an alert, or its withdrawal (until not after now): from
+// the API, or from a notice's link or reply.
+type ackChange struct {
+	global  bool
+	scope   herald.Scope
+	id      string
+	until   herald.Time
+	comment string
+	who     string // the name the acknowledgement carries
+	now     time.Time
+	// event is the audit event of type typ, before the alert's fields are added.
+	event func(typ string) herald.Event
+}
+
+// applyAck applies ack to its alert and records, in the same transaction, the event it makes.
+// Withdrawing an acknowledgement nobody made changes nothing and records nothing. The engine
+// is told, to look at the alert again when the acknowledgement expires.
+func (s *Server) applyAck(ctx context.Context, ack ackChange) (herald.Alert, error) {
 	var told string // the transition, for the log once committed
-	a, err := c.s.store.UpdateAlert(c.ctx, global, scope.GroupID, id, func(a *herald.Alert) ([]herald.Event, error) {
+	a, err := s.store.UpdateAlert(ctx, ack.global, ack.scope.GroupID, ack.id, func(a *herald.Alert) ([]herald.Event, error) {
 		told = ""
 		before := *a
-		acknowledged, err := a.Acknowledge(*in.AcknowledgedUntil, comment, who, c.now)
+		acknowledged, err := a.Acknowledge(ack.until, ack.comment, ack.who, ack.now)
 		if err != nil {
 			return nil, err
 		}
 		typ := herald.EventAlertAcknowledged
 		if !acknowledged {
-			if !before.Acknowledged(c.now) {
-				// Un-acknowledging an alert nobody acknowledged changes nothing.
+			if !before.Acknowledged(ack.now) {
 				*a = before
 				return nil, nil
 			}
@@ -79,7 +102,7 @@ func (c *call) acknowledge(global bool, scope herald.Scope, id string) (herald.A
 		if !acknowledged {
 			told = "alert acknowledgement withdrawn"
 		}
-		ev := c.event(typ, scope)
+		ev := ack.event(typ)
 		ev.AlertID, ev.AlertConfigID = a.ID, a.AlertConfigID
 		if acknowledged {
 			ev.Raw["acknowledgedUntil"] = a.AcknowledgedUntil.String()
@@ -91,12 +114,11 @@ func (c *call) acknowledge(global bool, scope herald.Scope, id string) (herald.A
 	}
 	if told != "" {
 		// The engine logs every other transition of an alert (dispatch/story.go); this one is the API's.
-		c.s.log.Info(told, zap.String("groupId", a.GroupID), zap.String("alertId", a.ID), zap.String("alertConfigId", a.AlertConfigID),
-			zap.String("eventTypeName", a.EventTypeName), zap.Bool("global", global), zap.String("acknowledgedUntil", a.AcknowledgedUntil.String()),
-			zap.String("by", who))
+		s.log.Info(told, zap.String("groupId", a.GroupID), zap.String("alertId", a.ID), zap.String("alertConfigId", a.AlertConfigID),
+			zap.String("eventTypeName", a.EventTypeName), zap.Bool("global", ack.global), zap.String("acknowledgedUntil", a.AcknowledgedUntil.String()),
+			zap.String("by", ack.who))
 	}
-	// The engine looks at the alert again when the acknowledgement expires.
-	return a, c.s.engine.Acknowledged(c.ctx, a, global)
+	return a, s.engine.Acknowledged(ctx, a, ack.global)
 }
 
 // GET /groups/{groupId}/alerts: the project's alerts, newest first, optionally of one status.
