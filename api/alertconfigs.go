@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
 )
 
 // alertConfigRequest is the body of a create or replace of a project or global alert
@@ -95,24 +96,22 @@ func (c *call) configEvent(typ string, p herald.Project, cfg herald.AlertConfig)
 	return ev
 }
 
+// configEvents are the events of a change of type typ to project configuration cfg: its own,
+// then the warning that some of its notifications reach nobody, if they do.
+func (c *call) configEvents(typ string, p herald.Project, cfg herald.AlertConfig) []herald.Event {
+	return append([]herald.Event{c.configEvent(typ, p, cfg)}, c.undeliverable(cfg.AlertRule, c.configEvent(herald.EventAlertConfigUndeliverable, p, cfg))...)
+}
+
 // GET /groups/{groupId}/alertConfigs
 func (s *Server) listAlertConfigs(c *call) (reply, error) {
 	p, err := c.project(herald.ReadProject)
 	if err != nil {
 		return reply{}, err
 	}
-	pg, err := c.page()
-	if err != nil {
-		return reply{}, err
-	}
-	configs, total, err := s.store.AlertConfigs(c.ctx, p.ID, pg.store())
-	if err != nil {
-		return reply{}, err
-	}
-	for i := range configs {
-		configs[i] = configs[i].Masked()
-	}
-	return list(c, configs, total, pg, alertConfigPath)
+	return paged(c, func(pg store.Page) ([]herald.AlertConfig, int, error) {
+		configs, total, err := s.store.AlertConfigs(c.ctx, p.ID, pg)
+		return views(configs, herald.AlertConfig.Masked), total, err
+	}, alertConfigPath)
 }
 
 // GET /groups/{groupId}/alertConfigs/{alertConfigId}
@@ -143,8 +142,7 @@ func (s *Server) createAlertConfig(c *call) (reply, error) {
 		return reply{}, err
 	}
 	cfg := herald.AlertConfig{ID: herald.NewID(c.now), GroupID: p.ID, Created: herald.At(c.now), Updated: herald.At(c.now), AlertRule: rule}
-	evs := append([]herald.Event{c.configEvent(herald.EventAlertConfigAdded, p, cfg)},
-		c.undeliverable(cfg.AlertRule, c.configEvent(herald.EventAlertConfigUndeliverable, p, cfg))...)
+	evs := c.configEvents(herald.EventAlertConfigAdded, p, cfg)
 	if err := s.store.CreateAlertConfig(c.ctx, cfg, evs...); err != nil {
 		return reply{}, err
 	}
@@ -171,8 +169,7 @@ func (s *Server) replaceAlertConfig(c *call) (reply, error) {
 			return nil, err
 		}
 		cfg.AlertRule, cfg.Updated = rule, herald.At(c.now)
-		evs = append([]herald.Event{c.configEvent(herald.EventAlertConfigChanged, p, *cfg)},
-			c.undeliverable(cfg.AlertRule, c.configEvent(herald.EventAlertConfigUndeliverable, p, *cfg))...)
+		evs = c.configEvents(herald.EventAlertConfigChanged, p, *cfg)
 		return evs, nil
 	})
 	if err != nil {
@@ -191,7 +188,13 @@ type enabledRequest struct {
 	Enabled *bool `json:"enabled"`
 }
 
-func (in enabledRequest) event() (bool, string, error) {
+// enabledChange decodes the body of a PATCH that enables or disables a configuration: the flag
+// and the type of the event its change makes.
+func (c *call) enabledChange() (bool, string, error) {
+	var in enabledRequest
+	if err := c.decode(&in); err != nil {
+		return false, "", err
+	}
 	if in.Enabled == nil {
 		return false, "", herald.MissingAttribute("enabled")
 	}
@@ -207,11 +210,7 @@ func (s *Server) patchAlertConfig(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	var in enabledRequest
-	if err := c.decode(&in); err != nil {
-		return reply{}, err
-	}
-	enabled, typ, err := in.event()
+	enabled, typ, err := c.enabledChange()
 	if err != nil {
 		return reply{}, err
 	}
@@ -221,8 +220,7 @@ func (s *Server) patchAlertConfig(c *call) (reply, error) {
 			return nil, nil
 		}
 		cfg.Enabled, cfg.Updated = enabled, herald.At(c.now)
-		evs = append([]herald.Event{c.configEvent(typ, p, *cfg)},
-			c.undeliverable(cfg.AlertRule, c.configEvent(herald.EventAlertConfigUndeliverable, p, *cfg))...)
+		evs = c.configEvents(typ, p, *cfg)
 		return evs, nil
 	})
 	if err != nil {
@@ -262,19 +260,13 @@ func (s *Server) listConfigAlerts(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	pg, err := c.page()
-	if err != nil {
-		return reply{}, err
-	}
-	cfg, err := s.store.AlertConfig(c.ctx, p.ID, c.param("alertConfigId"))
-	if err != nil {
-		return reply{}, err
-	}
-	alerts, total, err := s.store.ConfigAlerts(c.ctx, p.ID, cfg.ID, pg.store())
-	if err != nil {
-		return reply{}, err
-	}
-	return list(c, alerts, total, pg, alertPath)
+	return paged(c, func(pg store.Page) ([]herald.Alert, int, error) {
+		cfg, err := s.store.AlertConfig(c.ctx, p.ID, c.param("alertConfigId"))
+		if err != nil {
+			return nil, 0, err
+		}
+		return s.store.ConfigAlerts(c.ctx, p.ID, cfg.ID, pg)
+	}, alertPath)
 }
 
 // alertPath is the path of a project alert.

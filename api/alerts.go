@@ -127,19 +127,13 @@ func (s *Server) listAlerts(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	pg, err := c.page()
-	if err != nil {
-		return reply{}, err
-	}
-	status, err := c.alertStatus()
-	if err != nil {
-		return reply{}, err
-	}
-	alerts, total, err := s.store.Alerts(c.ctx, p.ID, store.AlertFilter{Status: status}, pg.store())
-	if err != nil {
-		return reply{}, err
-	}
-	return list(c, alerts, total, pg, alertPath)
+	return paged(c, func(pg store.Page) ([]herald.Alert, int, error) {
+		status, err := c.alertStatus()
+		if err != nil {
+			return nil, 0, err
+		}
+		return s.store.Alerts(c.ctx, p.ID, store.AlertFilter{Status: status}, pg)
+	}, alertPath)
 }
 
 // GET /groups/{groupId}/alerts/{alertId}
@@ -181,25 +175,20 @@ func (s *Server) listGlobalAlerts(c *call) (reply, error) {
 	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
 		return reply{}, err
 	}
-	pg, err := c.page()
-	if err != nil {
-		return reply{}, err
-	}
-	var f store.AlertFilter
-	if f.Status, err = c.alertStatus(); err != nil {
-		return reply{}, err
-	}
-	if f.Created.Min, err = c.queryTime("createdOnOrAfter"); err != nil {
-		return reply{}, err
-	}
-	if f.Created.Max, err = c.queryTime("createdOnOrBefore"); err != nil {
-		return reply{}, err
-	}
-	alerts, total, err := s.store.GlobalAlerts(c.ctx, f, pg.store())
-	if err != nil {
-		return reply{}, err
-	}
-	return list(c, alerts, total, pg, globalAlertPath)
+	return paged(c, func(pg store.Page) ([]herald.Alert, int, error) {
+		var f store.AlertFilter
+		var err error
+		if f.Status, err = c.alertStatus(); err != nil {
+			return nil, 0, err
+		}
+		if f.Created.Min, err = c.queryTime("createdOnOrAfter"); err != nil {
+			return nil, 0, err
+		}
+		if f.Created.Max, err = c.queryTime("createdOnOrBefore"); err != nil {
+			return nil, 0, err
+		}
+		return s.store.GlobalAlerts(c.ctx, f, pg)
+	}, globalAlertPath)
 }
 
 // GET /globalAlerts/{alertId}

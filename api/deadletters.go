@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/store"
 )
 
 // Dead letters are a project's deliveries that failed for good (archived in asynq, also shown
@@ -15,16 +16,11 @@ func (s *Server) listDeadLetters(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	pg, err := c.page()
-	if err != nil {
-		return reply{}, err
-	}
-	all, err := s.engine.DeadLetters(c.ctx, p.ID)
-	if err != nil {
-		return reply{}, err
-	}
-	lo, hi := min((pg.Num-1)*pg.Size, len(all)), min(pg.Num*pg.Size, len(all))
-	return list(c, all[lo:hi], len(all), pg, func(d dispatch.DeadLetter) string { return "/groups/" + p.ID + "/deadLetters" })
+	return paged(c, func(pg store.Page) ([]dispatch.DeadLetter, int, error) {
+		all, err := s.engine.DeadLetters(c.ctx, p.ID)
+		page, total := pageOf(all, pg)
+		return page, total, err
+	}, func(dispatch.DeadLetter) string { return "/groups/" + p.ID + "/deadLetters" })
 }
 
 // POST /groups/{groupId}/deadLetters/{deliveryId}/replay: 204, the delivery is queued to be

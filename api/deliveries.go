@@ -37,15 +37,9 @@ func (s *Server) listAlertDeliveries(c *call) (reply, error) {
 }
 
 func (c *call) attempts(p herald.Project, alertID string) (reply, error) {
-	pg, err := c.page()
-	if err != nil {
-		return reply{}, err
-	}
-	as, total, err := c.s.store.Attempts(c.ctx, p.ID, alertID, pg.store())
-	if err != nil {
-		return reply{}, err
-	}
-	return list(c, as, total, pg, func(a store.Attempt) string {
+	return paged(c, func(pg store.Page) ([]store.Attempt, int, error) {
+		return c.s.store.Attempts(c.ctx, p.ID, alertID, pg)
+	}, func(a store.Attempt) string {
 		return "/groups/" + p.ID + "/alerts/" + a.AlertID + "/deliveries"
 	})
 }

@@ -54,18 +54,10 @@ func (c *call) listEvents(sc store.EventScope, prefix string) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	pg, err := c.page()
-	if err != nil {
-		return reply{}, err
-	}
-	evs, total, err := c.s.store.Events(c.ctx, sc, f, pg.store())
-	if err != nil {
-		return reply{}, err
-	}
-	for i := range evs {
-		evs[i] = c.withoutRaw(evs[i])
-	}
-	return list(c, evs, total, pg, func(e herald.Event) string { return prefix + e.ID })
+	return paged(c, func(pg store.Page) ([]herald.Event, int, error) {
+		evs, total, err := c.s.store.Events(c.ctx, sc, f, pg)
+		return views(evs, c.withoutRaw), total, err
+	}, func(e herald.Event) string { return prefix + e.ID })
 }
 
 // GET /groups/{groupId}/events

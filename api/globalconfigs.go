@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
 )
 
 func globalAlertConfigPath(c herald.GlobalAlertConfig) string { return "/globalAlertConfigs/" + c.ID }
@@ -15,6 +16,12 @@ func (c *call) globalConfigEvent(typ string, cfg herald.GlobalAlertConfig) heral
 	ev.AlertConfigID = cfg.ID
 	ev.Raw["eventTypeName"], ev.Raw["enabled"] = cfg.EventTypeName, cfg.Enabled
 	return ev
+}
+
+// globalConfigEvents are the events of a change of type typ to global configuration cfg, as
+// configEvents.
+func (c *call) globalConfigEvents(typ string, cfg herald.GlobalAlertConfig) []herald.Event {
+	return append([]herald.Event{c.globalConfigEvent(typ, cfg)}, c.undeliverable(cfg.AlertRule, c.globalConfigEvent(herald.EventAlertConfigUndeliverable, cfg))...)
 }
 
 // globalConfig validates a request creating a global configuration and returns the new
@@ -71,18 +78,10 @@ func (s *Server) listGlobalAlertConfigs(c *call) (reply, error) {
 	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
 		return reply{}, err
 	}
-	pg, err := c.page()
-	if err != nil {
-		return reply{}, err
-	}
-	configs, total, err := s.store.GlobalAlertConfigs(c.ctx, pg.store())
-	if err != nil {
-		return reply{}, err
-	}
-	for i := range configs {
-		configs[i] = configs[i].Masked()
-	}
-	return list(c, configs, total, pg, globalAlertConfigPath)
+	return paged(c, func(pg store.Page) ([]herald.GlobalAlertConfig, int, error) {
+		configs, total, err := s.store.GlobalAlertConfigs(c.ctx, pg)
+		return views(configs, herald.GlobalAlertConfig.Masked), total, err
+	}, globalAlertConfigPath)
 }
 
 // GET /globalAlertConfigs/{alertConfigId}
@@ -110,8 +109,7 @@ func (s *Server) createGlobalAlertConfig(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	evs := append([]herald.Event{c.globalConfigEvent(herald.EventAlertConfigAdded, cfg)},
-		c.undeliverable(cfg.AlertRule, c.globalConfigEvent(herald.EventAlertConfigUndeliverable, cfg))...)
+	evs := c.globalConfigEvents(herald.EventAlertConfigAdded, cfg)
 	if err := s.store.CreateGlobalAlertConfig(c.ctx, cfg, evs...); err != nil {
 		return reply{}, err
 	}
@@ -124,11 +122,7 @@ func (s *Server) patchGlobalAlertConfig(c *call) (reply, error) {
 	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
 		return reply{}, err
 	}
-	var in enabledRequest
-	if err := c.decode(&in); err != nil {
-		return reply{}, err
-	}
-	enabled, typ, err := in.event()
+	enabled, typ, err := c.enabledChange()
 	if err != nil {
 		return reply{}, err
 	}
@@ -138,8 +132,7 @@ func (s *Server) patchGlobalAlertConfig(c *call) (reply, error) {
 			return nil, nil
 		}
 		cfg.Enabled, cfg.Updated = enabled, herald.At(c.now)
-		evs = append([]herald.Event{c.globalConfigEvent(typ, *cfg)},
-			c.undeliverable(cfg.AlertRule, c.globalConfigEvent(herald.EventAlertConfigUndeliverable, *cfg))...)
+		evs = c.globalConfigEvents(typ, *cfg)
 		return evs, nil
 	})
 	if err != nil {
@@ -177,17 +170,11 @@ func (s *Server) listGlobalConfigAlerts(c *call) (reply, error) {
 	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
 		return reply{}, err
 	}
-	pg, err := c.page()
-	if err != nil {
-		return reply{}, err
-	}
-	cfg, err := s.store.GlobalAlertConfig(c.ctx, c.param("alertConfigId"))
-	if err != nil {
-		return reply{}, err
-	}
-	alerts, total, err := s.store.GlobalConfigAlerts(c.ctx, cfg.ID, pg.store())
-	if err != nil {
-		return reply{}, err
-	}
-	return list(c, alerts, total, pg, globalAlertPath)
+	return paged(c, func(pg store.Page) ([]herald.Alert, int, error) {
+		cfg, err := s.store.GlobalAlertConfig(c.ctx, c.param("alertConfigId"))
+		if err != nil {
+			return nil, 0, err
+		}
+		return s.store.GlobalConfigAlerts(c.ctx, cfg.ID, pg)
+	}, globalAlertPath)
 }

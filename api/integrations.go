@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
 )
 
 // integrationType is the {integrationType} path parameter, refused unless it names a type.
@@ -27,20 +28,15 @@ func (c *call) integrationEvent(eventType string, p herald.Project, typ string) 
 	return ev
 }
 
-// integrationList answers page pg of p's integrations, masked, sorted by type. A project has
-// at most one integration of each type, so the page is cut from the whole list.
-func (c *call) integrationList(p herald.Project, pg pageParams) (reply, error) {
-	all, err := c.s.store.Integrations(c.ctx, p.ID)
-	if err != nil {
-		return reply{}, err
-	}
-	sp := pg.store()
-	page := all[min(sp.Offset, len(all)):min(sp.Offset+sp.Limit, len(all))]
-	views := make([]map[string]any, len(page))
-	for i, in := range page {
-		views[i] = in.View()
-	}
-	return list(c, views, len(all), pg, func(v map[string]any) string {
+// integrationList answers the page the query asks for of p's integrations, masked, sorted by
+// type. A project has at most one integration of each type, so the page is cut from the whole
+// list.
+func (c *call) integrationList(p herald.Project) (reply, error) {
+	return paged(c, func(pg store.Page) ([]map[string]any, int, error) {
+		all, err := c.s.store.Integrations(c.ctx, p.ID)
+		page, total := pageOf(all, pg)
+		return views(page, herald.Integration.View), total, err
+	}, func(v map[string]any) string {
 		return integrationPath(p.ID, v["type"].(string))
 	})
 }
@@ -51,11 +47,7 @@ func (s *Server) listIntegrations(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	pg, err := c.page()
-	if err != nil {
-		return reply{}, err
-	}
-	return c.integrationList(p, pg)
+	return c.integrationList(p)
 }
 
 // GET /groups/{groupId}/integrations/{integrationType}
@@ -98,8 +90,7 @@ func (c *call) configureIntegration(mayChange bool, status int) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	pg, err := c.page()
-	if err != nil {
+	if _, err := c.page(); err != nil { // refused before anything is written
 		return reply{}, err
 	}
 	// A map, not a struct: which fields are allowed depends on the type, which
@@ -122,7 +113,7 @@ func (c *call) configureIntegration(mayChange bool, status int) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	rep, err := c.integrationList(p, pg)
+	rep, err := c.integrationList(p)
 	rep.status = status
 	return rep, err
 }

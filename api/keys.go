@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api/digest"
+	"github.com/heraldhq/herald/store"
 )
 
 // NewAPIKey makes a key: a public key of 8 lower-case letters and a private key in the form of
@@ -73,7 +74,25 @@ func (in keyRequest) roles(valid []string, what string) ([]string, error) {
 // maxDescLength is the platform's limit on an API key's description.
 const maxDescLength = 250
 
-func (c *call) createKey(orgID string, in keyRequest, roles []herald.Role, self func(herald.APIKey) string) (reply, error) {
+// createKey creates a key of organization orgID ("" a global key) from the request's body: valid
+// are the role names it may hold, what their kind for the error. The caller must be allowed to
+// give the roles.
+func (c *call) createKey(orgID string, valid []string, what string) (reply, error) {
+	var in keyRequest
+	if err := c.decode(&in); err != nil {
+		return reply{}, err
+	}
+	names, err := in.roles(valid, what)
+	if err != nil {
+		return reply{}, err
+	}
+	roles := make([]herald.Role, len(names))
+	for i, n := range names {
+		roles[i] = herald.Role{OrgID: orgID, RoleName: n}
+	}
+	if err := c.grant(herald.Scope{OrgID: orgID}, roles...); err != nil {
+		return reply{}, err
+	}
 	if in.Desc == nil || strings.TrimSpace(*in.Desc) == "" {
 		return reply{}, herald.MissingAttribute("desc")
 	}
@@ -90,7 +109,7 @@ func (c *call) createKey(orgID string, in keyRequest, roles []herald.Role, self 
 	}
 	view := k.View()
 	view.PrivateKey = priv
-	rep := c.one(http.StatusCreated, createdKey{view}, self(k))
+	rep := c.one(http.StatusCreated, createdKey{view}, keyPath(k))
 	rep.secret = true
 	return rep, nil
 }
@@ -100,22 +119,7 @@ func (s *Server) createGlobalAPIKey(c *call) (reply, error) {
 	if err := c.require(herald.OwnGlobal, herald.Scope{}); err != nil {
 		return reply{}, err
 	}
-	var in keyRequest
-	if err := c.decode(&in); err != nil {
-		return reply{}, err
-	}
-	names, err := in.roles(herald.GlobalRoles(), "global")
-	if err != nil {
-		return reply{}, err
-	}
-	roles := make([]herald.Role, len(names))
-	for i, n := range names {
-		roles[i] = herald.Role{RoleName: n}
-	}
-	if err := c.grant(herald.Scope{}, roles...); err != nil {
-		return reply{}, err
-	}
-	return c.createKey("", in, roles, func(k herald.APIKey) string { return "/admin/apiKeys/" + k.ID })
+	return c.createKey("", herald.GlobalRoles(), "global")
 }
 
 // POST /orgs/{orgId}/apiKeys
@@ -127,22 +131,7 @@ func (s *Server) createOrgAPIKey(c *call) (reply, error) {
 	if _, err := s.store.Org(c.ctx, orgID); err != nil {
 		return reply{}, err
 	}
-	var in keyRequest
-	if err := c.decode(&in); err != nil {
-		return reply{}, err
-	}
-	names, err := in.roles(herald.OrgRoles(), "organization")
-	if err != nil {
-		return reply{}, err
-	}
-	roles := make([]herald.Role, len(names))
-	for i, n := range names {
-		roles[i] = herald.Role{OrgID: orgID, RoleName: n}
-	}
-	if err := c.grant(herald.Scope{OrgID: orgID}, roles...); err != nil {
-		return reply{}, err
-	}
-	return c.createKey(orgID, in, roles, func(k herald.APIKey) string { return "/orgs/" + orgID + "/apiKeys/" + k.ID })
+	return c.createKey(orgID, herald.OrgRoles(), "organization")
 }
 
 // GET /admin/apiKeys
@@ -150,19 +139,10 @@ func (s *Server) listGlobalAPIKeys(c *call) (reply, error) {
 	if err := c.require(herald.ReadGlobal, herald.Scope{}); err != nil {
 		return reply{}, err
 	}
-	p, err := c.page()
-	if err != nil {
-		return reply{}, err
-	}
-	keys, total, err := s.store.GlobalAPIKeys(c.ctx, p.store())
-	if err != nil {
-		return reply{}, err
-	}
-	views := make([]herald.APIKeyView, len(keys))
-	for i, k := range keys {
-		views[i] = k.View()
-	}
-	return list(c, views, total, p, func(k herald.APIKeyView) string { return "/admin/apiKeys/" + k.ID })
+	return paged(c, func(pg store.Page) ([]herald.APIKeyView, int, error) {
+		keys, total, err := s.store.GlobalAPIKeys(c.ctx, pg)
+		return views(keys, herald.APIKey.View), total, err
+	}, func(k herald.APIKeyView) string { return "/admin/apiKeys/" + k.ID })
 }
 
 type assignRequest struct {
@@ -213,7 +193,7 @@ func (s *Server) assignAPIKey(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	return c.one(http.StatusOK, k.View(), "/orgs/"+k.OrgID+"/apiKeys/"+k.ID), nil
+	return c.one(http.StatusOK, k.View(), keyPath(k)), nil
 }
 
 // GET /admin/apiKeys/{apiKeyId}: a global key.
@@ -221,29 +201,41 @@ func (s *Server) getGlobalAPIKey(c *call) (reply, error) {
 	if err := c.require(herald.ReadGlobal, herald.Scope{}); err != nil {
 		return reply{}, err
 	}
-	id := c.param("apiKeyId")
-	k, err := s.store.APIKey(c.ctx, id)
-	if err == nil && k.OrgID != "" {
-		err = herald.NotFound(herald.CodeAPIKeyNotFound, "API key", id)
-	}
+	k, err := c.apiKey("")
 	if err != nil {
 		return reply{}, err
 	}
-	return c.one(http.StatusOK, k.View(), "/admin/apiKeys/"+k.ID), nil
+	return c.one(http.StatusOK, k.View(), keyPath(k)), nil
 }
 
 // GET /orgs/{orgId}/apiKeys/{apiKeyId}: a key of the organization, for its owners.
 func (s *Server) getOrgAPIKey(c *call) (reply, error) {
-	orgID, id := c.param("orgId"), c.param("apiKeyId")
+	orgID := c.param("orgId")
 	if err := c.require(herald.OwnOrg, herald.Scope{OrgID: orgID}); err != nil {
 		return reply{}, err
 	}
-	k, err := s.store.APIKey(c.ctx, id)
-	if err == nil && k.OrgID != orgID {
-		err = herald.NotFound(herald.CodeAPIKeyNotFound, "API key", id)
-	}
+	k, err := c.apiKey(orgID)
 	if err != nil {
 		return reply{}, err
 	}
-	return c.one(http.StatusOK, k.View(), "/orgs/"+orgID+"/apiKeys/"+k.ID), nil
+	return c.one(http.StatusOK, k.View(), keyPath(k)), nil
+}
+
+// keyPath is the path of key k: under its organization, or under /admin for a global key.
+func keyPath(k herald.APIKey) string {
+	if k.OrgID == "" {
+		return "/admin/apiKeys/" + k.ID
+	}
+	return "/orgs/" + k.OrgID + "/apiKeys/" + k.ID
+}
+
+// apiKey reads the {apiKeyId} key of organization orgID ("" a global key); any other key is
+// not found.
+func (c *call) apiKey(orgID string) (herald.APIKey, error) {
+	id := c.param("apiKeyId")
+	k, err := c.s.store.APIKey(c.ctx, id)
+	if err == nil && k.OrgID != orgID {
+		err = herald.NotFound(herald.CodeAPIKeyNotFound, "API key", id)
+	}
+	return k, err
 }

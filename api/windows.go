@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
 )
 
 // An ended window is, to the API, gone: it is not listed, and reading, changing or deleting
@@ -41,15 +42,9 @@ func (s *Server) listWindows(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	pg, err := c.page()
-	if err != nil {
-		return reply{}, err
-	}
-	windows, total, err := s.store.Windows(c.ctx, p.ID, c.now, pg.store())
-	if err != nil {
-		return reply{}, err
-	}
-	return list(c, windows, total, pg, windowPath)
+	return paged(c, func(pg store.Page) ([]herald.MaintenanceWindow, int, error) {
+		return s.store.Windows(c.ctx, p.ID, c.now, pg)
+	}, windowPath)
 }
 
 // POST /groups/{groupId}/maintenanceWindows (the document also shows a trailing slash). The
