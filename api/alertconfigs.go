@@ -84,6 +84,28 @@ func (c *call) projectRule(p herald.Project, in alertConfigRequest, current hera
 	return in.Validate(herald.NotificationRules{Integrations: func(t string) bool { return has[t] }, Current: current.Notifications})
 }
 
+// alertConfigRequest checks the caller may change the monitoring of the {groupId} project and
+// decodes the body of a create or replace of one of its configurations.
+func (c *call) alertConfigRequest() (herald.Project, alertConfigRequest, error) {
+	var in alertConfigRequest
+	p, err := c.project(herald.WriteMonitoring)
+	if err == nil {
+		err = c.decode(&in)
+	}
+	return p, in, err
+}
+
+// alertConfig checks the caller may make a request of kind a in the {groupId} project and reads
+// the project's {alertConfigId} configuration.
+func (c *call) alertConfig(a herald.Access) (herald.Project, herald.AlertConfig, error) {
+	p, err := c.project(a)
+	if err != nil {
+		return p, herald.AlertConfig{}, err
+	}
+	cfg, err := c.s.store.AlertConfig(c.ctx, p.ID, c.param("alertConfigId"))
+	return p, cfg, err
+}
+
 func alertConfigPath(c herald.AlertConfig) string {
 	return "/groups/" + c.GroupID + "/alertConfigs/" + c.ID
 }
@@ -116,11 +138,7 @@ func (s *Server) listAlertConfigs(c *call) (reply, error) {
 
 // GET /groups/{groupId}/alertConfigs/{alertConfigId}
 func (s *Server) getAlertConfig(c *call) (reply, error) {
-	p, err := c.project(herald.ReadProject)
-	if err != nil {
-		return reply{}, err
-	}
-	cfg, err := s.store.AlertConfig(c.ctx, p.ID, c.param("alertConfigId"))
+	_, cfg, err := c.alertConfig(herald.ReadProject)
 	if err != nil {
 		return reply{}, err
 	}
@@ -129,12 +147,8 @@ func (s *Server) getAlertConfig(c *call) (reply, error) {
 
 // POST /groups/{groupId}/alertConfigs
 func (s *Server) createAlertConfig(c *call) (reply, error) {
-	p, err := c.project(herald.WriteMonitoring)
+	p, in, err := c.alertConfigRequest()
 	if err != nil {
-		return reply{}, err
-	}
-	var in alertConfigRequest
-	if err := c.decode(&in); err != nil {
 		return reply{}, err
 	}
 	rule, err := c.projectRule(p, in, herald.AlertConfig{})
@@ -152,12 +166,8 @@ func (s *Server) createAlertConfig(c *call) (reply, error) {
 
 // PUT /groups/{groupId}/alertConfigs/{alertConfigId}: replace everything but the identity.
 func (s *Server) replaceAlertConfig(c *call) (reply, error) {
-	p, err := c.project(herald.WriteMonitoring)
+	p, in, err := c.alertConfigRequest()
 	if err != nil {
-		return reply{}, err
-	}
-	var in alertConfigRequest
-	if err := c.decode(&in); err != nil {
 		return reply{}, err
 	}
 	// Validated inside the update: the secrets a masked value stands for are those stored at the
@@ -237,11 +247,7 @@ func (s *Server) patchAlertConfig(c *call) (reply, error) {
 
 // DELETE /groups/{groupId}/alertConfigs/{alertConfigId}
 func (s *Server) deleteAlertConfig(c *call) (reply, error) {
-	p, err := c.project(herald.WriteMonitoring)
-	if err != nil {
-		return reply{}, err
-	}
-	cfg, err := s.store.AlertConfig(c.ctx, p.ID, c.param("alertConfigId"))
+	p, cfg, err := c.alertConfig(herald.WriteMonitoring)
 	if err != nil {
 		return reply{}, err
 	}

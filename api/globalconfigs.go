@@ -73,6 +73,15 @@ func (c *call) globalConfig(in alertConfigRequest) (herald.GlobalAlertConfig, er
 	return cfg, nil
 }
 
+// globalAlertConfig checks the caller may change global monitoring and reads the
+// {alertConfigId} global configuration.
+func (c *call) globalAlertConfig() (herald.GlobalAlertConfig, error) {
+	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
+		return herald.GlobalAlertConfig{}, err
+	}
+	return c.s.store.GlobalAlertConfig(c.ctx, c.param("alertConfigId"))
+}
+
 // GET /globalAlertConfigs
 func (s *Server) listGlobalAlertConfigs(c *call) (reply, error) {
 	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
@@ -86,10 +95,7 @@ func (s *Server) listGlobalAlertConfigs(c *call) (reply, error) {
 
 // GET /globalAlertConfigs/{alertConfigId}
 func (s *Server) getGlobalAlertConfig(c *call) (reply, error) {
-	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
-		return reply{}, err
-	}
-	cfg, err := s.store.GlobalAlertConfig(c.ctx, c.param("alertConfigId"))
+	cfg, err := c.globalAlertConfig()
 	if err != nil {
 		return reply{}, err
 	}
@@ -149,10 +155,7 @@ func (s *Server) patchGlobalAlertConfig(c *call) (reply, error) {
 
 // DELETE /globalAlertConfigs/{alertConfigId}
 func (s *Server) deleteGlobalAlertConfig(c *call) (reply, error) {
-	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
-		return reply{}, err
-	}
-	cfg, err := s.store.GlobalAlertConfig(c.ctx, c.param("alertConfigId"))
+	cfg, err := c.globalAlertConfig()
 	if err != nil {
 		return reply{}, err
 	}

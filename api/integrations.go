@@ -7,13 +7,18 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// integrationType is the {integrationType} path parameter, refused unless it names a type.
-func (c *call) integrationType() (string, error) {
+// integrationType checks the caller may make a request of kind a in the {groupId} project and
+// reads the {integrationType} path parameter, refused unless it names a type.
+func (c *call) integrationType(a herald.Access) (herald.Project, string, error) {
+	p, err := c.project(a)
+	if err != nil {
+		return p, "", err
+	}
 	typ := c.param("integrationType")
 	if !herald.KnownIntegrationType(typ) {
-		return "", herald.NotOneOf("integrationType", typ, herald.IntegrationTypes(), "Unknown integration type %s.", typ)
+		return p, "", herald.NotOneOf("integrationType", typ, herald.IntegrationTypes(), "Unknown integration type %s.", typ)
 	}
-	return typ, nil
+	return p, typ, nil
 }
 
 func integrationPath(groupID, typ string) string {
@@ -52,11 +57,7 @@ func (s *Server) listIntegrations(c *call) (reply, error) {
 
 // GET /groups/{groupId}/integrations/{integrationType}
 func (s *Server) getIntegration(c *call) (reply, error) {
-	p, err := c.project(herald.ReadProject)
-	if err != nil {
-		return reply{}, err
-	}
-	typ, err := c.integrationType()
+	p, typ, err := c.integrationType(herald.ReadProject)
 	if err != nil {
 		return reply{}, err
 	}
@@ -82,11 +83,7 @@ func (s *Server) addIntegration(c *call) (reply, error) {
 // configureIntegration serves PUT (change allowed) and POST. Both answer the list of all the
 // project's integrations, as the document says.
 func (c *call) configureIntegration(mayChange bool, status int) (reply, error) {
-	p, err := c.project(herald.WriteMonitoring)
-	if err != nil {
-		return reply{}, err
-	}
-	typ, err := c.integrationType()
+	p, typ, err := c.integrationType(herald.WriteMonitoring)
 	if err != nil {
 		return reply{}, err
 	}
@@ -120,11 +117,7 @@ func (c *call) configureIntegration(mayChange bool, status int) (reply, error) {
 
 // DELETE /groups/{groupId}/integrations/{integrationType}
 func (s *Server) deleteIntegration(c *call) (reply, error) {
-	p, err := c.project(herald.WriteMonitoring)
-	if err != nil {
-		return reply{}, err
-	}
-	typ, err := c.integrationType()
+	p, typ, err := c.integrationType(herald.WriteMonitoring)
 	if err != nil {
 		return reply{}, err
 	}

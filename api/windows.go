@@ -26,14 +26,19 @@ func (c *call) windowEvent(typ string, p herald.Project, w herald.MaintenanceWin
 	return ev
 }
 
-// visibleWindow reads the {windowId} window of p, refusing one that has ended.
-func (c *call) visibleWindow(p herald.Project) (herald.MaintenanceWindow, error) {
+// visibleWindow checks the caller may make a request of kind a in the {groupId} project and
+// reads the project's {windowId} window, refusing one that has ended.
+func (c *call) visibleWindow(a herald.Access) (herald.Project, herald.MaintenanceWindow, error) {
+	p, err := c.project(a)
+	if err != nil {
+		return p, herald.MaintenanceWindow{}, err
+	}
 	id := c.param("windowId")
 	w, err := c.s.store.Window(c.ctx, p.ID, id)
 	if err == nil && !w.Visible(c.now) {
 		err = windowNotFound(id)
 	}
-	return w, err
+	return p, w, err
 }
 
 // GET /groups/{groupId}/maintenanceWindows: the windows that have not ended, soonest end first.
@@ -70,11 +75,7 @@ func (s *Server) createWindow(c *call) (reply, error) {
 
 // GET /groups/{groupId}/maintenanceWindows/{windowId}
 func (s *Server) getWindow(c *call) (reply, error) {
-	p, err := c.project(herald.ReadProject)
-	if err != nil {
-		return reply{}, err
-	}
-	w, err := c.visibleWindow(p)
+	_, w, err := c.visibleWindow(herald.ReadProject)
 	if err != nil {
 		return reply{}, err
 	}
@@ -113,11 +114,7 @@ func (s *Server) updateWindow(c *call) (reply, error) {
 
 // DELETE /groups/{groupId}/maintenanceWindows/{windowId}
 func (s *Server) deleteWindow(c *call) (reply, error) {
-	p, err := c.project(herald.WriteMonitoring)
-	if err != nil {
-		return reply{}, err
-	}
-	w, err := c.visibleWindow(p)
+	p, w, err := c.visibleWindow(herald.WriteMonitoring)
 	if err != nil {
 		return reply{}, err
 	}
