@@ -38,11 +38,7 @@ func (s *Store) CreateAlertConfig(ctx context.Context, c herald.AlertConfig, evs
 
 // AlertConfig reads a project configuration.
 func (s *Store) AlertConfig(ctx context.Context, groupID, id string) (herald.AlertConfig, error) {
-	var c herald.AlertConfig
-	if !herald.ValidID(id) {
-		return c, errAlertConfigNotFound(id)
-	}
-	return c, get(ctx, s.rdb, alertConfigs(groupID).doc(id), &c, errAlertConfigNotFound(id))
+	return getByID[herald.AlertConfig](ctx, s.rdb, alertConfigs(groupID).doc, id, errAlertConfigNotFound)
 }
 
 // AlertConfigs lists a project's configurations, oldest first.
@@ -113,11 +109,7 @@ func (s *Store) CreateGlobalAlertConfig(ctx context.Context, c herald.GlobalAler
 
 // GlobalAlertConfig reads a global configuration.
 func (s *Store) GlobalAlertConfig(ctx context.Context, id string) (herald.GlobalAlertConfig, error) {
-	var c herald.GlobalAlertConfig
-	if !herald.ValidID(id) {
-		return c, errAlertConfigNotFound(id)
-	}
-	return c, get(ctx, s.rdb, globalAlertConfigs().doc(id), &c, errAlertConfigNotFound(id))
+	return getByID[herald.GlobalAlertConfig](ctx, s.rdb, globalAlertConfigs().doc, id, errAlertConfigNotFound)
 }
 
 // GlobalAlertConfigs lists global configurations, oldest first.

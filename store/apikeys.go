@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/redis/go-redis/v9"
 
@@ -48,28 +47,13 @@ func (s *Store) CreateAPIKey(ctx context.Context, k herald.APIKey, ev *herald.Ev
 }
 
 // APIKeyByPublicKey finds a key by its public key; ok is false for an unknown one.
-func (s *Store) APIKeyByPublicKey(ctx context.Context, publicKey string) (k herald.APIKey, ok bool, err error) {
-	id, err := s.rdb.Get(ctx, publicKeyRef(publicKey)).Result()
-	if errors.Is(err, redis.Nil) {
-		return k, false, nil
-	}
-	if err != nil {
-		return k, false, err
-	}
-	err = get(ctx, s.rdb, apiKeys().doc(id), &k, errAPIKeyNotFound(id))
-	if herald.IsNotFound(err) {
-		return k, false, nil
-	}
-	return k, err == nil, err
+func (s *Store) APIKeyByPublicKey(ctx context.Context, publicKey string) (herald.APIKey, bool, error) {
+	return getByName[herald.APIKey](ctx, s.rdb, publicKeyRef(publicKey), apiKeys())
 }
 
 // APIKey reads a key by id.
 func (s *Store) APIKey(ctx context.Context, id string) (herald.APIKey, error) {
-	var k herald.APIKey
-	if !herald.ValidID(id) {
-		return k, errAPIKeyNotFound(id)
-	}
-	return k, get(ctx, s.rdb, apiKeys().doc(id), &k, errAPIKeyNotFound(id))
+	return getByID[herald.APIKey](ctx, s.rdb, apiKeys().doc, id, errAPIKeyNotFound)
 }
 
 // GlobalAPIKeys lists global keys, oldest first.

@@ -78,11 +78,7 @@ func (s *Store) CreateProject(ctx context.Context, p herald.Project, configs []h
 
 // Project reads a project.
 func (s *Store) Project(ctx context.Context, id string) (herald.Project, error) {
-	var p herald.Project
-	if !herald.ValidID(id) {
-		return p, errProjectNotFound(id)
-	}
-	return p, get(ctx, s.rdb, projectDoc(id), &p, errProjectNotFound(id))
+	return getByID[herald.Project](ctx, s.rdb, projectDoc, id, errProjectNotFound)
 }
 
 // ProjectIDs lists the ids of all projects, oldest first, a page at a time.

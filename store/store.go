@@ -169,6 +169,32 @@ func get(ctx context.Context, rdb redis.Cmdable, key string, dst any, notFound e
 	return decodeAnswer(rdb.Get(ctx, key), dst, func() error { return notFound })
 }
 
+// getByID reads document id, at key(id): notFound(id) when there is none, or when id is not of
+// herald's form (then nothing is read).
+func getByID[T any](ctx context.Context, rdb redis.Cmdable, key func(string) string, id string, notFound func(string) error) (T, error) {
+	var v T
+	if !herald.ValidID(id) {
+		return v, notFound(id)
+	}
+	err := decodeAnswer(rdb.Get(ctx, key(id)), &v, func() error { return notFound(id) })
+	return v, err
+}
+
+// getByName reads the document of cs that name reference ref points to; ok is false when there
+// is none.
+func getByName[T any](ctx context.Context, rdb redis.Cmdable, ref string, cs collection) (v T, ok bool, err error) {
+	id, err := rdb.Get(ctx, ref).Result()
+	if errors.Is(err, redis.Nil) {
+		return v, false, nil
+	}
+	if err != nil {
+		return v, false, err
+	}
+	ok = true
+	err = decodeAnswer(rdb.Get(ctx, cs.doc(id)), &v, func() error { ok = false; return nil })
+	return v, ok && err == nil, err
+}
+
 // decodeAnswer decodes the document a GET answered into dst: notFound's error when there is
 // none (made only then: a read that finds its document, the usual one, builds no error).
 func decodeAnswer(cmd *redis.StringCmd, dst any, notFound func() error) error {

@@ -53,28 +53,13 @@ func (s *Store) CreateUser(ctx context.Context, u herald.User, ev herald.Event, 
 }
 
 // UserByUsername finds a user; ok is false for an unknown one.
-func (s *Store) UserByUsername(ctx context.Context, username string) (u herald.User, ok bool, err error) {
-	id, err := s.rdb.Get(ctx, usernameRef(username)).Result()
-	if errors.Is(err, redis.Nil) {
-		return u, false, nil
-	}
-	if err != nil {
-		return u, false, err
-	}
-	err = get(ctx, s.rdb, users().doc(id), &u, errUserNotFound(id))
-	if herald.IsNotFound(err) {
-		return u, false, nil
-	}
-	return u, err == nil, err
+func (s *Store) UserByUsername(ctx context.Context, username string) (herald.User, bool, error) {
+	return getByName[herald.User](ctx, s.rdb, usernameRef(username), users())
 }
 
 // User reads a user by id.
 func (s *Store) User(ctx context.Context, id string) (herald.User, error) {
-	var u herald.User
-	if !herald.ValidID(id) {
-		return u, errUserNotFound(id)
-	}
-	return u, get(ctx, s.rdb, users().doc(id), &u, errUserNotFound(id))
+	return getByID[herald.User](ctx, s.rdb, users().doc, id, errUserNotFound)
 }
 
 // usersPage is how many users UsersOf reads of a list in one round trip.

@@ -38,11 +38,7 @@ func (s *Store) CreateWindow(ctx context.Context, w herald.MaintenanceWindow, ev
 
 // Window reads a maintenance window, whatever its dates.
 func (s *Store) Window(ctx context.Context, groupID, id string) (herald.MaintenanceWindow, error) {
-	var w herald.MaintenanceWindow
-	if !herald.ValidID(id) {
-		return w, errWindowNotFound(id)
-	}
-	return w, get(ctx, s.rdb, windows(groupID).doc(id), &w, errWindowNotFound(id))
+	return getByID[herald.MaintenanceWindow](ctx, s.rdb, windows(groupID).doc, id, errWindowNotFound)
 }
 
 // Windows lists a project's windows that end after now, soonest end first.
