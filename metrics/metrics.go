@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/internal/memo"
 	"github.com/heraldhq/herald/scheduler"
 	"github.com/heraldhq/herald/store"
 )
@@ -32,35 +32,11 @@ type Metrics struct {
 	engineErrors     *prometheus.CounterVec
 
 	// series are the requests' series by route, method and status, and deliveryKinds the
-	// deliveries' by kind and outcome, each found once: every API request and every delivery
-	// of a storm is counted, and finding a series by its label values hashes and looks them
-	// up (and lower-cased the outcome, a copy, for each delivery).
-	series        seriesOf[requestSeriesKey, requestSeries]
-	deliveryKinds seriesOf[deliverySeriesKey, deliverySeries]
-}
-
-// seriesOf are series found once by their labels' key. Every key is a bounded label set.
-type seriesOf[K comparable, S any] struct {
-	mu sync.RWMutex
-	by map[K]S
-}
-
-// get is k's series, found by find the first time.
-func (c *seriesOf[K, S]) get(k K, find func(K) S) S {
-	c.mu.RLock()
-	s, ok := c.by[k]
-	c.mu.RUnlock()
-	if ok {
-		return s
-	}
-	s = find(k)
-	c.mu.Lock()
-	if c.by == nil {
-		c.by = make(map[K]S)
-	}
-	c.by[k] = s
-	c.mu.Unlock()
-	return s
+	// deliveries' by kind and outcome, each found once: finding a series by its label values
+	// hashes and looks them up, on every request and every delivery. Their keys are bounded
+	// label sets, so the maps need no bound.
+	series        memo.Map[requestSeriesKey, requestSeries]
+	deliveryKinds memo.Map[deliverySeriesKey, deliverySeries]
 }
 
 // deliverySeriesKey is a delivery attempt's labels as Delivery is given them.
@@ -186,7 +162,7 @@ func (m *Metrics) ObserveRequest(method, route string, status int, d time.Durati
 	if status == 0 { // nothing written: net/http answered 200
 		status = http.StatusOK
 	}
-	s := m.series.get(requestSeriesKey{routeLabel(route), methodLabel(method), status}, m.requestSeries)
+	s := m.series.Get(requestSeriesKey{routeLabel(route), methodLabel(method), status}, 0, m.requestSeries)
 	s.requests.Inc()
 	s.duration.Observe(d.Seconds())
 }
@@ -226,7 +202,7 @@ func methodLabel(method string) string {
 // Delivery counts one delivery attempt of kind (a notification typeName) and its duration;
 // outcome is a store.Attempt outcome (DELIVERED, ...), reported in lower case.
 func (m *Metrics) Delivery(kind, outcome string, d time.Duration) {
-	s := m.deliveryKinds.get(deliverySeriesKey{kind, outcome}, m.deliverySeries)
+	s := m.deliveryKinds.Get(deliverySeriesKey{kind, outcome}, 0, m.deliverySeries)
 	s.deliveries.Inc()
 	s.duration.Observe(d.Seconds())
 }

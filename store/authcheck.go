@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald/internal/memo"
 )
 
 // AuthAttempt is a request's authentication as a process that kept a credential it read
@@ -205,8 +207,7 @@ var lastCheckKeys checkKeysMemo
 const maxCheckKeys = 10_000
 
 type checkKeysMemo struct {
-	mu sync.Mutex
-	m  map[checkPair]*checkKeys // read-only once made
+	m memo.Map[checkPair, *checkKeys] // read-only once made
 }
 
 // checkPair is a name and address, and the credential of that name kept (a user's, or an
@@ -230,21 +231,7 @@ type checkKeys struct {
 
 // of is what CheckAuth reads of pair (name, address, user, id), made once (to be read only).
 func (f *checkKeysMemo) of(name, address string, user bool, id string) *checkKeys {
-	pair := checkPair{name, address, user, id}
-	f.mu.Lock()
-	keys, ok := f.m[pair]
-	f.mu.Unlock()
-	if ok {
-		return keys
-	}
-	keys = makeCheckKeys(pair)
-	f.mu.Lock()
-	if f.m == nil || len(f.m) >= maxCheckKeys {
-		f.m = make(map[checkPair]*checkKeys)
-	}
-	f.m[pair] = keys
-	f.mu.Unlock()
-	return keys
+	return f.m.Get(checkPair{name, address, user, id}, maxCheckKeys, makeCheckKeys)
 }
 
 func makeCheckKeys(p checkPair) *checkKeys {

@@ -109,7 +109,7 @@ func TestCheckKeysMemo(t *testing.T) {
 	for i := range maxCheckKeys {
 		memo.of(fmt.Sprint("k", i), "10.0.0.3", false, "id")
 	}
-	if n := len(memo.m); n > maxCheckKeys {
+	if n := memo.m.Len(); n > maxCheckKeys {
 		t.Errorf("%d pairs kept, bound %d", n, maxCheckKeys)
 	}
 	check("key1", "10.0.0.1", false, "id1")
