@@ -26,11 +26,15 @@ type APIKeyView struct {
 
 // View is the key with its private key masked.
 func (k APIKey) View() APIKeyView {
-	roles := k.Roles
+	return APIKeyView{Desc: k.Desc, ID: k.ID, PrivateKey: MaskPrivateKey(k.PrivateKeyTail), PublicKey: k.PublicKey, Roles: shownRoles(k.Roles)}
+}
+
+// shownRoles are roles as a view shows them: an empty list, not null, when there are none.
+func shownRoles(roles []Role) []Role {
 	if roles == nil {
-		roles = []Role{}
+		return []Role{}
 	}
-	return APIKeyView{Desc: k.Desc, ID: k.ID, PrivateKey: MaskPrivateKey(k.PrivateKeyTail), PublicKey: k.PublicKey, Roles: roles}
+	return roles
 }
 
 // Principal is the key acting from remote.
@@ -82,12 +86,8 @@ type UserView struct {
 
 // View is the user as the API shows it.
 func (u User) View() UserView {
-	roles := u.Roles
-	if roles == nil {
-		roles = []Role{}
-	}
 	return UserView{ID: u.ID, Username: u.Username, EmailAddress: u.EmailAddress, MobileNumber: u.MobileNumber,
-		FirstName: u.FirstName, LastName: u.LastName, Roles: roles}
+		FirstName: u.FirstName, LastName: u.LastName, Roles: shownRoles(u.Roles)}
 }
 
 // Principal is the user acting from remote.
