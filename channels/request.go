@@ -5,6 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/heraldhq/herald"
 )
 
 // PostJSON is the POST of v, in JSON, to target, with Content-Type application/json,
@@ -45,3 +49,26 @@ func ForEvent(ev Event, open, closed, acknowledged string) (name string, ok bool
 
 // NoEvent is the failure of a delivery of no known event.
 func NoEvent() *Failure { return &Failure{Reason: "delivery has no known event"} }
+
+// KeyedAlert is d's alert, refused with a permanent *Failure when it has no id: the services
+// key what they open by it.
+func KeyedAlert(d Delivery) (herald.Alert, error) {
+	if d.Alert.ID == "" {
+		return d.Alert, &Failure{Reason: "alert has no id"}
+	}
+	return d.Alert, nil
+}
+
+// BaseURL is a service's address as a sender joins paths to it: given, else def, without a
+// trailing slash.
+func BaseURL(given, def string) string { return strings.TrimSuffix(Or(given, def), "/") }
+
+// AbsoluteBaseURL is BaseURL, refused with a permanent *Failure naming kind unless it is an
+// absolute http or https URL.
+func AbsoluteBaseURL(kind, given, def string) (string, error) {
+	base := Or(given, def)
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", &Failure{Reason: kind + " base URL is not an absolute http or https URL"}
+	}
+	return strings.TrimSuffix(base, "/"), nil
+}

@@ -57,21 +57,14 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	if err != nil {
 		return err
 	}
-	a := d.Alert
-	if a.ID == "" {
-		return &channels.Failure{Reason: "alert has no id"}
+	a, err := channels.KeyedAlert(d)
+	if err != nil {
+		return err
 	}
-	base := n.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
+	base := channels.BaseURL(n.BaseURL, DefaultBaseURL)
 	if region == "EU" {
-		base = n.EUBaseURL
-		if base == "" {
-			base = DefaultEUBaseURL
-		}
+		base = channels.BaseURL(n.EUBaseURL, DefaultEUBaseURL)
 	}
-	base = strings.TrimSuffix(base, "/")
 
 	var (
 		target string

@@ -52,9 +52,9 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		return err
 	}
 	apiKey, routingKey := v[0], v[1]
-	a := d.Alert
-	if a.ID == "" {
-		return &channels.Failure{Reason: "alert has no id"}
+	a, err := channels.KeyedAlert(d)
+	if err != nil {
+		return err
 	}
 	m := message{
 		EntityID:          a.ID,
@@ -72,7 +72,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	}
 	// The errors of building and sending the request name the URL, and so the key: none of
 	// them is returned as it is (PostJSON and channels.Classify write their own reasons).
-	target := strings.TrimSuffix(channels.Or(n.BaseURL, DefaultBaseURL), "/") + endpoint + url.PathEscape(apiKey) + "/" + url.PathEscape(routingKey)
+	target := channels.BaseURL(n.BaseURL, DefaultBaseURL) + endpoint + url.PathEscape(apiKey) + "/" + url.PathEscape(routingKey)
 	req, err := channels.PostJSON(ctx, "ALERTING_B", target, m)
 	if err != nil {
 		return err

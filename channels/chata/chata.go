@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
@@ -54,11 +53,11 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	if !ok {
 		return channels.NoEvent()
 	}
-	base := channels.Or(n.BaseURL, DefaultBaseURL)
-	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return &channels.Failure{Reason: "CHAT_A base URL is not an absolute http or https URL"}
+	base, err := channels.AbsoluteBaseURL("CHAT_A", n.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return err
 	}
-	req, err := channels.PostJSON(ctx, "CHAT_A", strings.TrimSuffix(base, "/")+"/v2/room/"+url.PathEscape(room)+"/notification", message{
+	req, err := channels.PostJSON(ctx, "CHAT_A", base+"/v2/room/"+url.PathEscape(room)+"/notification", message{
 		Message:       channels.Truncate(headline+"\n"+channels.Summary(d.Alert), maxMessage, "…"),
 		MessageFormat: "text",
 		Color:         colors[d.Event],

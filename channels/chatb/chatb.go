@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/heraldhq/herald"
@@ -79,11 +78,11 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	if a.GroupID != "" {
 		fields = append(fields, plain("Project: "+a.GroupID, maxField))
 	}
-	base := channels.Or(n.BaseURL, DefaultBaseURL)
-	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return &channels.Failure{Reason: "CHAT_B base URL is not an absolute http or https URL"}
+	base, err := channels.AbsoluteBaseURL("CHAT_B", n.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return err
 	}
-	req, err := channels.PostJSON(ctx, "CHAT_B", strings.TrimSuffix(base, "/")+"/api/chat.postMessage", message{
+	req, err := channels.PostJSON(ctx, "CHAT_B", base+"/api/chat.postMessage", message{
 		Channel: channel,
 		Text:    escape(channels.Truncate(title+" on "+subject, maxText, "…")),
 		Blocks: []block{

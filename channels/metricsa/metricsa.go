@@ -3,7 +3,6 @@ package metricsa
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
@@ -43,9 +42,9 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	if err != nil {
 		return err
 	}
-	a := d.Alert
-	if a.ID == "" {
-		return &channels.Failure{Reason: "alert has no id"}
+	a, err := channels.KeyedAlert(d)
+	if err != nil {
+		return err
 	}
 	ev := event{
 		Title:          channels.Truncate(channels.Title(a), maxTitle, "…"),
@@ -70,7 +69,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	if ev.AlertType, ok = channels.ForEvent(d.Event, "error", "success", "info"); !ok {
 		return channels.NoEvent()
 	}
-	req, err := channels.PostJSON(ctx, "METRICS_A", strings.TrimSuffix(channels.Or(n.BaseURL, DefaultBaseURL), "/")+"/api/v1/events", ev,
+	req, err := channels.PostJSON(ctx, "METRICS_A", channels.BaseURL(n.BaseURL, DefaultBaseURL)+"/api/v1/events", ev,
 		"DD-API-KEY", key[0])
 	if err != nil {
 		return err

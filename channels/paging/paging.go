@@ -3,7 +3,6 @@ package paging
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
@@ -49,9 +48,9 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	if err != nil {
 		return err
 	}
-	a := d.Alert
-	if a.ID == "" {
-		return &channels.Failure{Reason: "alert has no id"}
+	a, err := channels.KeyedAlert(d)
+	if err != nil {
+		return err
 	}
 	action, ok := channels.ForEvent(d.Event, "trigger", "resolve", "acknowledge")
 	if !ok {
@@ -73,7 +72,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 			ev.Payload.Timestamp = a.Created.String()
 		}
 	}
-	req, err := channels.PostJSON(ctx, "PAGING", strings.TrimSuffix(channels.Or(n.BaseURL, DefaultBaseURL), "/")+"/v2/enqueue", ev)
+	req, err := channels.PostJSON(ctx, "PAGING", channels.BaseURL(n.BaseURL, DefaultBaseURL)+"/v2/enqueue", ev)
 	if err != nil {
 		return err
 	}
