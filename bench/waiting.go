@@ -108,45 +108,28 @@ func (b *bench) idle(ctx context.Context, r *rig, scenario string, window time.D
 		return idleUse{}, err
 	}
 	distinct0, duplicates0 := r.recv.counts()
-	self0, err := processCPU()
-	if err != nil {
-		return idleUse{}, err
-	}
-	server0, err := b.redis.cpuTime(ctx)
-	if err != nil {
-		return idleUse{}, err
-	}
-	commands0, err := b.redis.commands(ctx)
+	u0, err := b.usage(ctx)
 	if err != nil {
 		return idleUse{}, err
 	}
 	_, rewrites0 := b.redis.persistence(ctx)
-	start := time.Now()
-	if err := sleepUntil(ctx, start.Add(window)); err != nil {
+	if err := sleepUntil(ctx, u0.at.Add(window)); err != nil {
 		return idleUse{}, err
 	}
-	self1, err := processCPU()
-	if err != nil {
-		return idleUse{}, err
-	}
-	server1, err := b.redis.cpuTime(ctx)
-	if err != nil {
-		return idleUse{}, err
-	}
-	elapsed := time.Since(start)
-	commands1, err := b.redis.commands(ctx)
+	u1, err := b.usage(ctx)
 	if err != nil {
 		return idleUse{}, err
 	}
 	_, rewrites1 := b.redis.persistence(ctx)
 	distinct1, duplicates1 := r.recv.counts()
+	elapsed := u1.at.Sub(u0.at)
 	diag.finish(ctx, elapsed)
 	return idleUse{
 		window:     window,
-		self:       float64(self1-self0) / float64(elapsed),
-		server:     float64(server1-server0) / float64(elapsed),
+		self:       float64(u1.self-u0.self) / float64(elapsed),
+		server:     float64(u1.server-u0.server) / float64(elapsed),
 		deliveries: distinct1 + duplicates1 - distinct0 - duplicates0,
-		commands:   float64(commands1-commands0) / elapsed.Seconds(), // with the bench's own few INFO calls
+		commands:   float64(u1.commands-u0.commands) / elapsed.Seconds(), // with the bench's own few INFO calls
 		rewrites:   rewrites1 - rewrites0,
 	}, nil
 }
