@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/heraldhq/herald"
@@ -67,7 +66,7 @@ func BaseURL(given, def string) string { return strings.TrimSuffix(Or(given, def
 // absolute http or https URL.
 func AbsoluteBaseURL(kind, given, def string) (string, error) {
 	base := Or(given, def)
-	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if !herald.ValidHTTPURL(base) {
 		return "", &Failure{Reason: kind + " base URL is not an absolute http or https URL"}
 	}
 	return strings.TrimSuffix(base, "/"), nil

@@ -3,7 +3,6 @@ package chatc
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/heraldhq/herald"
@@ -113,12 +112,10 @@ func webhookURL(d channels.Delivery) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	target := v[0]
-	u, err := url.Parse(target)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if !herald.ValidHTTPURL(v[0]) {
 		return "", &channels.Failure{Reason: "CHAT_C webhook URL is not an absolute http or https URL"}
 	}
-	return target, nil
+	return v[0], nil
 }
 
 func timeOf(t herald.Time) string {
