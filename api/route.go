@@ -7,12 +7,11 @@ import (
 )
 
 // A request is matched to its route once: ServeHTTP asks the mux which pattern serves it
-// (before authenticating, so that refused requests count by route, and so that the polled
-// endpoints' check can go with their read), then calls that route's endpoint itself with the
-// path's values, rather than through the mux's ServeHTTP, which would match it again (a
-// routing-tree walk and two allocations). Anything else the mux answers (redirects to the
-// cleaned path or to a trailing slash, 404, 405) still goes through the mux, after
-// authentication, as before.
+// before authenticating (so that refused requests count by route, and the polled endpoints'
+// check can go with their read), then calls that route's endpoint itself with the path's
+// values, so that the mux does not match it again. Anything else the mux answers (redirects to
+// the cleaned path or to a trailing slash, 404, 405) goes through the mux, after
+// authentication.
 
 // mounted is a route as the mux serves it.
 type mounted struct {

@@ -343,9 +343,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(rec, r)
 }
 
-// requestLogLine is the fields of a request's log line. Every request logs one, and the
-// fields given to a logger escape (a few hundred bytes): they are kept for reuse
-// (requestLogFields), which zap allows, its cores encoding or copying them as they write.
+// requestLogLine is the fields of a request's log line. Every request logs one, and the fields
+// given to a logger escape to the heap: they are kept for reuse (requestLogFields), which zap
+// allows, since its cores encode or copy them as they write.
 type requestLogLine [7]zap.Field
 
 var requestLogFields = sync.Pool{New: func() any { return new(requestLogLine) }}
@@ -383,9 +383,8 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 }
 
 // statusRecorder is the response of a request ServeHTTP serves, with what it learned of the
-// request on the way that its endpoint and its log line need: it is the request's own state
-// (rather than values of its context: the polled endpoints pay no context and request copies
-// for them).
+// request on the way that its endpoint and its log line need. It holds the request's state
+// rather than its context, so that no request is copied to carry it.
 type statusRecorder struct {
 	http.ResponseWriter
 	status    int

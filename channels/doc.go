@@ -7,18 +7,13 @@
 // else the defaults of the project's integration of that kind), what the request looks like,
 // and what the answer means. Beside it, its Kind declares the kind once: its fields, their
 // checks and masks, its integration, its queue, its settings and how its sender is made from
-// them; channels/registry lists every kind. This package holds only what they share: the Kind
-// they declare, the Delivery they are given, the Failure they return, the HTTP client, Send
-// and Summary. The meaning of an answer
-// is shared by every HTTP sender: Classify turns it into nil (delivered) or a *Failure that says
-// whether a retry can help (timeouts, connection errors, 408, 429, 5xx, with the target's
-// Retry-After), whether the target refused its credentials (401/403), or neither. Every HTTP
-// sender goes out through one Transport, net/http's underneath: connections kept per host,
-// HTTP/2 where the service offers it, the egress proxy of the operator or of the environment
-// (HTTPS_PROXY, NO_PROXY), the operator's CA bundle and client certificate (replaced on a
-// reload, SetTLS). It refuses, unless the operator allows them, targets that are or resolve to
-// loopback, link-local, private or otherwise internal addresses (internal/netguard), since
-// webhook and chat URLs are user input.
+// them; channels/registry lists every kind.
+//
+// This package holds only what the kinds share: the Kind they declare, the Delivery they are
+// given, the Failure they return, the meaning of an HTTP answer (Classify: delivered,
+// retryable, credentials refused, or permanent), the one Transport every HTTP sender goes out
+// through (proxy, the operator's TLS files, and the refusal of internal addresses, since
+// webhook and chat URLs are user input), Send and Summary.
 //
 // It must not touch retries, backoff, scheduling, deduplication or storage: those are the
 // dispatcher's, which calls Notify once per attempt with the same Delivery (and so the same

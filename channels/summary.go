@@ -10,8 +10,8 @@ import (
 // Summary is the human-readable text of an alert, as in the `humanReadable` field: several
 // lines naming status, event type, project, target (host/replica set/cluster), metric and
 // current value, when it was created/resolved, and acknowledgement if any; for an alert from
-// Prometheus, its name and summary, description, labels, fingerprint and generator URL. Lines with nothing
-// to say are left out. It holds no secret: only the alert's own fields.
+// Prometheus, its name and summary, description, labels, fingerprint and generator URL. Lines
+// with nothing to say are left out. It holds no secret: only the alert's own fields.
 //
 //	Alert OPEN: OUTSIDE_METRIC_THRESHOLD
 //	Project: 5f0c...

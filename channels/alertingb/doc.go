@@ -1,5 +1,5 @@
 // Package alertingb sends deliveries of kind ALERTING_B: messages to the alert-routing
-// service's REST endpoint integration (Splunk On-Call's, formerly VictorOps), routed by a
+// service's REST endpoint integration (Splunk On-Call's, VictorOps'), routed by a
 // routing key and keyed by entity_id, the alert id, so that the RECOVERY of an alert resolves
 // the incident its CRITICAL opened (docs/decisions.md#deliveries).
 //

@@ -180,8 +180,8 @@ func escape(s string) string {
 }
 
 // Kind is CHAT_B: a workspace token and a channel, each from the notification or else its
-// project's CHAT_B integration. Reconfiguring the integration names its team afresh: one
-// stored before teams were asked for may lack it.
+// project's CHAT_B integration. Each change of the integration must give its teamName
+// (GivenAgain), so a stored integration that lacks one gets it.
 var Kind = channels.Kind{
 	Kind: herald.Kind{Name: "CHAT_B", Project: true, Global: true, Links: true, Actor: "channelName", Queue: "deliveries-chat_b", Priority: 4,
 		Fields: []herald.KindField{

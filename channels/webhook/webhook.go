@@ -124,9 +124,8 @@ type parsedTarget struct {
 }
 
 // targetCache keeps the webhook URLs parsed lately: a storm sends thousands of notices a
-// second to the same few URLs, and parsing one each time (net/url) was some 2 % of a worker's
-// CPU. It is bounded (emptied when full) since URLs come and go with configurations; a URL
-// that does not parse is not kept, so that it costs what it did.
+// second to the same few URLs. It is bounded (emptied when full) since URLs come and go with
+// configurations; a URL that does not parse is not kept.
 type targetCache struct {
 	mu sync.RWMutex
 	m  map[string]*parsedTarget
