@@ -1,8 +1,8 @@
 package channels
 
 import (
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/heraldhq/herald"
 )
@@ -68,13 +68,7 @@ func Summary(a herald.Alert) string {
 	add("Shard", a.ShardName)
 	add("Source", a.SourceTypeName)
 
-	value := ""
-	if a.CurrentValue != nil {
-		value = strconv.FormatFloat(a.CurrentValue.Number, 'f', -1, 64)
-		if a.CurrentValue.Units != "" {
-			value += " " + a.CurrentValue.Units
-		}
-	}
+	value := value(a)
 	switch {
 	case a.MetricName != "" && value != "":
 		add("Metric", a.MetricName+", current value "+value)
@@ -112,4 +106,82 @@ func Summary(a herald.Alert) string {
 // oneLine keeps user text (an acknowledgement comment) on its line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// Notice is what a notice meant for people says, in words, each part on one line: the
+// senders of people's kinds lay it out in their own format.
+type Notice struct {
+	Headline string // what happened: "Alert opened" (Headline)
+	Status   string // "Open", "Acknowledged", "Resolved", "Cancelled" (StatusWords)
+	What     string // "Host down: db1.example.com:27017 (replica set rs0)" (What)
+	Where    string // "Orders (organization Acme)" (Where); "" when nothing names the project
+	Since    string // "since 03:12 UTC, 14 min" or "lasted 14 min, 03:12 UTC to 03:26 UTC" (Since)
+	Ack      string // "until 07:12 UTC by alice@example.com" (Acknowledgement); "" when none
+	Links    []Link // the links the delivery offers (Links)
+}
+
+// NoticeOf is what d says to people read at now; ok is false for an event Herald does not send.
+func NoticeOf(d Delivery, now time.Time) (n Notice, ok bool) {
+	n.Headline, ok = Headline(d.Event)
+	if !ok {
+		return Notice{}, false
+	}
+	a := d.Alert
+	return Notice{Headline: n.Headline, Status: StatusWords(d), What: What(a), Where: Where(d),
+		Since: Since(a, now), Ack: Acknowledgement(a, now), Links: Links(d.Links)}, true
+}
+
+// Subject is the notice on one line: "Resolved: Host down: db1.example.com:27017, project
+// Orders (organization Acme)".
+func (n Notice) Subject() string {
+	s := n.Status + ": " + n.What
+	if n.Where != "" {
+		s += ", project " + n.Where
+	}
+	return s
+}
+
+// Lines are the notice's words, a line each, without its links:
+//
+//	Alert opened: Host down: db1.example.com:27017 (replica set rs0)
+//	Project: Orders (organization Acme)
+//	Open since 03:12 UTC, 14 min
+//	Acknowledged until 07:12 UTC by alice@example.com
+func (n Notice) Lines() []string {
+	lines := []string{n.Headline + ": " + n.What}
+	if n.Where != "" {
+		lines = append(lines, "Project: "+n.Where)
+	}
+	switch {
+	case n.Since == "":
+	case strings.HasPrefix(n.Since, "since ") && n.Status == "Acknowledged":
+		lines = append(lines, "Open "+n.Since) // acknowledged since the acknowledgement, open since this
+	case strings.HasPrefix(n.Since, "since "):
+		lines = append(lines, n.Status+" "+n.Since)
+	default:
+		lines = append(lines, n.Status+", "+n.Since)
+	}
+	if n.Ack != "" {
+		lines = append(lines, "Acknowledged "+n.Ack)
+	}
+	return lines
+}
+
+// Text is the notice for a plain-text message: its Lines, then each link labelled on a line
+// of its own ("Acknowledge for 1 hour: https://..."), then the alert's Summary.
+func (n Notice) Text(a herald.Alert) string {
+	var b strings.Builder
+	for _, l := range n.Lines() {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	if len(n.Links) > 0 {
+		b.WriteByte('\n')
+		for _, l := range n.Links {
+			b.WriteString(l.Label + ": " + l.URL + "\n")
+		}
+	}
+	b.WriteByte('\n')
+	b.WriteString(Summary(a))
+	return b.String()
 }
