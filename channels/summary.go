@@ -152,19 +152,27 @@ func (n Notice) Lines() []string {
 	if n.Where != "" {
 		lines = append(lines, "Project: "+n.Where)
 	}
-	switch {
-	case n.Since == "":
-	case strings.HasPrefix(n.Since, "since ") && n.Status == "Acknowledged":
-		lines = append(lines, "Open "+n.Since) // acknowledged since the acknowledgement, open since this
-	case strings.HasPrefix(n.Since, "since "):
-		lines = append(lines, n.Status+" "+n.Since)
-	default:
-		lines = append(lines, n.Status+", "+n.Since)
+	if w := n.When(); w != "" {
+		lines = append(lines, w)
 	}
 	if n.Ack != "" {
 		lines = append(lines, "Acknowledged "+n.Ack)
 	}
 	return lines
+}
+
+// When is the line that says since when: "Open since 03:12 UTC, 14 min", "Resolved, lasted
+// 14 min, 03:12 UTC to 03:26 UTC"; "" when the alert has no times.
+func (n Notice) When() string {
+	switch {
+	case n.Since == "":
+		return ""
+	case strings.HasPrefix(n.Since, "since ") && n.Status == "Acknowledged":
+		return "Open " + n.Since // acknowledged since the acknowledgement, open since this
+	case strings.HasPrefix(n.Since, "since "):
+		return n.Status + " " + n.Since
+	}
+	return n.Status + ", " + n.Since
 }
 
 // Text is the notice for a plain-text message: its Lines, then each link labelled on a line

@@ -190,7 +190,7 @@ func TestGroupNotificationEmailsOwners(t *testing.T) {
 	if len(ms) != 1 || ms[0].To[0] != "owner@example.com" {
 		t.Fatalf("mails %v, want one to the owner only", ms)
 	}
-	if body := string(ms[0].Data); !strings.Contains(body, "Subject: [Herald] OPEN HOST_DOWN") {
+	if body := string(ms[0].Data); !strings.Contains(body, "Subject: [Herald] Open: Host down") {
 		t.Errorf("mail %s", body)
 	}
 }

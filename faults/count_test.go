@@ -74,7 +74,7 @@ func TestParseNotices(t *testing.T) {
 	if n.key != "a1-0-close" || n.event != evClose || n.alertID != "a1" || n.group != "g1" || n.status != "CLOSED" || n.host != "h1:27017" {
 		t.Errorf("webhook: %+v", n)
 	}
-	m := parseEmail("u1@x", map[string][]string{"Message-Id": {"<a1-1-2-u1-EMAIL@herald>"}, "Subject": {"[Herald] OPEN HOST_DOWN: h1:27017"}})
+	m := parseEmail("u1@x", map[string][]string{"Message-Id": {"<a1-1-2-u1-EMAIL@herald>"}, "Subject": {"[Herald] Open: Host down: h1:27017 (replica set rs0), project P"}})
 	if m.key != "a1-1-2-u1-EMAIL" || m.event != evUpdate || m.alertID != "a1" || m.status != "OPEN" || m.host != "h1:27017" || m.to != "u1@x" {
 		t.Errorf("email: %+v", m)
 	}

@@ -311,7 +311,7 @@ func (ss *smtpSession) Logout() error { return nil }
 
 // parseEmail reads what an alert email tells. Its Message-ID is <delivery id@herald>, the id
 // <alert>-<notification>-<seq|close>-<user>-EMAIL; its subject
-// "[Herald] <STATUS> <EVENT TYPE>: <host>".
+// "[Herald] <Status>: <event type in words>: <host> (replica set ...), project ...".
 func parseEmail(to string, h mail.Header) notice {
 	n := notice{via: "email", to: to}
 	n.key = strings.TrimSuffix(strings.TrimPrefix(h.Get("Message-Id"), "<"), "@herald>")
@@ -328,10 +328,14 @@ func parseEmail(to string, h mail.Header) notice {
 		}
 	}
 	subject := strings.TrimPrefix(h.Get("Subject"), "[Herald] ")
-	status, rest, _ := strings.Cut(subject, " ")
-	n.status = status
-	if _, host, ok := strings.Cut(rest, ": "); ok {
-		n.host = host
+	status, rest, _ := strings.Cut(subject, ": ")
+	n.status = strings.ToUpper(status)
+	if status == "Resolved" {
+		n.status = "CLOSED"
+	}
+	if _, target, ok := strings.Cut(rest, ": "); ok {
+		n.host, _, _ = strings.Cut(target, " (")
+		n.host, _, _ = strings.Cut(n.host, ", project ")
 	}
 	return n
 }

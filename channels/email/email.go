@@ -8,7 +8,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
+	"mime/multipart"
 	"mime/quotedprintable"
 	"net"
 	"net/http"
@@ -55,14 +57,18 @@ func (c Config) Check() error {
 	return nil
 }
 
-// Notifier sends EMAIL deliveries through the configured server.
-type Notifier struct{ Config }
+// Notifier sends EMAIL deliveries through the configured server. Now is the clock its notices
+// say "since when" and "for how long" against (nil: the system clock).
+type Notifier struct {
+	Config
+	Now channels.Now
+}
 
 const (
 	defaultTimeout = 30 * time.Second
 	defaultHello   = "localhost"
-	// maxSubjectTarget bounds the part of a subject taken from the alert's target.
-	maxSubjectTarget = 200
+	// maxSubject bounds a subject, past "[Herald] ".
+	maxSubject = 250
 	// maxLine is RFC 5322's limit on a line, CRLF excluded: a body with a longer line is sent
 	// quoted-printable.
 	maxLine = 998
@@ -77,7 +83,16 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	if d.ID == "" {
 		return &channels.Failure{Reason: "delivery has no id"}
 	}
-	return n.send(ctx, to, Subject(d), channels.Summary(d.Alert), d.ID)
+	now := n.Now.Time()
+	notice, ok := channels.NoticeOf(d, now)
+	if !ok {
+		return channels.NoEvent()
+	}
+	html, err := htmlBody(notice, d.Alert)
+	if err != nil {
+		return &channels.Failure{Reason: "the message could not be written"}
+	}
+	return n.send(ctx, to, subject(notice), []part{{"text/plain", notice.Text(d.Alert)}, {"text/html", html}}, d.ID, now)
 }
 
 // Message sends a plain message that is not about an alert (the dispatcher emails project
@@ -92,20 +107,26 @@ func (n Notifier) Message(ctx context.Context, to, subject, body, messageID stri
 		_, _ = rand.Read(b[:]) // never fails
 		messageID = hex.EncodeToString(b[:])
 	}
-	return n.send(ctx, to, channels.OneLine(subject), body, messageID)
+	return n.send(ctx, to, channels.OneLine(subject), []part{{"text/plain", body}}, messageID, n.Now.Time())
 }
 
-// Subject is the subject of a delivery's message: "[Herald] OPEN HOST_DOWN: db1.example.com:27017".
-func Subject(d channels.Delivery) string {
-	s := "[Herald] " + channels.Status(d) + " " + channels.EventType(d.Alert)
-	if t := channels.Subject(d.Alert); t != "" {
-		s += ": " + channels.Truncate(t, maxSubjectTarget, "...")
+// Subject is the subject of a delivery's message read at now: "[Herald] Open: Host down:
+// db1.example.com:27017 (replica set rs0), project Orders".
+func Subject(d channels.Delivery, now time.Time) string {
+	notice, ok := channels.NoticeOf(d, now)
+	if !ok {
+		return "[Herald] " + channels.Status(d) + " " + channels.EventType(d.Alert)
 	}
-	return s
+	return subject(notice)
 }
 
-// send has one SMTP conversation that delivers one message.
-func (n Notifier) send(ctx context.Context, to, subject, body, messageID string) error {
+func subject(n channels.Notice) string {
+	return "[Herald] " + channels.Truncate(channels.OneLine(n.Subject()), maxSubject, "...")
+}
+
+// send has one SMTP conversation that delivers one message: its parts are the alternatives of
+// one text, plainest first.
+func (n Notifier) send(ctx context.Context, to, subject string, parts []part, messageID string, now time.Time) error {
 	if err := n.Check(); err != nil {
 		return &channels.Failure{Reason: err.Error()}
 	}
@@ -119,7 +140,7 @@ func (n Notifier) send(ctx context.Context, to, subject, body, messageID string)
 	if strings.ContainsAny(hello, "\r\n \t") {
 		return &channels.Failure{Reason: "the EHLO name is not a single word"}
 	}
-	msg := compose(from, rcpt, subject, body, messageID, time.Now())
+	msg := compose(from, rcpt, subject, parts, messageID, now)
 
 	timeout := n.Timeout
 	if timeout <= 0 {
@@ -207,11 +228,13 @@ func address(s string) (*mail.Address, error) {
 	return a, nil
 }
 
-// compose builds the message: headers, a blank line, the body. Lines end in LF; the DATA
-// writer turns them into CRLF.
-func compose(from, to *mail.Address, subject, body, messageID string, now time.Time) []byte {
-	body = strings.ReplaceAll(body, "\r\n", "\n")
-	body = strings.ReplaceAll(body, "\r", "\n")
+// part is one alternative of a message's text: its media type (charset utf-8) and its body.
+type part struct{ mediaType, body string }
+
+// compose builds the message: headers, a blank line, the body; a message of several parts is
+// multipart/alternative, each part with its own type and encoding. Lines end in LF, except the
+// multipart boundaries' CRLF; the DATA writer turns LF into CRLF and leaves CRLF as it is.
+func compose(from, to *mail.Address, subject string, parts []part, messageID string, now time.Time) []byte {
 	var b bytes.Buffer
 	header := func(name, value string) { b.WriteString(name + ": " + value + "\n") }
 	header("From", from.String())
@@ -220,26 +243,50 @@ func compose(from, to *mail.Address, subject, body, messageID string, now time.T
 	header("Date", now.Format(time.RFC1123Z))
 	header("Message-ID", "<"+msgIDPart(messageID)+"@herald>")
 	header("MIME-Version", "1.0")
-	header("Content-Type", "text/plain; charset=utf-8")
-	ascii := plainASCII(body)
-	if ascii {
-		header("Content-Transfer-Encoding", "7bit")
-	} else {
-		header("Content-Transfer-Encoding", "quoted-printable")
-	}
 	header("Auto-Submitted", "auto-generated") // RFC 3834: no auto-replies, please
-	b.WriteString("\n")
-	if ascii {
-		b.WriteString(body)
-	} else {
-		qp := quotedprintable.NewWriter(&b)
-		_, _ = qp.Write([]byte(body)) // to a buffer: cannot fail
-		_ = qp.Close()
-	}
-	if !bytes.HasSuffix(b.Bytes(), []byte("\n")) {
+	if len(parts) == 1 {
+		body, encoding := encode(parts[0].body)
+		header("Content-Type", parts[0].mediaType+"; charset=utf-8")
+		header("Content-Transfer-Encoding", encoding)
 		b.WriteString("\n")
+		b.WriteString(body)
+		return b.Bytes()
 	}
+	mw := multipart.NewWriter(&b)
+	header("Content-Type", mime.FormatMediaType("multipart/alternative", map[string]string{"boundary": mw.Boundary()}))
+	b.WriteString("\n")
+	for _, p := range parts {
+		body, encoding := encode(p.body)
+		w, _ := mw.CreatePart(textproto.MIMEHeader{ // to a buffer: cannot fail
+			"Content-Type":              {p.mediaType + "; charset=utf-8"},
+			"Content-Transfer-Encoding": {encoding},
+		})
+		_, _ = io.WriteString(w, body)
+	}
+	_ = mw.Close()
 	return b.Bytes()
+}
+
+// encode is body as it goes in a message, ending in a line end, and its transfer encoding:
+// 7bit when it can go as it is, else quoted-printable.
+func encode(body string) (string, string) {
+	body = strings.ReplaceAll(body, "\r\n", "\n")
+	body = strings.ReplaceAll(body, "\r", "\n")
+	if !strings.HasSuffix(body, "\n") {
+		body += "\n"
+	}
+	if plainASCII(body) {
+		return body, "7bit"
+	}
+	var b strings.Builder
+	qp := quotedprintable.NewWriter(&b)
+	_, _ = qp.Write([]byte(body)) // to a buffer: cannot fail
+	_ = qp.Close()
+	s := b.String()
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return s, "quoted-printable"
 }
 
 // plainASCII reports whether body can go as it is: ASCII without control characters other

@@ -7,10 +7,13 @@ import (
 	"crypto/x509"
 	"io"
 	"log"
+	"maps"
 	"mime"
+	"mime/multipart"
 	"mime/quotedprintable"
 	"net"
 	"net/mail"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -190,29 +193,78 @@ func delivery(ev channels.Event, a herald.Alert) channels.Delivery {
 	}
 }
 
-// parse reads a received message; its body with LF line ends.
+// parse reads a received message; its plain-text body (the text/plain part of a multipart
+// one) with LF line ends.
 func parse(t *testing.T, data []byte) (mail.Header, string) {
+	t.Helper()
+	h, parts := parseParts(t, data)
+	return h, parts["text/plain"]
+}
+
+// parseParts reads a received message: its header and its body by media type, each decoded,
+// with LF line ends: one for a single-part message, one per alternative of a multipart one.
+func parseParts(t *testing.T, data []byte) (mail.Header, map[string]string) {
 	t.Helper()
 	m, err := mail.ReadMessage(bytes.NewReader(data))
 	if err != nil {
 		t.Fatalf("the message does not parse: %v\n%s", err, data)
 	}
-	r := m.Body
-	if m.Header.Get("Content-Transfer-Encoding") == "quoted-printable" {
-		r = quotedprintable.NewReader(r)
-	}
-	body, err := io.ReadAll(r)
+	mediaType, params, err := mime.ParseMediaType(m.Header.Get("Content-Type"))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("Content-Type %q: %v", m.Header.Get("Content-Type"), err)
 	}
-	return m.Header, strings.ReplaceAll(string(body), "\r\n", "\n")
+	out := map[string]string{}
+	decode := func(r io.Reader, mediaType, encoding string) {
+		if encoding == "quoted-printable" {
+			r = quotedprintable.NewReader(r)
+		}
+		body, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[mediaType] = strings.ReplaceAll(string(body), "\r\n", "\n")
+	}
+	if !strings.HasPrefix(mediaType, "multipart/") {
+		decode(m.Body, mediaType, m.Header.Get("Content-Transfer-Encoding"))
+		return m.Header, out
+	}
+	mr := multipart.NewReader(m.Body, params["boundary"])
+	for {
+		p, err := mr.NextRawPart() // raw: decode as a mail client does, by the part's header
+		if err == io.EOF {
+			return m.Header, out
+		}
+		if err != nil {
+			t.Fatalf("a part does not parse: %v\n%s", err, data)
+		}
+		pt, pp, err := mime.ParseMediaType(p.Header.Get("Content-Type"))
+		if err != nil || pp["charset"] != "utf-8" {
+			t.Fatalf("part Content-Type %q: %v", p.Header.Get("Content-Type"), err)
+		}
+		decode(p, pt, p.Header.Get("Content-Transfer-Encoding"))
+	}
+}
+
+// clock is the time the tests' notices are read at.
+var clock = time.Date(2026, 11, 21, 18, 55, 0, 0, time.UTC)
+
+func fixedNow() time.Time { return clock }
+
+// text is the plain-text part of the notice of d read at the tests' clock.
+func text(t *testing.T, d channels.Delivery) string {
+	t.Helper()
+	n, ok := channels.NoticeOf(d, clock)
+	if !ok {
+		t.Fatalf("no notice of %s", d.Event)
+	}
+	return n.Text(d.Alert) + "\n"
 }
 
 // TestPlain: a server without STARTTLS gets the message in clear; every header and the body
 // are as the package says, and a second send of one delivery has the same Message-ID.
 func TestPlain(t *testing.T) {
 	srv := startServer(t, "", &backend{}, nil, false)
-	n := email.Notifier{Config: email.Config{Addr: srv.Addr, From: from}}
+	n := email.Notifier{Config: email.Config{Addr: srv.Addr, From: from}, Now: fixedNow}
 	d := delivery(channels.EventOpen, channelstest.HostAlert())
 	for range 2 {
 		if err := n.Notify(context.Background(), d); err != nil {
@@ -232,24 +284,25 @@ func TestPlain(t *testing.T) {
 	}
 	h, body := parse(t, m.Data)
 	want := map[string]string{
-		"From":                      "<herald@example.com>",
-		"To":                        "<ops@example.com>",
-		"Subject":                   "[Herald] OPEN HOST_DOWN: db1.example.com:27017",
-		"Message-Id":                "<65a1b2c3d4e5f60718293a4c-0-1@herald>",
-		"Mime-Version":              "1.0",
-		"Content-Type":              "text/plain; charset=utf-8",
-		"Content-Transfer-Encoding": "7bit",
-		"Auto-Submitted":            "auto-generated",
+		"From":           "<herald@example.com>",
+		"To":             "<ops@example.com>",
+		"Subject":        "[Herald] Open: Host down: db1.example.com:27017 (replica set rs0), project 5f0c1d2e3f4a5b6c7d8e9f00",
+		"Message-Id":     "<65a1b2c3d4e5f60718293a4c-0-1@herald>",
+		"Mime-Version":   "1.0",
+		"Auto-Submitted": "auto-generated",
 	}
 	for k, v := range want {
 		if got := h.Get(k); got != v {
 			t.Errorf("%s: %q, want %q", k, got, v)
 		}
 	}
-	if date, err := h.Date(); err != nil || time.Since(date) > time.Minute || time.Until(date) > time.Minute {
-		t.Errorf("Date %q: %v", h.Get("Date"), err)
+	if mt, _, _ := mime.ParseMediaType(h.Get("Content-Type")); mt != "multipart/alternative" {
+		t.Errorf("Content-Type %q, want multipart/alternative", h.Get("Content-Type"))
 	}
-	if want := channels.Summary(d.Alert) + "\n"; body != want {
+	if date, err := h.Date(); err != nil || !date.Equal(clock) {
+		t.Errorf("Date %q: %v, want the sender's clock", h.Get("Date"), err)
+	}
+	if want := text(t, d); body != want {
 		t.Errorf("body:\n%s\nwant:\n%s", body, want)
 	}
 	h2, _ := parse(t, msgs[1].Data)
@@ -265,19 +318,22 @@ func TestSubjects(t *testing.T) {
 	metric := channelstest.MetricAlert()
 	metric.HostnameAndPort = "db2.example.com:27017\r\nBcc: evil@example.com"
 	cluster := herald.Alert{ID: "c1", EventTypeName: "CLUSTER_MONGOS_IS_MISSING", Status: herald.StatusOpen, ClusterName: "Cluster0"}
+	named := delivery(channels.EventOpen, channelstest.HostAlert())
+	named.Project, named.Org = "Orders", "Acme"
 	tests := []struct {
 		name, subject string
 		d             channels.Delivery
 	}{
-		{"close", "[Herald] CLOSED HOST_DOWN: db1.example.com:27017", delivery(channels.EventClose, closed)},
-		{"injection", "[Herald] OPEN OUTSIDE_METRIC_THRESHOLD: db2.example.com:27017 Bcc: evil@example.com", delivery(channels.EventUpdate, metric)},
-		{"cluster", "[Herald] OPEN CLUSTER_MONGOS_IS_MISSING: Cluster0", delivery(channels.EventOpen, cluster)},
-		{"acknowledge", "[Herald] ACKNOWLEDGED HOST_DOWN: db1.example.com:27017", delivery(channels.EventAcknowledge, channelstest.HostAlert())},
+		{"close", "[Herald] Resolved: Host down: db1.example.com:27017 (replica set rs0), project 5f0c1d2e3f4a5b6c7d8e9f00", delivery(channels.EventClose, closed)},
+		{"injection", "[Herald] Open: Metric outside its threshold: CONNECTIONS at 512 RAW on db2.example.com:27017 Bcc: evil@example.com (replica set rs0), project 5f0c1d2e3f4a5b6c7d8e9f00", delivery(channels.EventUpdate, metric)},
+		{"cluster", "[Herald] Open: No mongos running: cluster Cluster0", delivery(channels.EventOpen, cluster)},
+		{"acknowledge", "[Herald] Acknowledged: Host down: db1.example.com:27017 (replica set rs0), project 5f0c1d2e3f4a5b6c7d8e9f00", delivery(channels.EventAcknowledge, channelstest.HostAlert())},
+		{"names", "[Herald] Open: Host down: db1.example.com:27017 (replica set rs0), project Orders (organization Acme)", named},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := startServer(t, "", &backend{}, nil, false)
-			n := email.Notifier{Config: email.Config{Addr: srv.Addr, From: "Herald <" + from + ">"}}
+			n := email.Notifier{Config: email.Config{Addr: srv.Addr, From: "Herald <" + from + ">"}, Now: fixedNow}
 			tt.d.To = "Alice <alice@example.com>"
 			if err := n.Notify(context.Background(), tt.d); err != nil {
 				t.Fatal(err)
@@ -303,7 +359,7 @@ func TestSubjects(t *testing.T) {
 				t.Errorf("From %q", got)
 			}
 			// Line ends in the body are LF on the way in, CRLF on the wire.
-			if want := strings.ReplaceAll(channels.Summary(tt.d.Alert), "\r\n", "\n") + "\n"; body != want {
+			if want := strings.ReplaceAll(text(t, tt.d), "\r\n", "\n"); body != want {
 				t.Errorf("body:\n%s\nwant:\n%s", body, want)
 			}
 		})
@@ -562,5 +618,96 @@ func TestMessage(t *testing.T) {
 	}
 	if got := h.Get("Content-Transfer-Encoding"); got != "quoted-printable" {
 		t.Errorf("Content-Transfer-Encoding %q", got)
+	}
+}
+
+// A notice is multipart/alternative over a real SMTP conversation: a plain part with the words
+// and each offered link labelled, and an HTML part with the same words and the links as
+// buttons, inline styles only, nothing to fetch or run. An alert's fields cannot add markup or
+// a link of their own, and nothing secret the delivery holds goes into the mail.
+func TestNoticeHasPlainAndHTMLPartsWithItsLinks(t *testing.T) {
+	const secret = "integration-secret-5e1f"
+	open := herald.ActionLinks{View: "https://herald.example.com/act/v1.view-7f3a?x=1&y=2",
+		Acknowledge1h: "https://herald.example.com/act/v1.ack1h-7f3a", Acknowledge4h: "https://herald.example.com/act/v1.ack4h-7f3a"}
+	acked := herald.ActionLinks{View: open.View, Unacknowledge: "https://herald.example.com/act/v1.unack-7f3a"}
+	hostile := channelstest.HostAlert()
+	hostile.HostnameAndPort = `<a href="https://evil.example/">db1</a><script>alert(1)</script><img src="https://evil.example/p.png">`
+	hostile.AcknowledgedUntil, hostile.AcknowledgingUsername = channelstest.At("2026-11-21T22:55:00Z"), "alice@example.com"
+	for _, tc := range []struct {
+		name  string
+		ev    channels.Event
+		alert herald.Alert
+		links herald.ActionLinks
+		want  []string // in the plain part, as people read them
+	}{
+		{"open", channels.EventOpen, channelstest.HostAlert(), open, []string{
+			"Alert opened: Host down: db1.example.com:27017 (replica set rs0)",
+			"Project: Orders (organization Acme)",
+			"Open since 18:40 UTC, 14 min",
+			"Acknowledge for 1 hour: " + open.Acknowledge1h,
+			"Acknowledge for 4 hours: " + open.Acknowledge4h,
+			"View the alert: " + open.View}},
+		{"acknowledged", channels.EventAcknowledge, hostile, acked, []string{
+			"Acknowledged until 22:55 UTC by alice@example.com",
+			"Withdraw the acknowledgement: " + acked.Unacknowledge,
+			"View the alert: " + acked.View}},
+		{"resolved", channels.EventClose, channelstest.Closed(channelstest.HostAlert(), "2026-11-21T18:52:55Z"), herald.ActionLinks{View: open.View}, []string{
+			"Alert resolved: Host down",
+			"Resolved, lasted 12 min, 18:40 UTC to 18:52 UTC",
+			"View the alert: " + open.View}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := channelstest.NewSMTPServer(t)
+			n := email.Notifier{Config: email.Config{Addr: srv.Addr, From: from}, Now: fixedNow}
+			d := delivery(tc.ev, tc.alert)
+			d.Links, d.Project, d.Org = tc.links, "Orders", "Acme"
+			d.Integration = &herald.Integration{Type: "EMAIL", Fields: map[string]string{"secret": secret}}
+			d.Notification.SetField("apiKey", secret)
+			if err := n.Notify(context.Background(), d); err != nil {
+				t.Fatal(err)
+			}
+			mails := srv.Mails()
+			if len(mails) != 1 {
+				t.Fatalf("the server got %d mails, want 1", len(mails))
+			}
+			if bytes.Contains(mails[0].Data, []byte(secret)) {
+				t.Errorf("the mail holds a secret of the delivery:\n%s", mails[0].Data)
+			}
+			h, parts := parseParts(t, mails[0].Data)
+			if mt, _, _ := mime.ParseMediaType(h.Get("Content-Type")); mt != "multipart/alternative" || len(parts) != 2 {
+				t.Fatalf("Content-Type %q with parts %v, want multipart/alternative of text/plain and text/html", h.Get("Content-Type"), slices.Collect(maps.Keys(parts)))
+			}
+			plain, html := parts["text/plain"], parts["text/html"]
+			for _, w := range tc.want {
+				if !strings.Contains(plain, w) {
+					t.Errorf("the plain part does not say %q:\n%s", w, plain)
+				}
+			}
+			offered := map[string]string{"Acknowledge for 1 hour": tc.links.Acknowledge1h, "Acknowledge for 4 hours": tc.links.Acknowledge4h,
+				"Withdraw the acknowledgement": tc.links.Unacknowledge, "View the alert": tc.links.View}
+			for label, url := range offered {
+				button := `href="` + strings.ReplaceAll(url, "&", "&amp;") + `"`
+				if url == "" {
+					if strings.Contains(plain, label) || strings.Contains(html, label) {
+						t.Errorf("the mail offers %q, which the delivery does not", label)
+					}
+					continue
+				}
+				if !strings.Contains(html, button) || !strings.Contains(html, ">"+label+"</a>") {
+					t.Errorf("the HTML part has no button %q to %s:\n%s", label, url, html)
+				}
+			}
+			if got := strings.Count(html, "<a "); got != len(channels.Links(tc.links)) {
+				t.Errorf("the HTML part has %d links, want %d (the offered ones)", got, len(channels.Links(tc.links)))
+			}
+			for _, bad := range []string{"<script", "<img", `src="`, "<link", "<style", `href="https://evil`, "url("} {
+				if strings.Contains(strings.ToLower(html), bad) {
+					t.Errorf("the HTML part holds %q:\n%s", bad, html)
+				}
+			}
+			if !strings.Contains(html, "Orders (organization Acme)") {
+				t.Errorf("the HTML part does not name the project:\n%s", html)
+			}
+		})
 	}
 }

@@ -220,7 +220,7 @@ func testKindsEndToEnd(t *testing.T, global bool, out *outage) {
 		kc := kindCases[k.Name]
 		if kc.mailTo != "" {
 			for _, m := range mail.Mails() {
-				if len(m.To) == 1 && m.To[0] == kc.mailTo && strings.Contains(string(m.Data), "Subject: [Herald] OPEN HOST_DOWN: db-kinds-1") {
+				if len(m.To) == 1 && m.To[0] == kc.mailTo && strings.Contains(string(m.Data), "Subject: [Herald] Open: Host down: db-kinds-1") {
 					return true
 				}
 			}
