@@ -2,8 +2,11 @@ package chata
 
 import (
 	"context"
+	"html"
 	"net/http"
 	"net/url"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
@@ -24,10 +27,11 @@ const maxMessage = 10000
 // as the integration's token being refused.
 //
 // Client nil means a client from channels.NewHTTPClient(false, 10s); BaseURL "" means
-// DefaultBaseURL.
+// DefaultBaseURL. Now is the clock a message says "since when" against (nil: the system's).
 type Notifier struct {
 	Client  *http.Client
 	BaseURL string
+	Now     channels.Now
 }
 
 // message is the body of a room notification.
@@ -49,7 +53,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	if f != nil {
 		return f
 	}
-	headline, ok := channels.Headline(d.Event)
+	notice, ok := channels.NoticeOf(d, n.Now.Time())
 	if !ok {
 		return channels.NoEvent()
 	}
@@ -58,8 +62,8 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		return err
 	}
 	req, err := channels.PostJSON(ctx, "CHAT_A", base+"/v2/room/"+url.PathEscape(room)+"/notification", message{
-		Message:       channels.Truncate(headline+"\n"+channels.Summary(d.Alert), maxMessage, "…"),
-		MessageFormat: "text",
+		Message:       text(notice, d.Alert),
+		MessageFormat: "html",
 		Color:         colors[d.Event],
 		Notify:        true,
 		From:          "Herald",
@@ -68,6 +72,54 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		return err
 	}
 	return channels.Send(n.Client, req)
+}
+
+// maxLine bounds each line of a message's words, in characters, escaped.
+const maxLine = 1000
+
+// text is the HTML message of a notice: its words (the first line bold), its links, then the
+// alert's Summary, every text escaped so that no field of an alert can add markup, a link or a
+// mention (the html format does not expand @mentions). It fits maxMessage: the Summary is cut
+// where it must, never inside an entity or a tag.
+func text(n channels.Notice, a herald.Alert) string {
+	var b strings.Builder
+	for i, l := range n.Lines() {
+		l = cut(html.EscapeString(l), maxLine)
+		if i == 0 {
+			b.WriteString("<b>" + l + "</b>")
+			continue
+		}
+		b.WriteString("<br>" + l)
+	}
+	for i, l := range n.Links {
+		sep := " | "
+		if i == 0 {
+			sep = "<br>"
+		}
+		b.WriteString(sep + `<a href="` + html.EscapeString(l.URL) + `">` + html.EscapeString(l.Label) + "</a>")
+	}
+	b.WriteString("<br><br>")
+	summary := strings.ReplaceAll(html.EscapeString(channels.Summary(a)), "\n", "<br>")
+	return b.String() + cut(summary, maxMessage-utf8.RuneCountInString(b.String()))
+}
+
+// cut is s, HTML, in at most n characters: when it is longer, cut (before an entity or a tag
+// the cut would split) and ended with an ellipsis.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	if n < 1 {
+		return ""
+	}
+	s = string([]rune(s)[:n-1])
+	if i := strings.LastIndexByte(s, '&'); i > strings.LastIndexByte(s, ';') {
+		s = s[:i]
+	}
+	if i := strings.LastIndexByte(s, '<'); i > strings.LastIndexByte(s, '>') {
+		s = s[:i]
+	}
+	return s + "…"
 }
 
 // target finds the token and room of d: the notification's own, else the CHAT_A integration's.

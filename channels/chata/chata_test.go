@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald"
@@ -107,14 +108,14 @@ func TestRequest(t *testing.T) {
 				}
 			}
 			b := decode(t, r.Body)
-			if want := c.headline + "\n" + channels.Summary(c.alert); *b.Message != want {
-				t.Errorf("message\n%s\nwant\n%s", *b.Message, want)
+			if want := "<b>" + c.headline + ": Host down: db1.example.com:27017 (replica set rs0)</b><br>Project: 5f0c1d2e3f4a5b6c7d8e9f00<br>"; !strings.HasPrefix(*b.Message, want) {
+				t.Errorf("message\n%s\ndoes not start\n%s", *b.Message, want)
 			}
 			if !strings.Contains(*b.Message, "Alert ID: "+c.alert.ID) {
 				t.Errorf("message does not name the alert id: %s", *b.Message)
 			}
-			if *b.MessageFormat != "text" || *b.Color != c.color || !*b.Notify || *b.From != "Herald" {
-				t.Errorf("got format %q color %q notify %v from %q, want text %s true Herald", *b.MessageFormat, *b.Color, *b.Notify, *b.From, c.color)
+			if *b.MessageFormat != "html" || *b.Color != c.color || !*b.Notify || *b.From != "Herald" {
+				t.Errorf("got format %q color %q notify %v from %q, want html %s true Herald", *b.MessageFormat, *b.Color, *b.Notify, *b.From, c.color)
 			}
 			if strings.Contains(string(r.Body), ownToken) {
 				t.Error("body carries the token")
@@ -183,8 +184,8 @@ func TestLongMessageTruncated(t *testing.T) {
 		t.Fatalf("Notify: %v", err)
 	}
 	m := *decode(t, rc.Only(t).Body).Message
-	if n := utf8.RuneCountInString(m); n != 10000 || !utf8.ValidString(m) || !strings.HasSuffix(m, "…") {
-		t.Errorf("message of %d characters (valid UTF-8 %v), want 10000 ending with …", n, utf8.ValidString(m))
+	if n := utf8.RuneCountInString(m); n > 10000 || n < 9990 || !utf8.ValidString(m) || !strings.HasSuffix(m, "…") {
+		t.Errorf("message of %d characters (valid UTF-8 %v), want at most 10000 ending with …", n, utf8.ValidString(m))
 	}
 }
 
@@ -201,4 +202,36 @@ func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.Case{Kind: chata.Kind, Settings: conformance.At("HERALD_CHAT_A_URL"),
 		Fields: conformance.Fixed("notificationToken", ownToken, "roomName", "ops"), Accept: noContent,
 		Unsendable: []conformance.Change{conformance.NoEvent, conformance.UnknownEvent}})
+}
+
+// A message names the project, says since when, and carries each link the delivery offers as
+// a link of the html format, and no other: an alert's fields are escaped, so they can add no
+// link, markup or mention of their own.
+func TestMessageCarriesLinksAndEscapesTheAlert(t *testing.T) {
+	rc := channelstest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) })
+	d := delivery(channels.EventOpen, ownToken, "r")
+	d.Project, d.Org = "Orders & Co", "Acme"
+	d.Alert.HostnameAndPort = `<a href="https://evil.example/">db1</a> <script>x</script>`
+	d.Links = herald.ActionLinks{View: "https://herald.example.com/act/v1.view?a=1&b=2", Acknowledge1h: "https://herald.example.com/act/v1.ack1h",
+		Acknowledge4h: "https://herald.example.com/act/v1.ack4h"}
+	now := func() time.Time { return time.Date(2026, 11, 21, 18, 55, 0, 0, time.UTC) }
+	if err := (chata.Notifier{Client: conformance.Client(), BaseURL: rc.URL, Now: now}).Notify(context.Background(), d); err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	m := *decode(t, rc.Only(t).Body).Message
+	for _, want := range []string{
+		"<b>Alert opened: Host down: &lt;a href=&#34;https://evil.example/&#34;&gt;db1&lt;/a&gt; &lt;script&gt;x&lt;/script&gt; (replica set rs0)</b>",
+		"<br>Project: Orders &amp; Co (organization Acme)<br>Open since 18:40 UTC, 14 min<br>",
+		`<a href="https://herald.example.com/act/v1.ack1h">Acknowledge for 1 hour</a> | <a href="https://herald.example.com/act/v1.ack4h">Acknowledge for 4 hours</a> | <a href="https://herald.example.com/act/v1.view?a=1&amp;b=2">View the alert</a>`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("message\n%s\ndoes not hold\n%s", m, want)
+		}
+	}
+	if n := strings.Count(m, "<a "); n != 3 {
+		t.Errorf("message has %d links, want the 3 offered:\n%s", n, m)
+	}
+	if strings.Contains(m, "<script") || strings.Contains(m, "Withdraw") {
+		t.Errorf("message holds markup or a link not offered:\n%s", m)
+	}
 }
