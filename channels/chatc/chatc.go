@@ -18,18 +18,33 @@ const (
 // Notifier sends CHAT_C deliveries as MessageCards.
 //
 // The URL: the notification's chatCWebhookUrl, else the CHAT_C integration's. Client nil means
-// a client from channels.NewHTTPClient(false, 10s): private addresses refused.
+// a client from channels.NewHTTPClient(false, 10s): private addresses refused. Now is the
+// clock a card says "since when" against (nil: the system's).
 type Notifier struct {
 	Client *http.Client
+	Now    channels.Now
 }
 
 type card struct {
-	Type       string    `json:"@type"`
-	Context    string    `json:"@context"`
-	Summary    string    `json:"summary"`
-	ThemeColor string    `json:"themeColor"`
-	Title      string    `json:"title"`
-	Sections   []section `json:"sections"`
+	Type            string    `json:"@type"`
+	Context         string    `json:"@context"`
+	Summary         string    `json:"summary"`
+	ThemeColor      string    `json:"themeColor"`
+	Title           string    `json:"title"`
+	Sections        []section `json:"sections"`
+	PotentialAction []action  `json:"potentialAction,omitempty"`
+}
+
+// action is a button that opens a link (an OpenUri action).
+type action struct {
+	Type    string `json:"@type"`
+	Name    string `json:"name"`
+	Targets []uri  `json:"targets"`
+}
+
+type uri struct {
+	OS  string `json:"os"`
+	URI string `json:"uri"`
 }
 
 type section struct {
@@ -54,32 +69,38 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	if err != nil {
 		return err
 	}
-	headline, ok := channels.Headline(d.Event)
+	notice, ok := channels.NoticeOf(d, n.Now.Time())
 	if !ok {
 		return channels.NoEvent()
 	}
-	color := themeColors[d.Event]
 	a := d.Alert
-	status, event, subject := channels.Or(a.Status, "UNKNOWN"), channels.EventType(a), channels.Target(a)
-	title := channels.OneLine(headline + ": " + event)
+	title := channels.OneLine(notice.Headline + ": " + notice.What)
 	var facts []fact
-	for _, f := range []fact{{"Status", status}, {"Event type", event}, {"Target", subject}, {"Project", a.GroupID}, {"Created", timeOf(a.Created)}} {
+	for _, f := range []fact{{"Status", notice.Status}, {"Event type", channels.EventType(a)}, {"Target", channels.Target(a)},
+		{"Project", notice.Where}, {"When", notice.When()}, {"Acknowledged", notice.Ack}, {"Created", timeOf(a.Created)}} {
 		if f.Value != "" {
 			facts = append(facts, fact{f.Name, channels.Truncate(channels.OneLine(f.Value), maxLine, "…")})
 		}
 	}
+	var actions []action
+	for _, l := range notice.Links {
+		actions = append(actions, action{Type: "OpenUri", Name: l.Label, Targets: []uri{{OS: "default", URI: l.URL}}})
+	}
 	req, err := channels.PostJSON(ctx, "CHAT_C", target, card{
 		Type:       "MessageCard",
 		Context:    "https://schema.org/extensions",
-		Summary:    channels.Truncate(title+" on "+subject, maxLine, "…"),
-		ThemeColor: color,
-		Title:      channels.Truncate(title, maxLine, "…"),
+		Summary:    channels.Truncate(title, maxLine, "…"),
+		ThemeColor: themeColors[d.Event],
+		// The card's title is read as Markdown whatever the section says: escaped, so that an
+		// alert's field cannot make a link or formatting of its own.
+		Title: escapeMarkdown(channels.Truncate(title, maxLine, "…")),
 		Sections: []section{{
-			ActivityTitle: channels.Truncate(channels.OneLine(event+" on "+subject), maxLine, "…"),
+			ActivityTitle: channels.Truncate(notice.What, maxLine, "…"),
 			Facts:         facts,
 			Text:          channels.Truncate(channels.Summary(a), maxText, "…"),
 			Markdown:      false,
 		}},
+		PotentialAction: actions,
 	})
 	if err != nil {
 		return err
@@ -104,6 +125,23 @@ func checkAnswer(resp *http.Response, raw []byte) error {
 	}
 	// Not a text to repeat: it may name the URL.
 	return &channels.Failure{Status: resp.StatusCode, Reason: "CHAT_C answered 200 without accepting the card"}
+}
+
+// markdownSpecial are the characters that make Markdown links, markup and formatting
+// within a line.
+const markdownSpecial = "\\`*_[]()<>#|~"
+
+// escapeMarkdown is s with every Markdown special character backslash-escaped: read as
+// Markdown, it shows as s, with no link or formatting.
+func escapeMarkdown(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(markdownSpecial, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // webhookURL finds the URL of d: the notification's, else the CHAT_C integration's.

@@ -2,6 +2,7 @@ package chatc_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -56,6 +57,9 @@ func decode(t *testing.T, raw []byte) card {
 	return c
 }
 
+// now is the clock the tests' cards are read at.
+func now() time.Time { return time.Date(2026, 11, 21, 18, 55, 0, 0, time.UTC) }
+
 func TestRequest(t *testing.T) {
 	closed := channelstest.Closed(channelstest.HostAlert(), "2026-11-21T19:02:10Z")
 	cases := []struct {
@@ -63,19 +67,21 @@ func TestRequest(t *testing.T) {
 		alert    herald.Alert
 		color    string
 		headline string
+		status   string
+		when     string
 	}{
-		{channels.EventOpen, channelstest.HostAlert(), "D7000C", "Alert opened"},
-		{channels.EventUpdate, channelstest.HostAlert(), "D7000C", "Alert still open"},
-		{channels.EventClose, closed, "2DC72D", "Alert resolved"},
-		{channels.EventAcknowledge, channelstest.HostAlert(), "F2A900", "Alert acknowledged"},
-		{channels.EventCancel, channelstest.HostAlert(), "808080", "Alert cancelled"},
+		{channels.EventOpen, channelstest.HostAlert(), "D7000C", "Alert opened", "Open", "Open since 18:40 UTC, 14 min"},
+		{channels.EventUpdate, channelstest.HostAlert(), "D7000C", "Alert still open", "Open", "Open since 18:40 UTC, 14 min"},
+		{channels.EventClose, closed, "2DC72D", "Alert resolved", "Resolved", "Resolved, lasted 21 min, 18:40 UTC to 19:02 UTC"},
+		{channels.EventAcknowledge, channelstest.HostAlert(), "F2A900", "Alert acknowledged", "Acknowledged", "Open since 18:40 UTC, 14 min"},
+		{channels.EventCancel, channelstest.HostAlert(), "808080", "Alert cancelled", "Open", "Open since 18:40 UTC, 14 min"},
 	}
 	for _, c := range cases {
 		t.Run(string(c.event), func(t *testing.T) {
 			rc := channelstest.NewReceiver(t, channelstest.Answer(200, "1"))
 			d := delivery(c.event, rc.URL+secretPath+"?tenant=t1")
 			d.Alert = c.alert
-			if err := (chatc.Notifier{Client: conformance.Client()}).Notify(context.Background(), d); err != nil {
+			if err := (chatc.Notifier{Client: conformance.Client(), Now: now}).Notify(context.Background(), d); err != nil {
 				t.Fatalf("Notify: %v", err)
 			}
 			r := rc.Only(t)
@@ -86,20 +92,21 @@ func TestRequest(t *testing.T) {
 				t.Errorf("Content-Type %q", got)
 			}
 			m := decode(t, r.Body)
-			title := c.headline + ": HOST_DOWN"
+			what := "Host down: db1.example.com:27017 (replica set rs0)"
 			subject := "db1.example.com:27017 (replica set rs0)"
 			if m.Type != "MessageCard" || m.Context != "https://schema.org/extensions" {
 				t.Errorf("@type %q @context %q", m.Type, m.Context)
 			}
-			if m.ThemeColor != c.color || m.Title != title || m.Summary != title+" on "+subject {
-				t.Errorf("themeColor %q title %q summary %q, want %s %q %q", m.ThemeColor, m.Title, m.Summary, c.color, title, title+" on "+subject)
+			title, summary := c.headline+`: Host down: db1.example.com:27017 \(replica set rs0\)`, c.headline+": "+what
+			if m.ThemeColor != c.color || m.Title != title || m.Summary != summary {
+				t.Errorf("themeColor %q title %q summary %q, want %s %q %q", m.ThemeColor, m.Title, m.Summary, c.color, title, summary)
 			}
 			s := m.Sections[0]
-			if s.ActivityTitle != "HOST_DOWN on "+subject {
+			if s.ActivityTitle != what {
 				t.Errorf("activityTitle %q", s.ActivityTitle)
 			}
-			want := []fact{{"Status", c.alert.Status}, {"Event type", "HOST_DOWN"}, {"Target", subject},
-				{"Project", c.alert.GroupID}, {"Created", "2026-11-21T18:40:55Z"}}
+			want := []fact{{"Status", c.status}, {"Event type", "HOST_DOWN"}, {"Target", subject},
+				{"Project", c.alert.GroupID}, {"When", c.when}, {"Created", "2026-11-21T18:40:55Z"}}
 			if len(s.Facts) != len(want) {
 				t.Fatalf("facts %+v, want %+v", s.Facts, want)
 			}
@@ -226,4 +233,50 @@ func TestConformance(t *testing.T) {
 		Fields: func(url string) map[string]string { return map[string]string{"chatCWebhookUrl": url + secretPath} },
 		Unsendable: []conformance.Change{badURL("URL not http", "ftp://outlook.example.com"+secretPath), badURL("URL not absolute", secretPath),
 			badURL("URL without host", "https://"+secretPath), conformance.NoEvent, conformance.UnknownEvent}})
+}
+
+// A card names the project, and carries each link the delivery offers as a button (an OpenUri
+// action) and no other; an alert's field cannot make a link in the title, which the service
+// reads as Markdown.
+func TestCardCarriesLinksAsButtons(t *testing.T) {
+	rc := channelstest.NewReceiver(t, channelstest.Answer(200, "1"))
+	d := delivery(channels.EventAcknowledge, rc.URL+secretPath)
+	d.Project, d.Org = "Orders", "Acme"
+	d.Alert.HostnameAndPort = "[click me](https://evil.example/) **now**"
+	d.Alert.AcknowledgedUntil, d.Alert.AcknowledgingUsername = channelstest.At("2026-11-21T19:55:00Z"), "alice@example.com"
+	d.Links = herald.ActionLinks{View: "https://herald.example.com/act/v1.view?a=1&b=2", Unacknowledge: "https://herald.example.com/act/v1.unack"}
+	if err := (chatc.Notifier{Client: conformance.Client(), Now: now}).Notify(context.Background(), d); err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	var m struct {
+		Title           string                   `json:"title"`
+		Sections        []struct{ Facts []fact } `json:"sections"`
+		PotentialAction []struct {
+			Type    string                     `json:"@type"`
+			Name    string                     `json:"name"`
+			Targets []struct{ OS, URI string } `json:"targets"`
+		} `json:"potentialAction"`
+	}
+	if err := json.Unmarshal(rc.Only(t).Body, &m); err != nil {
+		t.Fatal(err)
+	}
+	if want := `Alert acknowledged: Host down: \[click me\]\(https://evil.example/\) \*\*now\*\* \(replica set rs0\)`; m.Title != want {
+		t.Errorf("title %q, want %q", m.Title, want)
+	}
+	facts := map[string]string{}
+	for _, f := range m.Sections[0].Facts {
+		facts[f.Name] = f.Value
+	}
+	if facts["Project"] != "Orders (organization Acme)" || facts["Acknowledged"] != "until 19:55 UTC by alice@example.com" {
+		t.Errorf("facts %v, want the project by name and the acknowledgement", facts)
+	}
+	want := [][2]string{{"Withdraw the acknowledgement", d.Links.Unacknowledge}, {"View the alert", d.Links.View}}
+	if len(m.PotentialAction) != len(want) {
+		t.Fatalf("actions %+v, want %v", m.PotentialAction, want)
+	}
+	for i, a := range m.PotentialAction {
+		if a.Type != "OpenUri" || a.Name != want[i][0] || len(a.Targets) != 1 || a.Targets[0].OS != "default" || a.Targets[0].URI != want[i][1] {
+			t.Errorf("action %d = %+v, want OpenUri %q to %s", i, a, want[i][0], want[i][1])
+		}
+	}
 }

@@ -10,13 +10,22 @@
 //	Content-Type: application/json
 //
 //	{"@type":"MessageCard","@context":"https://schema.org/extensions",
-//	 "summary":"Alert opened: HOST_DOWN on db1.example.com:27017 (replica set rs0)",
-//	 "themeColor":"D7000C","title":"Alert opened: HOST_DOWN",
-//	 "sections":[{"activityTitle":"HOST_DOWN on db1.example.com:27017 (replica set rs0)",
-//	  "facts":[{"name":"Status","value":"OPEN"},{"name":"Event type","value":"HOST_DOWN"},
+//	 "summary":"Alert opened: Host down: db1.example.com:27017 (replica set rs0)",
+//	 "themeColor":"D7000C","title":"Alert opened: Host down: db1.example.com:27017 \\(replica set rs0\\)",
+//	 "sections":[{"activityTitle":"Host down: db1.example.com:27017 (replica set rs0)",
+//	  "facts":[{"name":"Status","value":"Open"},{"name":"Event type","value":"HOST_DOWN"},
 //	   {"name":"Target","value":"db1.example.com:27017 (replica set rs0)"},
-//	   {"name":"Project","value":"5f0c..."},{"name":"Created","value":"2026-11-21T18:40:55Z"}],
-//	  "text":"Alert OPEN: HOST_DOWN\n...\nAlert ID: 65a1...","markdown":false}]}
+//	   {"name":"Project","value":"Orders (organization Acme)"},
+//	   {"name":"When","value":"Open since 18:40 UTC, 14 min"},{"name":"Created","value":"2026-11-21T18:40:55Z"}],
+//	  "text":"Alert OPEN: HOST_DOWN\n...\nAlert ID: 65a1...","markdown":false}],
+//	 "potentialAction":[{"@type":"OpenUri","name":"Acknowledge for 1 hour","targets":[{"os":"default","uri":"https://herald.example.com/act/..."}]},
+//	  ...,{"@type":"OpenUri","name":"View the alert","targets":[{"os":"default","uri":"https://herald.example.com/act/..."}]}]}
+//
+// The words are channels.NoticeOf's, against the Notifier's clock; each link the delivery
+// offers is a button (an OpenUri action), and there are none without action keys. The section
+// is not Markdown, so the alert's fields show as they are; the card's title, which the service
+// reads as Markdown whatever the section says, has its Markdown characters escaped, so that no
+// field of an alert can make a link or formatting there.
 //
 // A card cannot be closed: the resolution is a card of its own, which names the same alert (its
 // id, in the Summary's last line) as the one its opening posted.
