@@ -7,6 +7,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -29,7 +30,8 @@ const (
 // signed with its webhookSecret (or the integration's secret).
 //
 // The request: POST, Content-Type application/json, the body the alert as the API shows it
-// plus `humanReadable` (channels.Summary), X-Vendor-Event the delivery's event,
+// plus `humanReadable` (channels.Summary) and, when the delivery offers any, `links` (the
+// signed action links, herald.ActionLinks), X-Vendor-Event the delivery's event,
 // X-Vendor-Signature base64(HMAC-SHA1(secret, raw body)) only when there is a secret,
 // Idempotency-Key the delivery's ID, User-Agent Herald.
 //
@@ -55,10 +57,30 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	a := d.Alert
 	a.HumanReadable = channels.Summary(a)
 	body, err := json.Marshal(a)
+	if err == nil && !d.Links.Empty() {
+		body, err = withLinks(body, d.Links)
+	}
 	if err != nil {
 		return &channels.Failure{Reason: "alert could not be encoded"}
 	}
 	return channels.Send(n.Client, request(ctx, target, body, d, secret))
+}
+
+// withLinks is the alert's object, body, with the delivery's links as its last member: what
+// comes before is left byte for byte as it was.
+func withLinks(body []byte, l herald.ActionLinks) ([]byte, error) {
+	links, err := json.Marshal(l)
+	if err != nil || len(body) < 2 || body[len(body)-1] != '}' {
+		return nil, errors.New("not an object")
+	}
+	out := make([]byte, 0, len(body)+len(`,"links":`)+len(links))
+	out = append(out, body[:len(body)-1]...)
+	if len(body) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, `"links":`...)
+	out = append(out, links...)
+	return append(out, '}'), nil
 }
 
 // request is the POST of body to target, built from the URL webhookTarget parsed (rather than

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -311,4 +312,54 @@ func TestConformance(t *testing.T) {
 		},
 		Unsendable: []conformance.Change{badURL("URL not http", "ftp://files.example.com/hooks/T0-secret-path"),
 			badURL("URL not absolute", "/hooks/T0-secret-path"), otherKinds, noID, conformance.NoEvent}})
+}
+
+// A delivery with links adds a `links` object holding the offered ones alone, as the body's
+// last member; the rest of the body is byte for byte what it is without links.
+func TestWebhookBodyCarriesItsLinks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		links herald.ActionLinks
+		want  map[string]any
+	}{
+		{"open", herald.ActionLinks{View: "https://herald.example.com/act/v1.view?a=1&b=<2>", Acknowledge1h: "https://herald.example.com/act/v1.ack1h",
+			Acknowledge4h: "https://herald.example.com/act/v1.ack4h"}, map[string]any{"view": "https://herald.example.com/act/v1.view?a=1&b=<2>",
+			"acknowledge1h": "https://herald.example.com/act/v1.ack1h", "acknowledge4h": "https://herald.example.com/act/v1.ack4h"}},
+		{"acknowledged", herald.ActionLinks{View: "https://h/v", Unacknowledge: "https://h/u"}, map[string]any{"view": "https://h/v", "unacknowledge": "https://h/u"}},
+		{"resolved", herald.ActionLinks{View: "https://h/v"}, map[string]any{"view": "https://h/v"}},
+		{"no action keys", herald.ActionLinks{}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, nil)
+			d := webhookDelivery(rc.URL+"/hook", testSecret)
+			d.Links = tc.links
+			if err := (webhook.Notifier{Client: conformance.Client()}).Notify(context.Background(), d); err != nil {
+				t.Fatalf("Notify: %v", err)
+			}
+			r := rc.Only(t)
+			if sig := r.Header.Get("X-Vendor-Signature"); sig != wantSignature(testSecret, r.Body) {
+				t.Errorf("signature %q does not verify", sig)
+			}
+			var body map[string]any
+			if err := json.Unmarshal(r.Body, &body); err != nil {
+				t.Fatalf("body is not JSON: %v\n%s", err, r.Body)
+			}
+			got, has := body["links"]
+			if tc.want == nil {
+				if has {
+					t.Errorf("body has links %v, want none", got)
+				}
+				return
+			}
+			if !reflect.DeepEqual(got, any(tc.want)) {
+				t.Errorf("links %v, want %v", got, tc.want)
+			}
+			a := d.Alert
+			a.HumanReadable = channels.Summary(a)
+			without, _ := json.Marshal(a)
+			if !bytes.HasPrefix(r.Body, without[:len(without)-1]) || !bytes.HasPrefix(r.Body[len(without)-1:], []byte(`,"links":{`)) {
+				t.Errorf("body\n%s\ndoes not start as the body without links\n%s", r.Body, without)
+			}
+		})
+	}
 }
