@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,13 @@ type Case struct {
 	// Unsendable are deliveries the sender refuses before it sends anything, each a permanent
 	// failure with a reason.
 	Unsendable []Change
+	// Links, for a kind read by people (herald.Kind.Links): which of the links a delivery
+	// offers its notice carries. nil: every one.
+	Links func(offered herald.ActionLinks) herald.ActionLinks
 }
+
+// NoLinks is Links for a kind whose notices carry none of the links they are offered.
+func NoLinks(herald.ActionLinks) herald.ActionLinks { return herald.ActionLinks{} }
 
 // Change makes a delivery one a sender refuses.
 type Change struct {
@@ -83,7 +90,7 @@ func Fixed(nameValues ...string) func(string) map[string]string {
 // answers (retryable, with or without Retry-After, permanent, a refused credential); hostile
 // targets and a cancelled delivery; a private address refused by default; a notification
 // missing a required field, and c's other unsendable deliveries; a credential from the
-// project's integration. No error may hold a secret, even one the service echoes, and a sender
+// project's integration; the action links of a kind read by people, and none in other kinds. No error may hold a secret, even one the service echoes, and a sender
 // makes one attempt: retries are the dispatcher's.
 func Run(t *testing.T, c Case) {
 	t.Run("delivers every event", c.testEvents)
@@ -94,6 +101,7 @@ func Run(t *testing.T, c Case) {
 	t.Run("required fields", c.testRequired)
 	t.Run("unsendable", c.testUnsendable)
 	t.Run("credential from the integration", c.testIntegration)
+	t.Run("carries its links", c.testLinks)
 }
 
 // notifier is c's sender made as a worker makes it, pointed at addr, with client (nil: its
@@ -392,6 +400,60 @@ func (c Case) testIntegration(t *testing.T) {
 		d.Integration = integration(d.Notification, "ANOTHER_KIND")
 		d.Notification.SetField(cred.Name, "")
 	})
+}
+
+// linkToken matches the tokens of the links testLinks offers, however a body escapes them.
+var linkToken = regexp.MustCompile(`v1\.[a-z0-9]+-7c1d`)
+
+// A notice of a kind read by people carries each link its delivery offers (as Links says) and
+// no other: an open alert's view and acknowledgements, an acknowledged one's view and
+// withdrawal, a resolution's view. A kind that is not read by people carries none.
+func (c Case) testLinks(t *testing.T) {
+	const base = "https://herald.example.com/act/"
+	acked := channelstest.HostAlert()
+	acked.AcknowledgedUntil, acked.AcknowledgingUsername = channelstest.At("2999-01-01T00:00:00Z"), "alice@example.com"
+	for _, tc := range []struct {
+		name  string
+		ev    channels.Event
+		alert herald.Alert
+		links herald.ActionLinks
+	}{
+		{"open", channels.EventOpen, channelstest.HostAlert(), herald.ActionLinks{View: base + "v1.view-7c1d",
+			Acknowledge1h: base + "v1.ack1h-7c1d", Acknowledge4h: base + "v1.ack4h-7c1d"}},
+		{"acknowledged", channels.EventAcknowledge, acked, herald.ActionLinks{View: base + "v1.view-7c1d", Unacknowledge: base + "v1.unack-7c1d"}},
+		{"resolved", channels.EventClose, channelstest.Closed(channelstest.HostAlert(), "2026-11-21T19:02:10Z"), herald.ActionLinks{View: base + "v1.view-7c1d"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, c.accept)
+			d := c.delivery(tc.ev, rc.URL)
+			d.Alert, d.Links = tc.alert, tc.links
+			if err := c.notify(context.Background(), rc.URL, 5*time.Second, d); err != nil {
+				t.Fatal(err)
+			}
+			want := herald.ActionLinks{}
+			switch {
+			case !c.Kind.Links:
+			case c.Links != nil:
+				want = c.Links(tc.links)
+			default:
+				want = tc.links
+			}
+			r := rc.Only(t)
+			got := map[string]bool{}
+			for _, tok := range linkToken.FindAllString(r.Path+"?"+r.Query.Encode()+" "+string(r.Body), -1) {
+				got[tok] = true
+			}
+			for _, l := range []string{want.View, want.Acknowledge1h, want.Acknowledge4h, want.Unacknowledge} {
+				if tok := linkToken.FindString(l); tok != "" && !got[tok] {
+					t.Errorf("the notice does not carry the link %s:\n%s", l, r.Body)
+				}
+				delete(got, linkToken.FindString(l))
+			}
+			for tok := range got {
+				t.Errorf("the notice carries a link it should not (%s):\n%s", tok, r.Body)
+			}
+		})
+	}
 }
 
 // Client is an HTTP client of the senders' kind that reaches 127.0.0.1, as tests need.
