@@ -627,40 +627,18 @@ func TestMessage(t *testing.T) {
 // a link of their own, and nothing secret the delivery holds goes into the mail.
 func TestNoticeHasPlainAndHTMLPartsWithItsLinks(t *testing.T) {
 	const secret = "integration-secret-5e1f"
-	open := herald.ActionLinks{View: "https://herald.example.com/act/v1.view-7f3a?x=1&y=2",
-		Acknowledge1h: "https://herald.example.com/act/v1.ack1h-7f3a", Acknowledge4h: "https://herald.example.com/act/v1.ack4h-7f3a"}
-	acked := herald.ActionLinks{View: open.View, Unacknowledge: "https://herald.example.com/act/v1.unack-7f3a"}
-	hostile := channelstest.HostAlert()
-	hostile.HostnameAndPort = `<a href="https://evil.example/">db1</a><script>alert(1)</script><img src="https://evil.example/p.png">`
-	hostile.AcknowledgedUntil, hostile.AcknowledgingUsername = channelstest.At("2026-11-21T22:55:00Z"), "alice@example.com"
-	for _, tc := range []struct {
-		name  string
-		ev    channels.Event
-		alert herald.Alert
-		links herald.ActionLinks
-		want  []string // in the plain part, as people read them
-	}{
-		{"open", channels.EventOpen, channelstest.HostAlert(), open, []string{
-			"Alert opened: Host down: db1.example.com:27017 (replica set rs0)",
-			"Project: Orders (organization Acme)",
-			"Open since 18:40 UTC, 14 min",
-			"Acknowledge for 1 hour: " + open.Acknowledge1h,
-			"Acknowledge for 4 hours: " + open.Acknowledge4h,
-			"View the alert: " + open.View}},
-		{"acknowledged", channels.EventAcknowledge, hostile, acked, []string{
-			"Acknowledged until 22:55 UTC by alice@example.com",
-			"Withdraw the acknowledgement: " + acked.Unacknowledge,
-			"View the alert: " + acked.View}},
-		{"resolved", channels.EventClose, channelstest.Closed(channelstest.HostAlert(), "2026-11-21T18:52:55Z"), herald.ActionLinks{View: open.View}, []string{
-			"Alert resolved: Host down",
-			"Resolved, lasted 12 min, 18:40 UTC to 18:52 UTC",
-			"View the alert: " + open.View}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	words := map[string][]string{ // in the plain part, as people read them
+		"open":         {"Alert opened: Host down: <a href=", "Project: Orders (organization Acme)", "Open since 18:40 UTC, 14 min"},
+		"acknowledged": {"Alert acknowledged: Host down: ", "Acknowledged until 1 Jan 2999 00:00 UTC by alice@example.com"},
+		"resolved":     {"Alert resolved: Host down: ", "Resolved, lasted 21 min, 18:40 UTC to 19:02 UTC"},
+	}
+	for _, tc := range conformance.LinkCases() {
+		t.Run(tc.Name, func(t *testing.T) {
 			srv := channelstest.NewSMTPServer(t)
 			n := email.Notifier{Config: email.Config{Addr: srv.Addr, From: from}, Now: fixedNow}
-			d := delivery(tc.ev, tc.alert)
-			d.Links, d.Project, d.Org = tc.links, "Orders", "Acme"
+			tc.Alert.HostnameAndPort = `<a href="https://evil.example/">db1</a><script>alert(1)</script><img src="https://evil.example/p.png">`
+			d := delivery(tc.Event, tc.Alert)
+			d.Links, d.Project, d.Org = tc.Links, "Orders", "Acme"
 			d.Integration = &herald.Integration{Type: "EMAIL", Fields: map[string]string{"secret": secret}}
 			d.Notification.SetField("apiKey", secret)
 			if err := n.Notify(context.Background(), d); err != nil {
@@ -678,13 +656,13 @@ func TestNoticeHasPlainAndHTMLPartsWithItsLinks(t *testing.T) {
 				t.Fatalf("Content-Type %q with parts %v, want multipart/alternative of text/plain and text/html", h.Get("Content-Type"), slices.Collect(maps.Keys(parts)))
 			}
 			plain, html := parts["text/plain"], parts["text/html"]
-			for _, w := range tc.want {
+			for _, w := range words[tc.Name] {
 				if !strings.Contains(plain, w) {
 					t.Errorf("the plain part does not say %q:\n%s", w, plain)
 				}
 			}
-			offered := map[string]string{"Acknowledge for 1 hour": tc.links.Acknowledge1h, "Acknowledge for 4 hours": tc.links.Acknowledge4h,
-				"Withdraw the acknowledgement": tc.links.Unacknowledge, "View the alert": tc.links.View}
+			offered := map[string]string{"Acknowledge for 1 hour": tc.Links.Acknowledge1h, "Acknowledge for 4 hours": tc.Links.Acknowledge4h,
+				"Withdraw the acknowledgement": tc.Links.Unacknowledge, "View the alert": tc.Links.View}
 			for label, url := range offered {
 				button := `href="` + strings.ReplaceAll(url, "&", "&amp;") + `"`
 				if url == "" {
@@ -693,12 +671,15 @@ func TestNoticeHasPlainAndHTMLPartsWithItsLinks(t *testing.T) {
 					}
 					continue
 				}
+				if !strings.Contains(plain, "\n"+label+": "+url+"\n") {
+					t.Errorf("the plain part has no line %q:\n%s", label+": "+url, plain)
+				}
 				if !strings.Contains(html, button) || !strings.Contains(html, ">"+label+"</a>") {
 					t.Errorf("the HTML part has no button %q to %s:\n%s", label, url, html)
 				}
 			}
-			if got := strings.Count(html, "<a "); got != len(channels.Links(tc.links)) {
-				t.Errorf("the HTML part has %d links, want %d (the offered ones)", got, len(channels.Links(tc.links)))
+			if got := strings.Count(html, "<a "); got != len(channels.Links(tc.Links)) {
+				t.Errorf("the HTML part has %d links, want %d (the offered ones)", got, len(channels.Links(tc.Links)))
 			}
 			for _, bad := range []string{"<script", "<img", `src="`, "<link", "<style", `href="https://evil`, "url("} {
 				if strings.Contains(strings.ToLower(html), bad) {

@@ -405,28 +405,38 @@ func (c Case) testIntegration(t *testing.T) {
 // linkToken matches the tokens of the links testLinks offers, however a body escapes them.
 var linkToken = regexp.MustCompile(`v1\.[a-z0-9]+-7c1d`)
 
-// A notice of a kind read by people carries each link its delivery offers (as Links says) and
-// no other: an open alert's view and acknowledgements, an acknowledged one's view and
-// withdrawal, a resolution's view. A kind that is not read by people carries none.
-func (c Case) testLinks(t *testing.T) {
+// LinkCase is a notice a person reads, with the links a dispatcher offers with it.
+type LinkCase struct {
+	Name  string
+	Event channels.Event
+	Alert herald.Alert
+	Links herald.ActionLinks
+}
+
+// LinkCases are an open alert's notice (view and both acknowledgements offered), an
+// acknowledged one's (view and withdrawal) and a resolution's (view). Each link's token
+// matches `v1\.[a-z0-9]+-7c1d`; the view link has a query with an ampersand.
+func LinkCases() []LinkCase {
 	const base = "https://herald.example.com/act/"
+	view := base + "v1.view-7c1d?k=1&s=2"
 	acked := channelstest.HostAlert()
 	acked.AcknowledgedUntil, acked.AcknowledgingUsername = channelstest.At("2999-01-01T00:00:00Z"), "alice@example.com"
-	for _, tc := range []struct {
-		name  string
-		ev    channels.Event
-		alert herald.Alert
-		links herald.ActionLinks
-	}{
-		{"open", channels.EventOpen, channelstest.HostAlert(), herald.ActionLinks{View: base + "v1.view-7c1d",
+	return []LinkCase{
+		{"open", channels.EventOpen, channelstest.HostAlert(), herald.ActionLinks{View: view,
 			Acknowledge1h: base + "v1.ack1h-7c1d", Acknowledge4h: base + "v1.ack4h-7c1d"}},
-		{"acknowledged", channels.EventAcknowledge, acked, herald.ActionLinks{View: base + "v1.view-7c1d", Unacknowledge: base + "v1.unack-7c1d"}},
-		{"resolved", channels.EventClose, channelstest.Closed(channelstest.HostAlert(), "2026-11-21T19:02:10Z"), herald.ActionLinks{View: base + "v1.view-7c1d"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+		{"acknowledged", channels.EventAcknowledge, acked, herald.ActionLinks{View: view, Unacknowledge: base + "v1.unack-7c1d"}},
+		{"resolved", channels.EventClose, channelstest.Closed(channelstest.HostAlert(), "2026-11-21T19:02:10Z"), herald.ActionLinks{View: view}},
+	}
+}
+
+// A notice of a kind read by people carries each link its delivery offers (as Links says) and
+// no other. A kind that is not read by people carries none.
+func (c Case) testLinks(t *testing.T) {
+	for _, tc := range LinkCases() {
+		t.Run(tc.Name, func(t *testing.T) {
 			rc := channelstest.NewReceiver(t, c.accept)
-			d := c.delivery(tc.ev, rc.URL)
-			d.Alert, d.Links = tc.alert, tc.links
+			d := c.delivery(tc.Event, rc.URL)
+			d.Alert, d.Links = tc.Alert, tc.Links
 			if err := c.notify(context.Background(), rc.URL, 5*time.Second, d); err != nil {
 				t.Fatal(err)
 			}
@@ -434,9 +444,9 @@ func (c Case) testLinks(t *testing.T) {
 			switch {
 			case !c.Kind.Links:
 			case c.Links != nil:
-				want = c.Links(tc.links)
+				want = c.Links(tc.Links)
 			default:
-				want = tc.links
+				want = tc.Links
 			}
 			r := rc.Only(t)
 			got := map[string]bool{}
