@@ -13,7 +13,9 @@
 // given, the Failure they return, the meaning of an HTTP answer (Classify: delivered,
 // retryable, credentials refused, or permanent), the one Transport every HTTP sender goes out
 // through (proxy, the operator's TLS files, and the refusal of internal addresses, since
-// webhook and chat URLs are user input), Send and Summary.
+// webhook and chat URLs are user input), Send, Summary, and the words of a notice meant for
+// people (NoticeOf: the event type in words, the project by name, since when and for how
+// long, the acknowledgement, the action links; text.go holds the words).
 //
 // It must not touch retries, backoff, scheduling, deduplication or storage: those are the
 // dispatcher's, which calls Notify once per attempt with the same Delivery (and so the same
