@@ -231,20 +231,17 @@ func What(a herald.Alert) string {
 	if a.Labels != nil {
 		return prometheusSubject(a)
 	}
-	s := EventWords(a.EventTypeName)
+	s, about := EventWords(a.EventTypeName), Subject(a) != ""
+	sep := ": "
 	if a.MetricName != "" {
 		s += ": " + a.MetricName
 		if v := value(a); v != "" {
 			s += " at " + v
 		}
-		if Subject(a) != "" {
-			s += " on"
-		}
-	} else if Subject(a) != "" {
-		s += ":"
+		sep = " on "
 	}
-	if Subject(a) != "" {
-		s += " " + Target(a)
+	if about {
+		s += sep + Target(a)
 	}
 	return OneLine(s)
 }
