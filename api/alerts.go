@@ -76,6 +76,9 @@ type ackChange struct {
 	now     time.Time
 	// event is the audit event of type typ, before the alert's fields are added.
 	event func(typ string) herald.Event
+	// kept, when not nil, leaves an alert acknowledged at now as it is (a second press of a
+	// notice's button) and says so.
+	kept *bool
 }
 
 // applyAck applies ack to its alert and records, in the same transaction, the event it makes.
@@ -86,6 +89,12 @@ func (s *Server) applyAck(ctx context.Context, ack ackChange) (herald.Alert, err
 	a, err := s.store.UpdateAlert(ctx, ack.global, ack.scope.GroupID, ack.id, func(a *herald.Alert) ([]herald.Event, error) {
 		told = ""
 		before := *a
+		if ack.kept != nil {
+			*ack.kept = herald.Active(before.Status) && before.Acknowledged(ack.now) && ack.until.After(ack.now)
+			if *ack.kept {
+				return nil, nil
+			}
+		}
 		acknowledged, err := a.Acknowledge(ack.until, ack.comment, ack.who, ack.now)
 		if err != nil {
 			return nil, err

@@ -88,7 +88,7 @@ func (s *Server) recoverPanic(w *statusRecorder, r *http.Request) {
 	if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 		panic(v)
 	}
-	s.log.Error("panic serving request", zap.String("method", r.Method), zap.String("path", r.URL.Path),
+	s.log.Error("panic serving request", zap.String("method", r.Method), zap.String("path", loggedPath(r)),
 		zap.String("panic", fmt.Sprint(v)), zap.ByteString("stack", debug.Stack()))
 	if w.status != 0 {
 		panic(http.ErrAbortHandler) // the answer was begun: only dropping the connection tells the client

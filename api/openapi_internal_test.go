@@ -25,6 +25,9 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	for _, rt := range (&Server{}).routes() {
 		served[rt.pattern] = true
 	}
+	for _, p := range actRoutes {
+		served[p] = true
+	}
 	documented := map[string]bool{}
 	for path, item := range doc.Paths.Map() {
 		for method := range item.Operations() {
@@ -78,9 +81,13 @@ func TestDocsNameEveryRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	patterns := slices.Clone(actRoutes)
 	for _, rt := range (&Server{}).routes() {
-		if !strings.Contains(string(doc), "`"+rt.pattern+"`") {
-			t.Errorf("docs/api.md does not name the route `%s`", rt.pattern)
+		patterns = append(patterns, rt.pattern)
+	}
+	for _, p := range patterns {
+		if !strings.Contains(string(doc), "`"+p+"`") {
+			t.Errorf("docs/api.md does not name the route `%s`", p)
 		}
 	}
 }

@@ -102,12 +102,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &e):
 	case store.Unavailable(err):
-		s.log.Warn("store unavailable", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+		s.log.Warn("store unavailable", zap.String("method", r.Method), zap.String("path", loggedPath(r)), zap.Error(err))
 		w.Header().Set("Retry-After", unavailableRetryAfter)
 		e = &herald.Error{Kind: herald.KindUnavailable, Code: herald.CodeServiceUnavailable,
 			Detail: "The service is temporarily unavailable. Try again later."}
 	default:
-		s.log.Error("unexpected error", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+		s.log.Error("unexpected error", zap.String("method", r.Method), zap.String("path", loggedPath(r)), zap.Error(err))
 		e = &herald.Error{Kind: herald.KindInternal, Code: herald.CodeUnexpectedError, Detail: "Unexpected error."}
 	}
 	status, ok := statusOfKind[e.Kind]

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/actlink"
 	"github.com/heraldhq/herald/api/digest"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
@@ -51,6 +52,9 @@ type Config struct {
 	// HTTP (HERALD_PROMETHEUS_BASIC_OVER_HTTP; herald dev sets it): otherwise Basic, which
 	// sends the private key itself, is refused unless the connection is TLS.
 	BasicOverHTTP bool
+	// ActionKeys verify the tokens of notices' action links (served under ActPath); empty:
+	// every link is refused.
+	ActionKeys actlink.Keys
 	// Observe, when set, is told of every request: its method, its route pattern (the path
 	// when none matched), status and duration.
 	Observe func(method, route string, status int, d time.Duration)
@@ -251,7 +255,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f := requestLogFields.Get().(*requestLogLine)
-		*f = requestLogLine{zap.String("method", r.Method), zap.String("path", r.URL.Path),
+		*f = requestLogLine{zap.String("method", r.Method), zap.String("path", loggedPath(r)),
 			zap.Int("status", rec.status), zap.Duration("duration", time.Since(start)),
 			zap.String("remote", remoteAddress(r)), zap.String("publicKey", rec.who.PublicKey), zap.String("username", rec.who.Username)}
 		ce.Write(f[:]...)
@@ -299,6 +303,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.cfg.Monitoring.ServeHTTP(rec, r)
+		return
+	case strings.HasPrefix(p, ActPath):
+		route = actRoute // never the token
+		s.serveAct(rec, r)
 		return
 	case publicDocs[p].body != nil:
 		route = p
