@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -61,6 +63,14 @@ func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if c.ExternalURL != "" {
 		base = c.ExternalURL
 	}
+	c.Actions.useDevKeys(ownAddress(ln, c.TLSCert != ""))
+	links := "Action links in notices start with " + c.Actions.Base
+	if c.ExternalURL == "" {
+		links += " (its own address; HERALD_EXTERNAL_URL to change it)"
+	}
+	if c.Actions.Generated {
+		links += ",\nsigned with a key made for this run: links of earlier runs no longer work (HERALD_ACTION_KEYS to keep one)"
+	}
 
 	var publicKey, privateKey, keyLine string
 	switch earlier, found, err := devKey(ctx, st); {
@@ -90,13 +100,14 @@ func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
 	fmt.Fprintf(out, `
 Herald is running at %[1]s%[2]s
 %[5]s
+%[6]s.
 
 Try it:
   curl --digest -u '%[3]s:%[4]s' '%[1]s%[2]s/globalAlerts?pretty=true'
   curl --digest -u '%[3]s:%[4]s' -H 'Content-Type: application/json' \
        -d '{"name":"My org"}' '%[1]s%[2]s/orgs?pretty=true'
 
-`, base, api.BasePath, publicKey, privateKey, keyLine)
+`, base, api.BasePath, publicKey, privateKey, keyLine, links)
 
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
 	defer d.Close()
@@ -135,4 +146,22 @@ func devKey(ctx context.Context, st *store.Store) (herald.APIKey, bool, error) {
 			return herald.APIKey{}, false, nil
 		}
 	}
+}
+
+// ownAddress is the address herald dev serves at, as its links name it: on a wildcard
+// listen address (:8080), the loopback one.
+func ownAddress(ln net.Listener, tls bool) string {
+	scheme := "http://"
+	if tls {
+		scheme = "https://"
+	}
+	addr, ok := ln.Addr().(*net.TCPAddr)
+	if !ok {
+		return scheme + ln.Addr().String()
+	}
+	host := addr.IP
+	if host.IsUnspecified() {
+		host = net.IPv4(127, 0, 0, 1)
+	}
+	return scheme + net.JoinHostPort(host.String(), strconv.Itoa(addr.Port))
 }

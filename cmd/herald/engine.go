@@ -99,9 +99,13 @@ func startWorker(ctx context.Context, st *store.Store, d *dispatch.Dispatcher, c
 	}
 	c.Outbound.describe(log)
 	c.Outbound.reloadOnHangup(ctx, transport, log)
+	linker, err := c.Actions.linker(log)
+	if err != nil {
+		return nil, err
+	}
 	notifiers, mailer := sendersOver(c.services, transport.Client(channels.DefaultTimeout))
 	engine := dispatch.NewEngine(st, d, dispatch.EngineConfig{Notifiers: notifiers, Mailer: mailer, Administrators: c.Administrators, Minute: c.Minute,
-		Lease: c.Lease, Observer: processMetrics(), Clock: herald.SystemClock{}, Log: log.Named("engine")})
+		Lease: c.Lease, Linker: linker, Observer: processMetrics(), Clock: herald.SystemClock{}, Log: log.Named("engine")})
 	w := dispatch.NewWorker(engine, dispatch.WorkerConfig{Concurrency: c.Concurrency, Queues: queues})
 	return w, w.Start()
 }

@@ -134,8 +134,9 @@ const apiMaxHeaderBytes = 64 << 10
 func serveAPI(ctx context.Context, ln net.Listener, st *store.Store, engine api.Engine, log *zap.Logger, c common) error {
 	delivery := deliverySetup(c.services, c.AllowPrivate)
 	warnDefaultsUndeliverable(log, *delivery)
+	c.Actions.describeAPI(log)
 	handler, err := api.New(ctx, st, engine, log, api.Config{ExternalURL: c.ExternalURL, GitHash: buildGitHash(), Version: buildVersion(),
-		Delivery: delivery, BasicOverHTTP: c.BasicOverHTTP,
+		Delivery: delivery, BasicOverHTTP: c.BasicOverHTTP, ActionKeys: c.Actions.Keys,
 		Ready: st.Ping, Monitoring: c.monitoringSettings.handler(st),
 		Metrics: processMetrics().Handler(clusterMetrics(st, log)), Observe: processMetrics().ObserveRequest})
 	if err != nil {

@@ -250,8 +250,10 @@ func TestRoleHelpListsItsOwnSettings(t *testing.T) {
 		"api": {has: []string{"--listen", "--external-url", "--tls-cert", "--monitoring", "--bootstrap-key", "--redis-url", "--log-level",
 			"--smtp-addr", "--sms-account", "--allow-private-targets"},
 			hasNot: []string{"--concurrency", "--minute", "--metrics-listen", "--retention", "--smtp-from", "--smtp-username", "--sms-url", "--lease"}},
-		"worker": {has: []string{"--concurrency", "--minute", "--queue-priorities", "--smtp-addr", "--lease", "--metrics-listen", `(default "` + workerMetricsListen + `")`},
-			hasNot: []string{"--listen", "--external-url", "--tls-cert", "--monitoring", "--bootstrap-key", "--retention"}},
+		// The worker reads --external-url for notices' action links.
+		"worker": {has: []string{"--concurrency", "--minute", "--queue-priorities", "--smtp-addr", "--lease", "--metrics-listen", `(default "` + workerMetricsListen + `")`,
+			"--external-url"},
+			hasNot: []string{"--listen", "--tls-cert", "--monitoring", "--bootstrap-key", "--retention"}},
 		"scheduler": {has: []string{"--retention", "--reconcile-interval", "--metrics-listen", `(default "` + schedulerMetricsListen + `")`, "--redis-url"},
 			hasNot: []string{"--listen", "--external-url", "--minute", "--concurrency", "--smtp-addr", "--bootstrap-key", "--monitoring"}},
 		"dev": {has: []string{"--listen", "--minute", "--concurrency", "--retention", "--bootstrap-key"},

@@ -24,6 +24,7 @@ func runWorker(ctx context.Context, args []string, out, errOut io.Writer) error 
 	s := newSettings("worker", "the alert engine and the senders, as many as the load needs", out)
 	c.bindBase(s)
 	c.bindWorker(s, false)
+	c.bindWorkerLinks(s)
 	bindMetricsListen(s, &metricsListen, workerMetricsListen)
 	if err := s.parse(args); err != nil {
 		return err
