@@ -34,6 +34,9 @@ func Find(t *testing.T) Browser {
 	return Browser{path}
 }
 
+// Path is chromium's executable, for a test that drives it (chromedp's ExecPath).
+func (b Browser) Path() string { return b.path }
+
 // Run loads page with the given output flag (--dump-dom, --screenshot=FILE) and returns what
 // chromium printed and the URLs that pages of page's site requested (from the browser's
 // network log; chromium's own background requests, for updates and the like, are not the
