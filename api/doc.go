@@ -2,7 +2,9 @@
 // /api/public/v1.0 (docs/api.md), with Digest authentication, roles, paging, links, envelopes,
 // masking and the error body of docs/api.md#errors. It also serves, without authentication,
 // the API's OpenAPI 3 document (openapi.json, which tests hold to the route table) and a viewer
-// of it at /api/docs (Redoc, embedded from docs/).
+// of it at /api/docs (Redoc, embedded from docs/), and the pages of notices' action links
+// under /act/ (act.go): HTML, with the link's signed token as the only credential, for its one
+// alert and action; a GET only shows, the page's POST acts.
 //
 // Before authenticating, it refuses what a browser could be tricked into sending (guard.go:
 // cross-site requests, bodies not declared JSON) and throttles failed authentications (auth.go,
