@@ -231,15 +231,17 @@ func (s *Store) GlobalConfigProjects(ctx context.Context, configID string) ([]st
 
 // ProjectAlertRead reads project groupID and its alert id in one round trip (both live on the
 // project's slot, and are read by one MGET, the alert's lastNotified by an HGET beside it):
-// its own (Fetch) or another's (CheckAuth). It holds
-// its command and what it decodes, so that a read (one each polling request) is an allocation
-// rather than the command's, its arguments' and the documents' each.
+// its own (Fetch) or another's (CheckAuth). It holds its commands and what it decodes, and
+// takes the keys and what was last decoded of the same documents from polledReads, so that a
+// polling request's read costs an allocation or two rather than its keys', its commands' and
+// the documents' each.
 type ProjectAlertRead struct {
 	groupID, id string
+	polled      *polledAlert    // the pair's keys and last documents (nil when id is not an id)
 	docs        *redis.SliceCmd // the project's document, then the alert's (when id is an id): &mget once queued
 	mget        redis.SliceCmd
 	notified    redis.StringCmd // the alert's lastNotified in its reach hash, read with it
-	args        [3]any
+	args        [2]any
 	project     herald.Project // as decoded by Decode
 	alert       herald.Alert
 }
@@ -253,18 +255,19 @@ func (r *ProjectAlertRead) queue(ctx context.Context, pipe redis.Pipeliner) {
 	if !herald.ValidID(r.groupID) {
 		return
 	}
-	args := r.args[:2] // as go-redis's MGet: "mget" and the keys
-	args[0], args[1] = "mget", projectDoc(r.groupID)
-	if herald.ValidID(r.id) {
-		args = append(args, alerts(r.groupID).doc(r.id))
+	if !herald.ValidID(r.id) { // the project alone, to tell its absence from the alert's
+		r.args = [2]any{"mget", projectDoc(r.groupID)} // as go-redis's MGet: "mget" and the keys
+		r.mget = *redis.NewSliceCmd(ctx, r.args[:]...)
+		r.docs = &r.mget
+		_ = pipe.Process(ctx, r.docs) // a pipeline's Process only queues
+		return
 	}
-	r.mget = *redis.NewSliceCmd(ctx, args...)
+	r.polled = polledReads.of(r.groupID, r.id)
+	r.mget = *redis.NewSliceCmd(ctx, r.polled.mget...)
 	r.docs = &r.mget
-	_ = pipe.Process(ctx, r.docs) // a pipeline's Process only queues
-	if len(args) == 3 {
-		r.notified = *redis.NewStringCmd(ctx, "hget", Scope{GroupID: r.groupID}.reach(r.id), notifiedField)
-		_ = pipe.Process(ctx, &r.notified)
-	}
+	_ = pipe.Process(ctx, r.docs)
+	r.notified = *redis.NewStringCmd(ctx, r.polled.hget...)
+	_ = pipe.Process(ctx, &r.notified)
 }
 
 // Decode decodes what was read into r (Project, Alert): found says whether the project
@@ -279,6 +282,9 @@ func (r *ProjectAlertRead) Decode() (found bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	if r.polled != nil && r.polled.decoded(docs, &r.project, &r.alert) {
+		return true, setNotified(&r.alert, &r.notified)
+	}
 	if err := decodeValue(docs, 0, r.docs, &r.project, func() error { return errProjectNotFound(r.groupID) }); err != nil {
 		return false, err
 	}
@@ -288,11 +294,15 @@ func (r *ProjectAlertRead) Decode() (found bool, err error) {
 	if err := decodeValue(docs, 1, r.docs, &r.alert, func() error { return errAlertNotFound(r.id) }); err != nil {
 		return true, err
 	}
+	if r.polled != nil {
+		r.polled.keep(docs, r.project, r.alert)
+	}
 	return true, setNotified(&r.alert, &r.notified)
 }
 
 // Project and Alert are where Decode decoded them: what the caller reads and answers from,
 // without copies (the alert's on the heap, once given as a reply). They are r's, and decoded
-// again by each call of Decode.
+// again by each call of Decode. Their slices and maps may be shared with other reads of the
+// same documents: they are to be read, never changed.
 func (r *ProjectAlertRead) Project() *herald.Project { return &r.project }
 func (r *ProjectAlertRead) Alert() *herald.Alert     { return &r.alert }

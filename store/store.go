@@ -95,10 +95,19 @@ func list[T any](ctx context.Context, s *Store, c collection, index string, r Ti
 }
 
 // getMany reads the documents of c with ids, in order, skipping any that vanished between
-// reading an index and reading the documents.
+// reading an index and reading the documents. A project's alerts come with their lastNotified
+// in the same round trip (projectAlertDocs); a global alert's reach hash is named by its
+// project, which only its document says, and is read in a round trip after.
 func getMany[T any](ctx context.Context, s *Store, c collection, ids []string) ([]T, error) {
 	out := make([]T, 0, len(ids))
-	vals, err := s.docs(ctx, c, ids)
+	var vals []any
+	var notified []*redis.StringCmd // each alert's lastNotified, read with the documents
+	var err error
+	if g := c.groupID(); g != "" && c.isAlerts() {
+		vals, notified, err = s.projectAlertDocs(ctx, c, g, ids)
+	} else {
+		vals, err = s.docs(ctx, c, ids)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -111,12 +120,44 @@ func getMany[T any](ctx context.Context, s *Store, c collection, ids []string) (
 		if err := decodeDocOf(c, ids[i], []byte(str), &item); err != nil {
 			return nil, fmt.Errorf("store: decode %s: %w", c.doc(ids[i]), err)
 		}
+		if a, ok := any(&item).(*herald.Alert); ok && notified != nil {
+			if err := setNotified(a, notified[i]); err != nil {
+				return nil, err
+			}
+		}
 		out = append(out, item)
 	}
-	if alerts, ok := any(out).([]herald.Alert); ok && c.isAlerts() {
+	if alerts, ok := any(out).([]herald.Alert); ok && c.isAlerts() && notified == nil {
 		return out, s.withNotified(ctx, c, alerts)
 	}
 	return out, nil
+}
+
+// projectAlertDocs reads the documents of alerts ids of project groupID (collection c) as docs
+// does, and the lastNotified of each in its reach hash, in one round trip: all of them live on
+// the project's slot.
+func (s *Store) projectAlertDocs(ctx context.Context, c collection, groupID string, ids []string) ([]any, []*redis.StringCmd, error) {
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = c.doc(id)
+	}
+	var docs *redis.SliceCmd
+	notified := make([]*redis.StringCmd, len(ids))
+	sc := Scope{GroupID: groupID}
+	if _, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		docs = pipe.MGet(ctx, keys...)
+		for i, id := range ids {
+			notified[i] = pipe.HGet(ctx, sc.reach(id), notifiedField)
+		}
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, nil, err
+	}
+	vals, err := docs.Result()
+	return vals, notified, err
 }
 
 // docs reads the stored documents of c with ids, in order: a string each, nil where there is

@@ -1,0 +1,161 @@
+package store_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/storetest"
+)
+
+// polledAlert is a project with an open alert, read by ReadProjectAlert as the polled endpoint
+// reads it.
+func polledAlert(t *testing.T, st *store.Store) (herald.Project, herald.Alert) {
+	t.Helper()
+	ctx, now := context.Background(), time.Now()
+	org := herald.Org{ID: herald.NewID(now), Name: "acme", Created: herald.At(now)}
+	proj, _ := herald.NewProject("prod", org.ID, []string{"db"}, now)
+	a := herald.Alert{ID: herald.NewID(now), GroupID: proj.ID, AlertConfigID: herald.NewID(now), EventTypeName: "HOST_DOWN",
+		Status: herald.StatusOpen, Created: herald.At(now), Updated: herald.At(now), HostID: "h1", HostnameAndPort: "db1:27017",
+		Tags: []string{"a"}, CurrentValue: &herald.CurrentValue{Number: 2, Units: "RAW"}}
+	for _, err := range []error{st.CreateOrg(ctx, org, herald.Event{}), st.CreateProject(ctx, proj, nil, herald.Event{}),
+		st.SaveAlert(ctx, a, false, "")} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return proj, a
+}
+
+// readPolled reads alert id of project gid as the polled endpoint does.
+func readPolled(t *testing.T, st *store.Store, gid, id string) *store.ProjectAlertRead {
+	t.Helper()
+	r := store.ReadProjectAlert(gid, id)
+	if err := st.Fetch(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if found, err := r.Decode(); !found || err != nil {
+		t.Fatalf("read %s/%s: found %v, %v", gid, id, found, err)
+	}
+	return r
+}
+
+// A polled alert's documents, unchanged since the last read, are not decoded again: a read
+// that finds what it read before decodes without allocating.
+func TestPolledReadDecodesUnchangedDocumentsOnce(t *testing.T) {
+	st := store.New(storetest.Redis(t))
+	proj, a := polledAlert(t, st)
+	readPolled(t, st, proj.ID, a.ID) // the first read decodes
+	r := readPolled(t, st, proj.ID, a.ID)
+	if allocs := testing.AllocsPerRun(100, func() { _, _ = r.Decode() }); allocs > 0 {
+		t.Errorf("%v allocations a decode of documents decoded before, want none", allocs)
+	}
+	if got := *r.Alert(); got.ID != a.ID || got.HostnameAndPort != a.HostnameAndPort || got.CurrentValue.Number != 2 || r.Project().Name != proj.Name {
+		t.Errorf("read %+v of %+v", got, *r.Project())
+	}
+}
+
+// What a polled read answers follows every change of the alert: an acknowledgement (its
+// document), a notification (its reach hash), and another alert of the same project is
+// never answered for it.
+func TestPolledReadFollowsChanges(t *testing.T) {
+	ctx, now := context.Background(), time.Now()
+	st := store.New(storetest.Redis(t))
+	proj, a := polledAlert(t, st)
+	other := a
+	other.ID, other.HostID = herald.NewID(now), "h2"
+	if err := st.SaveAlert(ctx, other, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if got := readPolled(t, st, proj.ID, a.ID).Alert(); got.AcknowledgingUsername != "" || !got.LastNotified.IsZero() {
+			t.Fatalf("before any change: %+v", got)
+		}
+	}
+	if _, err := st.UpdateAlert(ctx, false, proj.ID, a.ID, func(a *herald.Alert) ([]herald.Event, error) {
+		_, err := a.Acknowledge(herald.At(now.Add(time.Hour)), "on it", "ann", now)
+		return nil, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readPolled(t, st, proj.ID, a.ID).Alert(); got.AcknowledgingUsername != "ann" || got.AcknowledgementComment != "on it" {
+		t.Errorf("after the acknowledgement: %+v", got)
+	}
+	at := herald.At(now.Add(3 * time.Second))
+	if err := st.MarkNotified(ctx, store.Scope{GroupID: proj.ID}, map[string]time.Time{a.ID: at.Time}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readPolled(t, st, proj.ID, a.ID).Alert(); !got.LastNotified.Equal(at.Time) || got.AcknowledgingUsername != "ann" {
+		t.Errorf("after the notification: %+v, want lastNotified %s", got, at)
+	}
+	if got := readPolled(t, st, proj.ID, other.ID).Alert(); got.ID != other.ID || got.HostID != "h2" || got.AcknowledgingUsername != "" || !got.LastNotified.IsZero() {
+		t.Errorf("the other alert: %+v", got)
+	}
+}
+
+// A page of a project's alerts comes with each one's lastNotified in the round trip of its
+// documents: two round trips in all (the index, then the documents), as before lastNotified
+// moved out of the documents.
+func TestAlertPageReadsLastNotifiedWithTheDocuments(t *testing.T) {
+	ctx, now := context.Background(), time.Now()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	gid := herald.NewID(now)
+	notified := map[string]time.Time{}
+	var ids []string
+	for i := range 4 {
+		a := herald.Alert{ID: herald.NewID(now), GroupID: gid, AlertConfigID: "c", EventTypeName: "HOST_DOWN",
+			Status: herald.StatusOpen, Created: herald.At(now), Updated: herald.At(now)}
+		if err := st.SaveAlert(ctx, a, false, ""); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, a.ID)
+		if i%2 == 0 {
+			notified[a.ID] = now.Add(time.Duration(i+1) * time.Minute)
+		}
+	}
+	if err := st.MarkNotified(ctx, store.Scope{GroupID: gid}, notified); err != nil {
+		t.Fatal(err)
+	}
+	trips := &tripCounter{}
+	rdb.AddHook(trips)
+	for _, f := range []store.AlertFilter{{}, {Status: herald.StatusOpen}} {
+		before := trips.n.Load()
+		page, total, err := st.Alerts(ctx, gid, f, store.Page{Limit: 10})
+		if err != nil || total != len(ids) || len(page) != len(ids) {
+			t.Fatalf("status %q: %d of %d, %v", f.Status, len(page), total, err)
+		}
+		if n := trips.n.Load() - before; n != 2 {
+			t.Errorf("status %q: %d round trips, want 2", f.Status, n)
+		}
+		for _, a := range page {
+			want, ok := notified[a.ID]
+			if ok != !a.LastNotified.IsZero() || (ok && !a.LastNotified.Equal(herald.At(want).Time)) {
+				t.Errorf("status %q: alert %s lastNotified %s, want %s", f.Status, a.ID, a.LastNotified, want)
+			}
+		}
+	}
+}
+
+// tripCounter counts the round trips a client makes: each command sent alone, and each
+// pipeline.
+type tripCounter struct{ n atomic.Int64 }
+
+func (c *tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (c *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
