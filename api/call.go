@@ -49,10 +49,10 @@ type reply struct {
 
 // listBody is the document's list response; Status is added under envelope=true.
 type listBody struct {
-	Links      []Link            `json:"links"`
-	Results    []json.RawMessage `json:"results"`
-	TotalCount int               `json:"totalCount"`
-	Status     int               `json:"status,omitempty"`
+	Links      []Link `json:"links"`
+	Results    []any  `json:"results"` // each a json.RawMessage, or an alert with its links
+	TotalCount int    `json:"totalCount"`
+	Status     int    `json:"status,omitempty"`
 }
 
 // envelope wraps a single result under envelope=true.
@@ -100,15 +100,16 @@ func (s *Server) endpoint(rt route) *endpointHandler {
 			s.writeJSON(w, r, rep.status, rep.list, "application/json")
 			return
 		}
-		body, err := withLinks(rep.one, rep.self)
-		if err != nil {
+		b := newAnswerBuffer()
+		defer b.release()
+		if err := b.encodeLinked(rep.one, rep.self); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		if env {
-			s.writeJSON(w, r, rep.status, envelope{Content: body, Status: rep.status}, "application/json")
+			s.writeJSON(w, r, rep.status, envelope{Content: b.buf.Bytes(), Status: rep.status}, "application/json")
 		} else {
-			s.writeEncoded(w, r, rep.status, body, "application/json") // encoded already: not again
+			s.writeEncoded(w, r, rep.status, b.buf.Bytes(), "application/json") // encoded already: not again
 		}
 	}}
 }
@@ -346,11 +347,18 @@ func (p pageParams) store() store.Page {
 }
 
 // list answers a page of items. self gives each item's path; the list's own links keep the
-// caller's query and set pageNum and itemsPerPage.
+// caller's query and set pageNum and itemsPerPage. Alerts (the lists polled most) are encoded
+// with their links once, with the list; any other item is encoded with its links spliced in
+// (withLinks), and copied into the list as it is.
 func list[T any](c *call, items []T, total int, p pageParams, self func(T) string) (reply, error) {
-	results := make([]json.RawMessage, 0, len(items))
+	results := make([]any, 0, len(items))
 	for _, it := range items {
-		b, err := withLinks(it, c.url(self(it)))
+		href := c.url(self(it))
+		if a, ok := any(it).(herald.Alert); ok {
+			results = append(results, linkedAlert{a, []Link{{Href: href, Rel: "self"}}})
+			continue
+		}
+		b, err := withLinks(it, href)
 		if err != nil {
 			return reply{}, err
 		}

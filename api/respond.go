@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -130,33 +131,14 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, status int
 }
 
 // withLinks is the JSON of v (an object) with a links array holding its self link (none when
-// self is empty: an answer that is not a resource). Splicing the encoded object keeps domain
-// types free of HTTP links.
+// self is empty: an answer that is not a resource).
 func withLinks(v any, self string) (json.RawMessage, error) {
-	if self != "" { // an alert, the polled answer, in one encoding
-		switch a := v.(type) {
-		case herald.Alert:
-			return marshal(linkedAlert{a, []Link{{Href: self, Rel: "self"}}})
-		case *herald.Alert:
-			return marshal(linkedAlert{*a, []Link{{Href: self, Rel: "self"}}})
-		}
-	}
-	b, err := marshal(v)
-	if err != nil {
+	b := newAnswerBuffer()
+	defer b.release()
+	if err := b.encodeLinked(v, self); err != nil {
 		return nil, err
 	}
-	if self == "" || len(b) < 2 || b[len(b)-1] != '}' {
-		return b, nil
-	}
-	links, err := marshal([]Link{{Href: self, Rel: "self"}})
-	if err != nil {
-		return nil, err
-	}
-	b = b[:len(b)-1]
-	if len(b) > 1 {
-		b = append(b, ',')
-	}
-	return append(append(append(b, `"links":`...), links...), '}'), nil
+	return bytes.Clone(b.buf.Bytes()), nil
 }
 
 func queryBool(r *http.Request, name string) bool {
@@ -176,11 +158,94 @@ type linkedAlert struct {
 // marshal encodes v as JSON without HTML escaping: the API's bodies are not HTML, and links
 // with & in their query read as they are.
 func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b := newAnswerBuffer()
+	defer b.release()
+	if err := b.encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return bytes.Clone(b.buf.Bytes()), nil
+}
+
+// answerBuffer is a body being encoded: a buffer, encoding/json's encoder writing into it as
+// marshal does, and room for an alert with its links. Each is used again from one answer to
+// the next (answerBuffers), so that the polled alert's answer makes no buffer, encoder or copy
+// of the alert of its own.
+type answerBuffer struct {
+	buf   bytes.Buffer
+	enc   *json.Encoder
+	alert linkedAlert
+	self  [1]Link
+}
+
+var answerBuffers = sync.Pool{New: func() any {
+	b := new(answerBuffer)
+	b.enc = json.NewEncoder(&b.buf)
+	b.enc.SetEscapeHTML(false)
+	return b
+}}
+
+// maxKeptAnswer bounds the buffers kept in answerBuffers: a larger one (a long list's) is left
+// to the collector.
+const maxKeptAnswer = 64 << 10
+
+func newAnswerBuffer() *answerBuffer { return answerBuffers.Get().(*answerBuffer) }
+
+// release gives b back to answerBuffers, holding nothing of its answer. Its bytes are then no
+// longer the caller's.
+func (b *answerBuffer) release() {
+	b.alert, b.self = linkedAlert{}, [1]Link{}
+	if b.buf.Cap() > maxKeptAnswer {
+		return
+	}
+	b.buf.Reset()
+	answerBuffers.Put(b)
+}
+
+// encode appends the JSON of v to b, as marshal encodes it.
+func (b *answerBuffer) encode(v any) error {
+	if err := b.enc.Encode(v); err != nil { // nothing written then
+		return err
+	}
+	b.buf.Truncate(b.buf.Len() - 1) // the newline Encode ends with
+	return nil
+}
+
+// encodeLinked appends the JSON of v (an object) to b with a links array holding its self
+// link, as withLinks answers it. An alert (the polled answer) is encoded with its links in
+// one go; any other object's links are spliced in after it, which keeps domain types free of
+// HTTP links.
+func (b *answerBuffer) encodeLinked(v any, self string) error {
+	if self != "" {
+		var a *herald.Alert
+		switch v := v.(type) {
+		case herald.Alert:
+			a = &v
+		case *herald.Alert:
+			a = v
+		}
+		if a != nil {
+			b.self[0] = Link{Href: self, Rel: "self"}
+			b.alert = linkedAlert{*a, b.self[:]}
+			return b.encode(&b.alert)
+		}
+	}
+	start := b.buf.Len()
+	if err := b.encode(v); err != nil {
+		return err
+	}
+	obj := b.buf.Bytes()[start:]
+	if self == "" || len(obj) < 2 || obj[len(obj)-1] != '}' {
+		return nil
+	}
+	b.buf.Truncate(b.buf.Len() - 1)
+	if len(obj) > 2 {
+		b.buf.WriteByte(',')
+	}
+	b.buf.WriteString(`"links":`)
+	b.self[0] = Link{Href: self, Rel: "self"}
+	if err := b.encode(b.self[:]); err != nil {
+		return err
+	}
+	b.buf.WriteByte('}')
+	return nil
 }
