@@ -152,7 +152,7 @@ func (s *Server) getAlert(c *call) (reply, error) {
 		return reply{}, err
 	}
 	found, err := read.Decode()
-	p, a := read.Project(), read.Alert() // as the read holds them: no copies (a's on the heap, in the reply)
+	p, a := read.Project(), read.Alert() // as the read holds them: no copies
 	if !found {
 		_, err := c.authorizeProject(herald.ReadProject, *p, err)
 		return reply{}, err
@@ -163,7 +163,14 @@ func (s *Server) getAlert(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	return c.one(http.StatusOK, a, alertPath(*a)), nil
+	// The answer polled most: encoded once for the documents read, as long as they and the
+	// alert's link do not change (store.ProjectAlertRead.Encoded).
+	self := c.url(alertPath(*a))
+	body, err := read.Encoded(self, func(a *herald.Alert) ([]byte, error) { return withLinks(a, self) })
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{status: http.StatusOK, body: body}, nil
 }
 
 // PATCH /groups/{groupId}/alerts/{alertId}: acknowledge, or un-acknowledge with a past time.

@@ -42,6 +42,7 @@ type reply struct {
 	status int
 	one    any
 	self   string
+	body   []byte // one with its links, encoded already (nil: one is encoded when answered)
 	list   *listBody
 	bare   bool // one is encoded as it is, without links (nil: no body)
 	secret bool // it shows a secret (a private key, once): Cache-Control: no-store
@@ -100,16 +101,20 @@ func (s *Server) endpoint(rt route) *endpointHandler {
 			s.writeJSON(w, r, rep.status, rep.list, "application/json")
 			return
 		}
-		b := newAnswerBuffer()
-		defer b.release()
-		if err := b.encodeLinked(rep.one, rep.self); err != nil {
-			s.writeError(w, r, err)
-			return
+		body := rep.body
+		if body == nil {
+			b := newAnswerBuffer()
+			defer b.release()
+			if err := b.encodeLinked(rep.one, rep.self); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			body = b.buf.Bytes()
 		}
 		if env {
-			s.writeJSON(w, r, rep.status, envelope{Content: b.buf.Bytes(), Status: rep.status}, "application/json")
+			s.writeJSON(w, r, rep.status, envelope{Content: body, Status: rep.status}, "application/json")
 		} else {
-			s.writeEncoded(w, r, rep.status, b.buf.Bytes(), "application/json") // encoded already: not again
+			s.writeEncoded(w, r, rep.status, body, "application/json") // encoded already: not again
 		}
 	}}
 }

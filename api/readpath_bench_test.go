@@ -26,8 +26,10 @@ import (
 type keptReadRig struct {
 	h         http.Handler
 	rdb       *redis.Client
-	path      string // the alert's, under the host
-	user, key string // the key's digest user name and secret
+	st        *store.Store
+	alert     herald.Alert // as saved
+	path      string       // the alert's, under the host
+	user, key string       // the key's digest user name and secret
 }
 
 func newKeptReadRig(tb testing.TB) *keptReadRig {
@@ -52,7 +54,7 @@ func newKeptReadRig(tb testing.TB) *keptReadRig {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &keptReadRig{h: h, rdb: rdb, path: api.BasePath + "/groups/" + proj.ID + "/alerts/" + a.ID, user: k.PublicKey, key: priv}
+	return &keptReadRig{h: h, rdb: rdb, st: st, alert: a, path: api.BasePath + "/groups/" + proj.ID + "/alerts/" + a.ID, user: k.PublicKey, key: priv}
 }
 
 // nonce is a new nonce of the API's, as a client learns it from a challenge.
@@ -96,8 +98,8 @@ func TestKeptAlertReadAllocations(t *testing.T) {
 		t.Fatalf("%d of %d reads not answered 200", failed, nc)
 	}
 	// The request's record, its Redis commands, replies and round trip (one a read here:
-	// under load, reads share them), the log line, the answer's times and link. Decoding the
-	// documents again took some 20 more, and encoding the answer in buffers of its own a dozen.
+	// under load, reads share them), the log line, the answer's link. Decoding the documents
+	// again took some 20 more, and encoding the answer anew in buffers of its own a dozen.
 	if allocs > 50 {
 		t.Errorf("%v allocations a read, want at most 50", allocs)
 	}

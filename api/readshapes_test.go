@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -68,5 +69,53 @@ func TestAlertListsAnswerEachAlertAsItsRead(t *testing.T) {
 				t.Errorf("GET %s?pretty=true:\n%s\nwant\n%s", self, pretty, indented.Bytes())
 			}
 		}
+	}
+}
+
+// The polled alert's answer, encoded once for what was read, follows every change: of the
+// alert (an acknowledgement), of its lastNotified, and of the host it was asked of (its self
+// link).
+func TestPolledAlertAnswerFollowsChanges(t *testing.T) {
+	ctx, now := context.Background(), time.Now()
+	rig := newKeptReadRig(t)
+	nonce, nc := rig.nonce(t), 0
+	get := func(host string) []byte {
+		t.Helper()
+		nc++
+		req := readRequest(t, rig.path, rig.authorization(nonce, nc))
+		req.Host = host
+		w := httptest.NewRecorder()
+		rig.h.ServeHTTP(w, req)
+		if w.Code != 200 {
+			t.Fatalf("GET from %s: %d %s", host, w.Code, w.Body)
+		}
+		return w.Body.Bytes()
+	}
+	first := get("127.0.0.1")
+	if again := get("127.0.0.1"); !bytes.Equal(again, first) {
+		t.Errorf("read again:\n%s\nfirst:\n%s", again, first)
+	}
+	other := get("other.example:8080")
+	if !bytes.Contains(other, []byte(`"href":"http://other.example:8080`+rig.path+`"`)) || bytes.Contains(other, []byte("127.0.0.1")) {
+		t.Errorf("asked of another host: %s", other)
+	}
+	if back := get("127.0.0.1"); !bytes.Equal(back, first) {
+		t.Errorf("asked of the first host again:\n%s\nfirst:\n%s", back, first)
+	}
+	if _, err := rig.st.UpdateAlert(ctx, false, rig.alert.GroupID, rig.alert.ID, func(a *herald.Alert) ([]herald.Event, error) {
+		_, err := a.Acknowledge(herald.At(now.Add(time.Hour)), "on it", "ann", now)
+		return nil, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if acked := get("127.0.0.1"); !bytes.Contains(acked, []byte(`"acknowledgingUsername":"ann"`)) {
+		t.Errorf("after the acknowledgement: %s", acked)
+	}
+	later := now.Add(time.Hour)
+	if err := rig.st.MarkNotified(ctx, store.Scope{GroupID: rig.alert.GroupID}, map[string]time.Time{rig.alert.ID: later}); err != nil {
+		t.Fatal(err)
+	}
+	if notified := get("127.0.0.1"); !bytes.Contains(notified, []byte(`"lastNotified":"`+iso(later)+`"`)) {
+		t.Errorf("after a notification at %s: %s", iso(later), notified)
 	}
 }

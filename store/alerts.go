@@ -238,6 +238,7 @@ func (s *Store) GlobalConfigProjects(ctx context.Context, configID string) ([]st
 type ProjectAlertRead struct {
 	groupID, id string
 	polled      *polledAlert    // the pair's keys and last documents (nil when id is not an id)
+	from        *polledDocs     // the documents Decode found, as kept in polled (nil: none kept)
 	docs        *redis.SliceCmd // the project's document, then the alert's (when id is an id): &mget once queued
 	mget        redis.SliceCmd
 	notified    redis.StringCmd // the alert's lastNotified in its reach hash, read with it
@@ -274,7 +275,7 @@ func (r *ProjectAlertRead) queue(ctx context.Context, pipe redis.Pipeliner) {
 // exists; err is then the alert's error (NotFound when it has no alert id), else the
 // project's. What could not be decoded is left as far as it was.
 func (r *ProjectAlertRead) Decode() (found bool, err error) {
-	r.project, r.alert = herald.Project{}, herald.Alert{} // decoded into here, not on the heap of their own
+	r.project, r.alert, r.from = herald.Project{}, herald.Alert{}, nil // decoded into here, not on the heap of their own
 	if r.docs == nil {
 		return false, errProjectNotFound(r.groupID)
 	}
@@ -282,8 +283,10 @@ func (r *ProjectAlertRead) Decode() (found bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if r.polled != nil && r.polled.decoded(docs, &r.project, &r.alert) {
-		return true, setNotified(&r.alert, &r.notified)
+	if r.polled != nil {
+		if r.from = r.polled.decoded(docs, &r.project, &r.alert); r.from != nil {
+			return true, setNotified(&r.alert, &r.notified)
+		}
 	}
 	if err := decodeValue(docs, 0, r.docs, &r.project, func() error { return errProjectNotFound(r.groupID) }); err != nil {
 		return false, err
@@ -295,7 +298,7 @@ func (r *ProjectAlertRead) Decode() (found bool, err error) {
 		return true, err
 	}
 	if r.polled != nil {
-		r.polled.keep(docs, r.project, r.alert)
+		r.from = r.polled.keep(docs, r.project, r.alert)
 	}
 	return true, setNotified(&r.alert, &r.notified)
 }
@@ -306,3 +309,22 @@ func (r *ProjectAlertRead) Decode() (found bool, err error) {
 // same documents: they are to be read, never changed.
 func (r *ProjectAlertRead) Project() *herald.Project { return &r.project }
 func (r *ProjectAlertRead) Alert() *herald.Alert     { return &r.alert }
+
+// Encoded is the caller's encoding of the alert as Decode decoded it, made by encode and kept
+// with the documents it was decoded from: a read of the same documents with the same
+// lastNotified, by a caller giving the same tag (whatever else its encoding holds), gets the
+// bytes kept, without encode. They are to be read, never changed.
+func (r *ProjectAlertRead) Encoded(tag string, encode func(*herald.Alert) ([]byte, error)) ([]byte, error) {
+	if r.from == nil {
+		return encode(&r.alert)
+	}
+	notified := r.notified.Val()
+	if e := r.from.encoded.Load(); e != nil && e.tag == tag && e.notified == notified {
+		return e.bytes, nil
+	}
+	b, err := encode(&r.alert)
+	if err == nil {
+		r.from.encoded.Store(&polledEncoding{tag: tag, notified: notified, bytes: b})
+	}
+	return b, err
+}

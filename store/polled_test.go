@@ -1,7 +1,9 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -158,4 +160,46 @@ func (c *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 		c.n.Add(1)
 		return next(ctx, cmds)
 	}
+}
+
+// A polled read's encoding of its alert is made once for the same documents, lastNotified and
+// tag, and again once any of them changed: what is answered is always the encoding of the
+// alert as read.
+func TestPolledReadKeepsItsEncodingUntilAChange(t *testing.T) {
+	ctx, now := context.Background(), time.Now()
+	st := store.New(storetest.Redis(t))
+	proj, a := polledAlert(t, st)
+	made := 0
+	encode := func(a *herald.Alert) ([]byte, error) {
+		made++
+		return json.Marshal(a)
+	}
+	check := func(what, tag string, wantMade int) {
+		t.Helper()
+		r := readPolled(t, st, proj.ID, a.ID)
+		got, err := r.Encoded(tag, encode)
+		want, _ := json.Marshal(r.Alert())
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: %s (%v), want %s", what, got, err, want)
+		}
+		if made != wantMade {
+			t.Errorf("%s: %d encodings in all, want %d", what, made, wantMade)
+		}
+	}
+	check("first read", "x", 1)
+	check("the same again", "x", 1)
+	check("another tag", "y", 2)
+	check("the first tag again", "x", 3)
+	if err := st.MarkNotified(ctx, store.Scope{GroupID: proj.ID}, map[string]time.Time{a.ID: now.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a notification", "x", 4)
+	check("unchanged since", "x", 4)
+	if _, err := st.UpdateAlert(ctx, false, proj.ID, a.ID, func(a *herald.Alert) ([]herald.Event, error) {
+		_, err := a.Acknowledge(herald.At(now.Add(time.Hour)), "on it", "ann", now)
+		return nil, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	check("after an acknowledgement", "x", 5)
 }
