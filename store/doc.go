@@ -13,7 +13,9 @@
 // (a configuration, its indexes and its audit event) commit in one MULTI on one slot; global
 // state shares {global}, API keys {keys}, users {users}, an organization's events {o:<id>},
 // the counters of failed authentications {authfail} (one script reads or bumps a request's
-// three counters at once).
+// three counters at once), the signed callbacks of chat and SMS services already taken
+// {callback} (callbacks.go), and the last notice texted to a number {sms:<number>}
+// (smsreplies.go).
 // The engine's kicks (kicks.go) are a pub/sub channel, not a key: any worker may listen.
 // The few writes that must cross slots (registering a new project in the global index) are
 // ordered so that a crash between them leaves nothing a reader can trip on.
