@@ -35,6 +35,9 @@ type Delivery struct {
 	// Project and Org are the names of the alert's project and its organization, for people
 	// to read; either may be empty.
 	Project, Org string
+	// Global says the alert is a global one (read under /globalAlerts), for a sender that
+	// keeps what it sent for replies to act on (SMS).
+	Global bool
 }
 
 // Notifier sends a delivery. nil: delivered. Otherwise a *Failure (or an error wrapping one)

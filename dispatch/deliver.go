@@ -91,7 +91,7 @@ func (e *Engine) recipients(n notice, nc noticeContext) ([]recipient, error) {
 		return nil, fmt.Errorf("no kind of delivery is called %s", nt.TypeName)
 	}
 	base := channels.Delivery{ID: n.DeliveryID, Event: channels.Event(n.Event), Alert: nc.alert,
-		Notification: nt, Integration: nc.integ[kind.IntegrationName()], Project: nc.project.Name, Org: nc.org}
+		Notification: nt, Integration: nc.integ[kind.IntegrationName()], Project: nc.project.Name, Org: nc.org, Global: n.Global}
 	links := func(recipient string) herald.ActionLinks {
 		if !kind.Links || e.Linker == nil {
 			return herald.ActionLinks{}

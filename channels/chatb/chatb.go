@@ -42,9 +42,60 @@ type message struct {
 }
 
 type block struct {
-	Type   string     `json:"type"`
-	Text   *textObj   `json:"text,omitempty"`
-	Fields []*textObj `json:"fields,omitempty"`
+	Type     string     `json:"type"`
+	BlockID  string     `json:"block_id,omitempty"`
+	Text     *textObj   `json:"text,omitempty"`
+	Fields   []*textObj `json:"fields,omitempty"`
+	Elements []button   `json:"elements,omitempty"`
+}
+
+// button is a button element of an actions block: one that acts carries its link's token as
+// its value (the interactivity endpoint verifies it); view opens the link's page.
+type button struct {
+	Type     string   `json:"type"`
+	ActionID string   `json:"action_id"`
+	Text     *textObj `json:"text"`
+	Style    string   `json:"style,omitempty"`
+	Value    string   `json:"value,omitempty"`
+	URL      string   `json:"url,omitempty"`
+}
+
+// ActionsBlock is the block_id of a message's buttons.
+const ActionsBlock = "herald_actions"
+
+// buttons are the actions block of links: acknowledge for 1 or 4 hours, or withdraw, as the
+// links offer, and view; nil when there are none (no action keys).
+func buttons(l herald.ActionLinks) *block {
+	var els []button
+	add := func(link, id, label, style string) {
+		if link != "" {
+			els = append(els, button{Type: "button", ActionID: id, Text: plain(label, 75), Style: style, Value: Token(link)})
+		}
+	}
+	add(l.Acknowledge1h, "acknowledge1h", "Acknowledge 1 h", "primary")
+	add(l.Acknowledge4h, "acknowledge4h", "Acknowledge 4 h", "")
+	add(l.Unacknowledge, "unacknowledge", "Withdraw acknowledgement", "danger")
+	if l.View != "" {
+		els = append(els, button{Type: "button", ActionID: "view", Text: plain("View", 75), URL: l.View})
+	}
+	if len(els) == 0 {
+		return nil
+	}
+	return &block{Type: "actions", BlockID: ActionsBlock, Elements: els}
+}
+
+// Token is the token of an action link, its last path segment.
+func Token(link string) string { return link[strings.LastIndexByte(link, '/')+1:] }
+
+// project names the alert's project for people: its name and its organization's, else its id.
+func project(d channels.Delivery) string {
+	switch {
+	case d.Project != "" && d.Org != "":
+		return channels.OneLine(d.Project + " (" + d.Org + ")")
+	case d.Project != "":
+		return channels.OneLine(d.Project)
+	}
+	return channels.OneLine(d.Alert.GroupID)
 }
 
 type textObj struct {
@@ -75,21 +126,25 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		plain("Event type: "+event, maxField),
 		plain("Target: "+subject, maxField),
 	}
-	if a.GroupID != "" {
-		fields = append(fields, plain("Project: "+a.GroupID, maxField))
+	if p := project(d); p != "" {
+		fields = append(fields, plain("Project: "+p, maxField))
 	}
 	base, err := channels.AbsoluteBaseURL("CHAT_B", n.BaseURL, DefaultBaseURL)
 	if err != nil {
 		return err
 	}
+	blocks := []block{
+		{Type: "header", Text: plain(title, maxHeader)},
+		{Type: "section", Fields: fields},
+		{Type: "section", Text: plain(channels.Summary(a), maxSection)},
+	}
+	if b := buttons(d.Links); b != nil {
+		blocks = append(blocks, *b)
+	}
 	req, err := channels.PostJSON(ctx, "CHAT_B", base+"/api/chat.postMessage", message{
 		Channel: channel,
 		Text:    escape(channels.Truncate(title+" on "+subject, maxText, "…")),
-		Blocks: []block{
-			{Type: "header", Text: plain(title, maxHeader)},
-			{Type: "section", Fields: fields},
-			{Type: "section", Text: plain(channels.Summary(a), maxSection)},
-		},
+		Blocks:  blocks,
 	}, "Authorization", "Bearer "+token, "Content-Type", "application/json; charset=utf-8")
 	if err != nil {
 		return err

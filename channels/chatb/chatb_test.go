@@ -41,10 +41,21 @@ type textObj struct {
 	Text string `json:"text"`
 }
 
+type element struct {
+	Type     string   `json:"type"`
+	ActionID string   `json:"action_id"`
+	Text     *textObj `json:"text"`
+	Style    string   `json:"style"`
+	Value    string   `json:"value"`
+	URL      string   `json:"url"`
+}
+
 type block struct {
-	Type   string    `json:"type"`
-	Text   *textObj  `json:"text"`
-	Fields []textObj `json:"fields"`
+	Type     string    `json:"type"`
+	BlockID  string    `json:"block_id"`
+	Text     *textObj  `json:"text"`
+	Fields   []textObj `json:"fields"`
+	Elements []element `json:"elements"`
 }
 
 type message struct {
@@ -303,4 +314,57 @@ func TestConformance(t *testing.T) {
 		Fields: conformance.Fixed("apiToken", ownToken, "channelName", "#ops"), Accept: answer(200, okAnswer),
 		Unsendable: []conformance.Change{conformance.NoEvent, conformance.UnknownEvent},
 		Links:      conformance.NoLinks}) // its messages carry no links yet
+}
+
+// A message carries buttons for the links its delivery has: acknowledge 1 h and 4 h (each
+// with its link's token as its value) and view (a URL button) for an open alert, withdraw and
+// view for an acknowledged one, view alone for a resolution; none without links. The project
+// is named by its name and its organization's.
+func TestButtons(t *testing.T) {
+	const base = "https://herald.example.com/act/"
+	cases := []struct {
+		name  string
+		links herald.ActionLinks
+		want  []string // action_id=value-or-url
+	}{
+		{"open", herald.ActionLinks{View: base + "tv", Acknowledge1h: base + "t1", Acknowledge4h: base + "t4"},
+			[]string{"acknowledge1h=t1", "acknowledge4h=t4", "view=" + base + "tv"}},
+		{"acknowledged", herald.ActionLinks{View: base + "tv", Unacknowledge: base + "t0"},
+			[]string{"unacknowledge=t0", "view=" + base + "tv"}},
+		{"resolved", herald.ActionLinks{View: base + "tv"}, []string{"view=" + base + "tv"}},
+		{"no keys", herald.ActionLinks{}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, answer(200, okAnswer))
+			d := delivery(channels.EventOpen, ownToken, "#ops")
+			d.Links, d.Project, d.Org = c.links, "prod", "Acme"
+			if err := (chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}).Notify(context.Background(), d); err != nil {
+				t.Fatalf("Notify: %v", err)
+			}
+			m := decode(t, rc.Only(t).Body)
+			if f := m.Blocks[1].Fields; len(f) != 4 || f[3].Text != "Project: prod (Acme)" {
+				t.Errorf("fields %+v, want the project named prod (Acme)", f)
+			}
+			if c.want == nil {
+				if len(m.Blocks) != 3 {
+					t.Errorf("%d blocks without links, want 3", len(m.Blocks))
+				}
+				return
+			}
+			if len(m.Blocks) != 4 || m.Blocks[3].Type != "actions" || m.Blocks[3].BlockID != chatb.ActionsBlock {
+				t.Fatalf("blocks %+v, want an actions block last", m.Blocks)
+			}
+			var got []string
+			for _, e := range m.Blocks[3].Elements {
+				if e.Type != "button" || e.Text == nil || e.Text.Type != "plain_text" || e.Text.Text == "" {
+					t.Errorf("element %+v is not a labelled button", e)
+				}
+				got = append(got, e.ActionID+"="+e.Value+e.URL)
+			}
+			if strings.Join(got, " ") != strings.Join(c.want, " ") {
+				t.Errorf("buttons %q, want %q", got, c.want)
+			}
+		})
+	}
 }

@@ -19,6 +19,15 @@
 //	   {"type":"plain_text","text":"Project: 5f0c..."}]},
 //	  {"type":"section","text":{"type":"plain_text","text":"Alert OPEN: HOST_DOWN\n...\nAlert ID: 65a1..."}}]}
 //
+// The project is named by its name and its organization's ("prod (Acme)"), else its id.
+// When the operator set action keys (Delivery.Links), a last block of buttons (block_id
+// herald_actions) acts on the alert: acknowledge for 1 hour and for 4 hours (an open alert),
+// withdraw the acknowledgement (an acknowledged one), each with its signed link's token as
+// its value, and view, a URL button to the link's page; a resolution has view only. A click
+// reaches the API's interactivity endpoint (POST /hooks/chat-b/actions, api/hooks_chatb.go),
+// which checks the service's signature and the token, acts as the clicking user, and replaces
+// the message to say so.
+//
 // A chat message cannot be closed: the resolution is a message of its own, which names the
 // same alert (its id, in the Summary's last line) as the one its opening posted.
 //
