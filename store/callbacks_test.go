@@ -47,6 +47,9 @@ func TestLastSMS(t *testing.T) {
 	if err != nil || !ok || got.AlertID != later.AlertID || got.GroupID != later.GroupID || got.Global || !got.Sent.Equal(later.Sent) {
 		t.Fatalf("LastSMS = %+v %v %v, want %+v", got, ok, err, later)
 	}
+	if got, ok, _ := st.LastSMS(ctx, "15551234567"); !ok || got.AlertID != later.AlertID {
+		t.Errorf("the number without + has %+v %v", got, ok)
+	}
 	if _, ok, _ := st.LastSMS(ctx, "+15550000000"); ok {
 		t.Error("another number has a notice")
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,8 +19,12 @@ type SMSNotice struct {
 	Sent    time.Time `json:"t"`
 }
 
-// smsLast is the key of the last notice texted to number, on a slot of its own.
-func smsLast(number string) string { return key("{sms:"+number+"}", "last") }
+// smsLast is the key of the last notice texted to number, on a slot of its own. A leading +
+// is left out: the gateway names the sender of a reply with it, a notification may not.
+func smsLast(number string) string {
+	number = strings.TrimPrefix(number, "+")
+	return key("{sms:"+number+"}", "last")
+}
 
 // rememberSMS keeps a notice unless the number's kept notice was sent later: deliveries to one
 // number may finish out of order, and a reply acts on the one sent last.
@@ -33,7 +38,7 @@ return 1
 `)
 
 // RememberSMS keeps n as the last notice texted to number (as the gateway takes it: + and
-// digits), for ttl, unless a later one is kept already.
+// digits, with or without +), for ttl, unless a later one is kept already.
 func (s *Store) RememberSMS(ctx context.Context, number string, n SMSNotice, ttl time.Duration) error {
 	b, err := json.Marshal(n)
 	if err != nil {

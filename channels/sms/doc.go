@@ -11,10 +11,18 @@
 //	To=%2B15551234567&From=%2B15557654321&Body=Herald%3A+OPEN+HOST_DOWN+db1.example.com%3A27017+%28project+5f0c1d2e3f4a5b6c7d8e9f00%29
 //
 // To is Delivery.To, else the notification's mobileNumber, with the spaces, dots, dashes and
-// parentheses people write in numbers taken out. The body is one short line of at most 320
-// characters: "Herald: OPEN HOST_DOWN db1.example.com:27017 (project 5f0c1d2e3f4a5b6c7d8e9f00)",
-// with the metric and its value for a metric alert and CLOSED for a resolution notice. The
-// gateway answers 201 Created for a message it queued.
+// parentheses people write in numbers taken out. The body is one line that fits one segment
+// (160 GSM 7-bit characters; any other character is sent as '?', since one would make the
+// whole text UCS-2, 70 to a segment): "Herald: OPEN HOST_DOWN db1.example.com:27017 (project
+// prod)", with the metric and its value for a metric alert and CLOSED for a resolution notice.
+// The gateway answers 201 Created for a message it queued.
+//
+// Reply codes. When the operator set action keys (Delivery.Links), the text of an open alert
+// ends with "Reply 1 to ack 1h, 4 for 4h" and that of an acknowledged one with "Reply 0 to
+// unack"; the text before the code is cut to leave it room. Once such a text is sent, Sent is
+// told (cmd/herald keeps the number's last notice in the store, store/smsreplies.go), and the
+// gateway's inbound webhook (POST /hooks/sms/inbound, api/hooks_sms.go) acts on a reply from
+// that number.
 //
 // BaseURL "" is https://api.twilio.com; HERALD_SMS_URL overrides it, and HERALD_SMS_ACCOUNT,
 // HERALD_SMS_TOKEN and HERALD_SMS_FROM give the account, its auth token and the sender number.

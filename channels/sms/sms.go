@@ -16,8 +16,16 @@ import (
 // DefaultBaseURL is the gateway's public address.
 const DefaultBaseURL = "https://api.twilio.com"
 
-// MaxBody is the longest text sent, in characters: two concatenated segments at most.
-const MaxBody = 320
+// MaxBody is the longest text sent, in GSM 7-bit characters: one segment, so that a notice
+// arrives whole on every phone and costs one message.
+const MaxBody = 160
+
+// The reply codes a text ends with when it carries action links: what a reply of that one
+// digit does (api/hooks_sms.go reads them).
+const (
+	replyAcknowledge = " Reply 1 to ack 1h, 4 for 4h"
+	replyWithdraw    = " Reply 0 to unack"
+)
 
 // Notifier sends SMS deliveries through the gateway. Client nil means a client from
 // channels.NewHTTPClient(false, 10s): private addresses refused.
@@ -27,6 +35,10 @@ type Notifier struct {
 	AccountSID string // HERALD_SMS_ACCOUNT
 	AuthToken  string // HERALD_SMS_TOKEN; never logged
 	From       string // sender number, HERALD_SMS_FROM
+	// Sent, when set, is told of each text sent with a reply code: the number it went to and
+	// its delivery, for a reply from that number to act on its alert (cmd/herald keeps it in
+	// the store). A text that carries no code tells nobody.
+	Sent func(ctx context.Context, to string, d channels.Delivery)
 }
 
 // number is a phone number as the gateway takes it: an optional + and digits.
@@ -64,6 +76,9 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	req.SetBasicAuth(n.AccountSID, n.AuthToken)
 
 	err = channels.Send(n.Client, req)
+	if err == nil && n.Sent != nil && !d.Links.Empty() {
+		n.Sent(ctx, to, d)
+	}
 	var f *channels.Failure
 	if errors.As(err, &f) && f.Rejected {
 		// The gateway refused the account SID and auth token: those are the operator's
@@ -77,7 +92,9 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 }
 
 // Text is the message of a delivery: "Herald: OPEN HOST_DOWN db1.example.com:27017 (project
-// 5f0c...)", at most MaxBody characters.
+// prod)", in one segment of GSM 7-bit characters (others are sent as '?'). With action links
+// it ends with its reply code: "Reply 1 to ack 1h, 4 for 4h" for an open alert, "Reply 0 to
+// unack" for an acknowledged one; the text before it is cut to leave it room.
 func Text(d channels.Delivery) string {
 	a := d.Alert
 	parts := []string{"Herald:", channels.Status(d), channels.EventType(a)}
@@ -90,10 +107,17 @@ func Text(d channels.Delivery) string {
 		}
 		parts = append(parts, m)
 	}
-	if p := channels.OneLine(a.GroupID); p != "" {
+	if p := channels.OneLine(channels.Or(d.Project, a.GroupID)); p != "" {
 		parts = append(parts, "(project "+p+")")
 	}
-	return channels.Truncate(strings.Join(parts, " "), MaxBody, "...")
+	code := ""
+	switch {
+	case d.Links.Acknowledge1h != "":
+		code = replyAcknowledge
+	case d.Links.Unacknowledge != "":
+		code = replyWithdraw
+	}
+	return cutGSM(toGSM(strings.Join(parts, " ")), MaxBody-gsmLen(code), "...") + code
 }
 
 // normalize takes out what people write in phone numbers besides digits and a leading +.

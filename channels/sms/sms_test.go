@@ -96,7 +96,7 @@ func TestRequest(t *testing.T) {
 	}
 }
 
-// TestLongText: the body is cut to 320 characters, and a line break in the alert's fields does
+// TestLongText: the body is cut to one segment, 160 characters, and a line break in the alert's fields does
 // not reach it.
 func TestLongText(t *testing.T) {
 	a := channelstest.HostAlert()
@@ -107,6 +107,81 @@ func TestLongText(t *testing.T) {
 	}
 	if strings.ContainsAny(got, "\r\n") {
 		t.Errorf("a line break in %q", got)
+	}
+}
+
+// A text with action links ends with its reply code, whole, and fits one segment however long
+// the alert's names; an acknowledged alert offers to withdraw; a resolution and a delivery
+// without links (no action keys) have no code. The project is named by its name.
+func TestReplyCode(t *testing.T) {
+	const base = "https://herald.example.com/act/"
+	open := herald.ActionLinks{View: base + "v", Acknowledge1h: base + "1", Acknowledge4h: base + "4"}
+	long := channelstest.HostAlert()
+	long.HostnameAndPort = strings.Repeat("db-{shard}-", 30) + "example.com:27017"
+	cases := []struct {
+		name   string
+		ev     channels.Event
+		alert  herald.Alert
+		links  herald.ActionLinks
+		suffix string // "": no code
+	}{
+		{"open", channels.EventOpen, channelstest.HostAlert(), open, " Reply 1 to ack 1h, 4 for 4h"},
+		{"long names", channels.EventOpen, long, open, " Reply 1 to ack 1h, 4 for 4h"},
+		{"acknowledged", channels.EventAcknowledge, channelstest.HostAlert(), herald.ActionLinks{View: base + "v", Unacknowledge: base + "0"}, " Reply 0 to unack"},
+		{"resolved", channels.EventClose, channelstest.Closed(channelstest.HostAlert(), "2026-11-21T19:02:10Z"), herald.ActionLinks{View: base + "v"}, ""},
+		{"no keys", channels.EventOpen, channelstest.HostAlert(), herald.ActionLinks{}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := delivery(c.ev, c.alert)
+			d.Links, d.Project = c.links, "prod"
+			got := sms.Text(d)
+			if sms.Segments(got) != 1 {
+				t.Errorf("%q takes %d segments", got, sms.Segments(got))
+			}
+			if c.suffix != "" && !strings.HasSuffix(got, c.suffix) {
+				t.Errorf("%q does not end with %q", got, c.suffix)
+			}
+			if c.suffix == "" && strings.Contains(got, "Reply") {
+				t.Errorf("%q offers a reply", got)
+			}
+			if c.name != "long names" && !strings.Contains(got, "(project prod)") {
+				t.Errorf("%q does not name the project", got)
+			}
+		})
+	}
+}
+
+// A text sent with a reply code tells Sent its number, as the gateway took it, and its
+// delivery; one without a code, or not sent, tells nobody.
+func TestSentIsTold(t *testing.T) {
+	links := herald.ActionLinks{View: "https://h/act/v", Acknowledge1h: "https://h/act/1", Acknowledge4h: "https://h/act/4"}
+	for _, c := range []struct {
+		name   string
+		links  herald.ActionLinks
+		answer http.HandlerFunc
+		told   bool
+	}{
+		{"sent with a code", links, created, true},
+		{"sent without links", herald.ActionLinks{}, created, false},
+		{"refused", links, channelstest.Answer(http.StatusBadRequest, `{"code":21211}`, "Content-Type", "application/json"), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rc := channelstest.NewReceiver(t, c.answer)
+			var told []string
+			n := notifier(rc)
+			n.Sent = func(_ context.Context, to string, d channels.Delivery) { told = append(told, to+" "+d.Alert.ID) }
+			d := delivery(channels.EventOpen, channelstest.HostAlert())
+			d.Links = c.links
+			_ = n.Notify(context.Background(), d)
+			want := []string(nil)
+			if c.told {
+				want = []string{"+15551234567 " + d.Alert.ID}
+			}
+			if strings.Join(told, ",") != strings.Join(want, ",") {
+				t.Errorf("told %q, want %q", told, want)
+			}
+		})
 	}
 }
 

@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/actlink"
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/registry"
+	"github.com/heraldhq/herald/channels/sms"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 )
@@ -104,8 +107,27 @@ func startWorker(ctx context.Context, st *store.Store, d *dispatch.Dispatcher, c
 		return nil, err
 	}
 	notifiers, mailer := sendersOver(c.services, transport.Client(channels.DefaultTimeout))
+	rememberSMSReplies(notifiers, st, log)
 	engine := dispatch.NewEngine(st, d, dispatch.EngineConfig{Notifiers: notifiers, Mailer: mailer, Administrators: c.Administrators, Minute: c.Minute,
 		Lease: c.Lease, Linker: linker, Observer: processMetrics(), Clock: herald.SystemClock{}, Log: log.Named("engine")})
 	w := dispatch.NewWorker(engine, dispatch.WorkerConfig{Concurrency: c.Concurrency, Queues: queues})
 	return w, w.Start()
+}
+
+// rememberSMSReplies makes the SMS sender keep, per number, the last notice it texted with a
+// reply code, for as long as its links live: the API's inbound webhook acts on a reply from
+// that number (docs/api.md#act-from-a-notice). A failure to keep it is logged: the text went.
+func rememberSMSReplies(notifiers map[string]channels.Notifier, st *store.Store, log *zap.Logger) {
+	n, ok := notifiers["SMS"].(sms.Notifier)
+	if !ok {
+		return
+	}
+	n.Sent = func(ctx context.Context, to string, d channels.Delivery) {
+		last := store.SMSNotice{GroupID: d.Alert.GroupID, AlertID: d.Alert.ID, Global: d.Global, Sent: time.Now()}
+		if err := st.RememberSMS(ctx, to, last, actlink.MaxAge); err != nil {
+			log.Warn("the last notice texted to a number was not kept: a reply to it will not act",
+				zap.String("deliveryId", d.ID), zap.String("alertId", d.Alert.ID), zap.Error(err))
+		}
+	}
+	notifiers["SMS"] = n
 }
