@@ -55,6 +55,16 @@ type Config struct {
 	// ActionKeys verify the tokens of notices' action links (served under ActPath); empty:
 	// every link is refused.
 	ActionKeys actlink.Keys
+	// ChatBSigningSecret is HERALD_CHAT_B_SIGNING_SECRET, the chat app's signing secret that
+	// CHAT_B button clicks are signed with; ChatBURL is HERALD_CHAT_B_URL, the service address
+	// a click's response_url may name besides the service's own hooks host.
+	ChatBSigningSecret, ChatBURL string
+	// SMSToken is HERALD_SMS_TOKEN, the SMS gateway account's auth token its inbound webhook
+	// is signed with.
+	SMSToken string
+	// HookClient posts what the service callbacks answer later (the update of a clicked chat
+	// message): the senders' guarded client. Nil: no update is posted.
+	HookClient *http.Client
 	// Observe, when set, is told of every request: its method, its route pattern (the path
 	// when none matched), status and duration.
 	Observe func(method, route string, status int, d time.Duration)
@@ -122,6 +132,7 @@ func New(ctx context.Context, st *store.Store, engine Engine, log *zap.Logger, c
 		s.routed[pattern] = mount(pattern, h, checkedWithRead[rt.pattern])
 	}
 	s.mux.HandleFunc("/", s.unrouted)
+	s.describeHooks()
 	return s, nil
 }
 
@@ -307,6 +318,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(p, ActPath):
 		route = actRoute // never the token
 		s.serveAct(rec, r)
+		return
+	case strings.HasPrefix(p, HooksPath):
+		route = HooksPath // a hook's own path below, not any path a caller makes up
+		for _, h := range s.hooks() {
+			if _, path, _ := strings.Cut(h.pattern, " "); path == p {
+				route = p
+			}
+		}
+		s.serveHook(rec, r)
 		return
 	case publicDocs[p].body != nil:
 		route = p
