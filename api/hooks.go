@@ -134,6 +134,7 @@ type noticeAck struct {
 	who            string // the chat user or the number (or the user of that number)
 	recipient      string // whom the notice went to: the channel, the number
 	source         string
+	comment        string // the acknowledgement's comment: where it came from
 	remote         string
 	now            time.Time
 }
@@ -150,8 +151,9 @@ func (s *Server) applyNoticeAck(ctx context.Context, n noticeAck) (herald.Alert,
 		scope = p.Scope()
 	}
 	return s.applyAck(ctx, ackChange{global: n.global, scope: scope, id: n.alertID, until: herald.At(n.until),
-		who: n.who, now: n.now, event: func(typ string) herald.Event {
+		comment: n.comment, who: n.who, now: n.now, event: func(typ string) herald.Event {
 			ev := herald.NewEvent(typ, herald.Principal{RemoteAddress: n.remote}, scope, n.now)
+			ev.Username = n.who
 			ev.Raw["source"] = n.source
 			ev.Raw["by"] = n.who
 			ev.Raw["recipient"] = n.recipient

@@ -170,7 +170,7 @@ func (s *Server) chatBAct(ctx context.Context, c actlink.Claims, who, remote str
 		return "This alert is " + a.Status + ": nothing was changed.", a, nil
 	}
 	a, err = s.applyNoticeAck(ctx, noticeAck{global: c.Global, group: c.Group, alertID: c.Alert, until: now.Add(c.Action.Acknowledges()),
-		who: who, recipient: c.Recipient, source: "CHAT_BUTTON", remote: remote, now: now})
+		who: who, recipient: c.Recipient, source: "CHAT_BUTTON", comment: "Acknowledged from a chat button.", remote: remote, now: now})
 	if e := herald.ErrorOf(err); e != nil && e.Code == herald.CodeAlertNotActive {
 		return "This alert is no longer open: nothing was changed.", a, nil
 	}

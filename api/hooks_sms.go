@@ -143,7 +143,7 @@ func (s *Server) smsReply(ctx context.Context, h *hookCall, from, body string) (
 		return "", err
 	}
 	a, err = s.applyNoticeAck(ctx, noticeAck{global: last.Global, group: last.GroupID, alertID: last.AlertID, until: now.Add(ack),
-		who: who, recipient: from, source: "SMS_REPLY", remote: h.remote, now: now})
+		who: who, recipient: from, source: "SMS_REPLY", comment: "Acknowledged by a text message reply.", remote: h.remote, now: now})
 	if e := herald.ErrorOf(err); e != nil && e.Code == herald.CodeAlertNotActive {
 		return "Alert " + a.EventTypeName + " is no longer open: nothing was changed.", nil
 	}

@@ -165,11 +165,12 @@ func TestChatBClickAcknowledges(t *testing.T) {
 
 	r := e.Owner.do("GET", "/groups/"+pid+"/alerts/"+a.ID, nil).wantStatus(200)
 	until, err := time.Parse(time.RFC3339, r.str("acknowledgedUntil"))
-	if r.str("acknowledgingUsername") != "ana" || err != nil || until.Sub(at) < 59*time.Minute || until.Sub(at) > 61*time.Minute {
+	if r.str("acknowledgingUsername") != "ana" || r.str("acknowledgementComment") != "Acknowledged from a chat button." ||
+		err != nil || until.Sub(at) < 59*time.Minute || until.Sub(at) > 61*time.Minute {
 		t.Fatalf("alert after the click: %s", r.Raw)
 	}
 	evs := auditEvents(t, e, store.EventScope{GroupID: pid}, herald.EventAlertAcknowledged)
-	if len(evs) != 1 || evs[0].Raw["source"] != "CHAT_BUTTON" || evs[0].Raw["by"] != "ana" || evs[0].Raw["recipient"] != "#ops" {
+	if len(evs) != 1 || evs[0].Raw["source"] != "CHAT_BUTTON" || evs[0].Username != "ana" || evs[0].Raw["by"] != "ana" || evs[0].Raw["recipient"] != "#ops" {
 		t.Fatalf("audit events %+v", evs)
 	}
 

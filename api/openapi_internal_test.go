@@ -28,6 +28,9 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	for _, p := range actRoutes {
 		served[p] = true
 	}
+	for _, h := range (&Server{}).hooks() {
+		served[h.pattern] = true
+	}
 	documented := map[string]bool{}
 	for path, item := range doc.Paths.Map() {
 		for method := range item.Operations() {
@@ -82,6 +85,9 @@ func TestDocsNameEveryRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	patterns := slices.Clone(actRoutes)
+	for _, h := range (&Server{}).hooks() {
+		patterns = append(patterns, h.pattern)
+	}
 	for _, rt := range (&Server{}).routes() {
 		patterns = append(patterns, rt.pattern)
 	}
