@@ -49,6 +49,8 @@ type common struct {
 	monitoringSettings // bound by the roles that serve the API
 	// Actions are the settings of notices' action links (the API's, dev's and workers').
 	Actions actionLinks
+	// Hooks are the settings of the service callbacks (the roles that serve the API).
+	Hooks hookSettings
 }
 
 // bindBase binds what every long-running role has: where Redis is, and the log level.
@@ -68,7 +70,7 @@ func (c *common) bindBase(s settings) {
 // bindAPI binds the settings of the roles that serve the API.
 func (c *common) bindAPI(s settings, listenDefault string, basicOverHTTPDefault bool) {
 	s.string(&c.Listen, "listen", "HERALD_LISTEN", listenDefault, "address the API listens on")
-	s.string(&c.ExternalURL, "external-url", "HERALD_EXTERNAL_URL", "", "scheme and host that links in responses use (default: the request's own)"+actionKeysHelp)
+	s.string(&c.ExternalURL, "external-url", "HERALD_EXTERNAL_URL", "", "scheme and host that links in responses use (default: the request's own)"+actionKeysHelp+hooksHelp)
 	s.string(&c.TLSCert, "tls-cert", "HERALD_TLS_CERT", "", "certificate (PEM, chain first) to serve HTTPS with; unset: plain HTTP behind a proxy")
 	s.string(&c.TLSKey, "tls-key", "HERALD_TLS_KEY", "", "private key (PEM) of the certificate")
 	s.bool(&c.BasicOverHTTP, "prometheus-basic-over-http", "HERALD_PROMETHEUS_BASIC_OVER_HTTP", basicOverHTTPDefault,
@@ -204,6 +206,7 @@ func bindServing(s settings, role, listenDefault string) *serving {
 		c.bindDeliveryWarnings(s)
 	}
 	c.Actions.bind(s, &c.ExternalURL, false)
+	c.bindHooks(s, role)
 	s.secret(&c.BootstrapKey, "bootstrap-key", "HERALD_BOOTSTRAP_KEY", "global owner key to make sure exists, as public:private (herald dev: default a new key, printed once)")
 	s.check(func() error {
 		if c.BootstrapKey == "" {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -137,7 +138,9 @@ func serveAPI(ctx context.Context, ln net.Listener, st *store.Store, engine api.
 	c.Actions.describeAPI(log)
 	handler, err := api.New(ctx, st, engine, log, api.Config{ExternalURL: c.ExternalURL, GitHash: buildGitHash(), Version: buildVersion(),
 		Delivery: delivery, BasicOverHTTP: c.BasicOverHTTP, ActionKeys: c.Actions.Keys,
-		Ready: st.Ping, Monitoring: c.monitoringSettings.handler(st),
+		ChatBSigningSecret: c.Hooks.ChatBSigningSecret, ChatBURL: c.services["HERALD_CHAT_B_URL"], SMSToken: c.services["HERALD_SMS_TOKEN"],
+		HookClient: channels.NewHTTPClient(c.AllowPrivate, channels.DefaultTimeout),
+		Ready:      st.Ping, Monitoring: c.monitoringSettings.handler(st),
 		Metrics: processMetrics().Handler(clusterMetrics(st, log)), Observe: processMetrics().ObserveRequest})
 	if err != nil {
 		return err
