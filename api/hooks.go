@@ -23,7 +23,7 @@ type hook struct {
 	serve   func(w *statusRecorder, r *http.Request)
 }
 
-// hooks are the service callbacks Herald serves (docs/api.md#act-from-a-notice).
+// hooks are the service callbacks Herald serves (docs/api.md#service-callbacks).
 func (s *Server) hooks() []hook {
 	return []hook{
 		{"POST /hooks/chat-b/actions", s.chatBActions},

@@ -274,9 +274,9 @@ func (s *Server) chatBUpdate(p chatBPayload, c actlink.Claims, a herald.Alert, o
 
 // chatBButtons are the labels and styles of the buttons that act, as channels/chatb makes them.
 var chatBButtons = map[actlink.Action]struct{ label, style string }{
-	actlink.Acknowledge1h: {"Acknowledge 1 h", "primary"},
-	actlink.Acknowledge4h: {"Acknowledge 4 h", ""},
-	actlink.Unacknowledge: {"Withdraw acknowledgement", "danger"},
+	actlink.Acknowledge1h: {"Acknowledge for 1 hour", "primary"},
+	actlink.Acknowledge4h: {"Acknowledge for 4 hours", ""},
+	actlink.Unacknowledge: {"Withdraw the acknowledgement", "danger"},
 }
 
 // postChatBUpdate replaces the clicked message through its response_url, with the guarded

@@ -33,6 +33,7 @@ const (
 type Notifier struct {
 	Client  *http.Client
 	BaseURL string
+	Now     channels.Now // the time "since when" is said against; nil: the system clock
 }
 
 type message struct {
@@ -72,11 +73,11 @@ func buttons(l herald.ActionLinks) *block {
 			els = append(els, button{Type: "button", ActionID: id, Text: plain(label, 75), Style: style, Value: Token(link)})
 		}
 	}
-	add(l.Acknowledge1h, "acknowledge1h", "Acknowledge 1 h", "primary")
-	add(l.Acknowledge4h, "acknowledge4h", "Acknowledge 4 h", "")
-	add(l.Unacknowledge, "unacknowledge", "Withdraw acknowledgement", "danger")
+	add(l.Acknowledge1h, "acknowledge1h", "Acknowledge for 1 hour", "primary")
+	add(l.Acknowledge4h, "acknowledge4h", "Acknowledge for 4 hours", "")
+	add(l.Unacknowledge, "unacknowledge", "Withdraw the acknowledgement", "danger")
 	if l.View != "" {
-		els = append(els, button{Type: "button", ActionID: "view", Text: plain("View", 75), URL: l.View})
+		els = append(els, button{Type: "button", ActionID: "view", Text: plain("View the alert", 75), URL: l.View})
 	}
 	if len(els) == 0 {
 		return nil
@@ -86,17 +87,6 @@ func buttons(l herald.ActionLinks) *block {
 
 // Token is the token of an action link, its last path segment.
 func Token(link string) string { return link[strings.LastIndexByte(link, '/')+1:] }
-
-// project names the alert's project for people: its name and its organization's, else its id.
-func project(d channels.Delivery) string {
-	switch {
-	case d.Project != "" && d.Org != "":
-		return channels.OneLine(d.Project + " (" + d.Org + ")")
-	case d.Project != "":
-		return channels.OneLine(d.Project)
-	}
-	return channels.OneLine(d.Alert.GroupID)
-}
 
 type textObj struct {
 	Type string `json:"type"`
@@ -114,20 +104,22 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		return err
 	}
 	token, channel := v[0], v[1]
-	headline, ok := channels.Headline(d.Event)
+	notice, ok := channels.NoticeOf(d, n.Now.Time())
 	if !ok {
 		return channels.NoEvent()
 	}
 	a := d.Alert
-	status, event, subject := channels.Or(a.Status, "UNKNOWN"), channels.EventType(a), channels.Target(a)
-	title := channels.OneLine(headline + ": " + event)
-	fields := []*textObj{
-		plain("Status: "+status, maxField),
-		plain("Event type: "+event, maxField),
-		plain("Target: "+subject, maxField),
+	title := channels.OneLine(notice.Headline + ": " + notice.What)
+	var fields []*textObj
+	for _, f := range [][2]string{{"Status", notice.Status}, {"Event type", channels.EventType(a)}, {"Target", channels.Target(a)},
+		{"Project", notice.Where}, {"When", notice.When()}, {"Acknowledged", notice.Ack}} {
+		if f[1] != "" {
+			fields = append(fields, plain(f[0]+": "+f[1], maxField))
+		}
 	}
-	if p := project(d); p != "" {
-		fields = append(fields, plain("Project: "+p, maxField))
+	fallback := title
+	if notice.Where != "" {
+		fallback += ", project " + notice.Where
 	}
 	base, err := channels.AbsoluteBaseURL("CHAT_B", n.BaseURL, DefaultBaseURL)
 	if err != nil {
@@ -143,7 +135,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	}
 	req, err := channels.PostJSON(ctx, "CHAT_B", base+"/api/chat.postMessage", message{
 		Channel: channel,
-		Text:    escape(channels.Truncate(title+" on "+subject, maxText, "…")),
+		Text:    escape(channels.Truncate(fallback, maxText, "…")),
 		Blocks:  blocks,
 	}, "Authorization", "Bearer "+token, "Content-Type", "application/json; charset=utf-8")
 	if err != nil {

@@ -73,23 +73,29 @@ func decode(t *testing.T, raw []byte) message {
 
 func TestRequest(t *testing.T) {
 	closed := channelstest.Closed(channelstest.MetricAlert(), "2026-11-21T19:02:10Z")
+	acked := channelstest.MetricAlert()
+	acked.AcknowledgedUntil, acked.AcknowledgingUsername = channelstest.At("2026-11-21T20:00:00Z"), "alice"
+	const what = "Metric outside its threshold: CONNECTIONS at 512 RAW on db1.example.com:27017 (replica set rs0)"
+	const since = "since 18:40 UTC, 19 min"
 	cases := []struct {
 		event    channels.Event
 		alert    herald.Alert
 		headline string
+		fields   []string // after event type and target
 	}{
-		{channels.EventOpen, channelstest.MetricAlert(), "Alert opened: OUTSIDE_METRIC_THRESHOLD"},
-		{channels.EventUpdate, channelstest.MetricAlert(), "Alert still open: OUTSIDE_METRIC_THRESHOLD"},
-		{channels.EventClose, closed, "Alert resolved: OUTSIDE_METRIC_THRESHOLD"},
-		{channels.EventAcknowledge, channelstest.MetricAlert(), "Alert acknowledged: OUTSIDE_METRIC_THRESHOLD"},
-		{channels.EventCancel, channelstest.MetricAlert(), "Alert cancelled: OUTSIDE_METRIC_THRESHOLD"},
+		{channels.EventOpen, channelstest.MetricAlert(), "Alert opened", []string{"Status: Open", "When: Open " + since}},
+		{channels.EventUpdate, channelstest.MetricAlert(), "Alert still open", []string{"Status: Open", "When: Open " + since}},
+		{channels.EventClose, closed, "Alert resolved", []string{"Status: Resolved", "When: Resolved, lasted 21 min, 18:40 UTC to 19:02 UTC"}},
+		{channels.EventAcknowledge, acked, "Alert acknowledged", []string{"Status: Acknowledged", "When: Open " + since, "Acknowledged: until 20:00 UTC by alice"}},
+		{channels.EventCancel, channelstest.MetricAlert(), "Alert cancelled", []string{"Status: Open", "When: Open " + since}},
 	}
+	now := func() time.Time { return channelstest.At("2026-11-21T19:00:00Z").Time }
 	for _, c := range cases {
 		t.Run(string(c.event), func(t *testing.T) {
 			rc := channelstest.NewReceiver(t, answer(200, okAnswer))
 			d := delivery(c.event, ownToken, "#ops")
-			d.Alert = c.alert
-			if err := (chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL + "/"}).Notify(context.Background(), d); err != nil {
+			d.Alert, d.Project, d.Org = c.alert, "prod", "Acme"
+			if err := (chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL + "/", Now: now}).Notify(context.Background(), d); err != nil {
 				t.Fatalf("Notify: %v", err)
 			}
 			r := rc.Only(t)
@@ -108,13 +114,13 @@ func TestRequest(t *testing.T) {
 			if m.Channel != "#ops" {
 				t.Errorf("channel %q, want #ops", m.Channel)
 			}
-			if want := c.headline + " on db1.example.com:27017 (replica set rs0)"; m.Text != want {
+			if want := c.headline + ": " + what + ", project prod (organization Acme)"; m.Text != want {
 				t.Errorf("text %q, want %q", m.Text, want)
 			}
 			if len(m.Blocks) != 3 {
 				t.Fatalf("%d blocks, want 3: %s", len(m.Blocks), r.Body)
 			}
-			if h := m.Blocks[0]; h.Type != "header" || h.Text == nil || h.Text.Type != "plain_text" || h.Text.Text != c.headline {
+			if h := m.Blocks[0]; h.Type != "header" || h.Text == nil || h.Text.Type != "plain_text" || h.Text.Text != c.headline+": "+what {
 				t.Errorf("header block %+v", h)
 			}
 			var fields []string
@@ -124,8 +130,8 @@ func TestRequest(t *testing.T) {
 				}
 				fields = append(fields, f.Text)
 			}
-			want := []string{"Status: " + c.alert.Status, "Event type: OUTSIDE_METRIC_THRESHOLD",
-				"Target: db1.example.com:27017 (replica set rs0)", "Project: " + c.alert.GroupID}
+			want := append([]string{c.fields[0], "Event type: OUTSIDE_METRIC_THRESHOLD",
+				"Target: db1.example.com:27017 (replica set rs0)", "Project: prod (organization Acme)"}, c.fields[1:]...)
 			if m.Blocks[1].Type != "section" || strings.Join(fields, "|") != strings.Join(want, "|") {
 				t.Errorf("fields block %s %q, want section %q", m.Blocks[1].Type, fields, want)
 			}
@@ -312,8 +318,7 @@ func TestLongAnswer(t *testing.T) {
 func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.Case{Kind: chatb.Kind, Settings: conformance.At("HERALD_CHAT_B_URL"),
 		Fields: conformance.Fixed("apiToken", ownToken, "channelName", "#ops"), Accept: answer(200, okAnswer),
-		Unsendable: []conformance.Change{conformance.NoEvent, conformance.UnknownEvent},
-		Links:      conformance.NoLinks}) // its messages carry no links yet
+		Unsendable: []conformance.Change{conformance.NoEvent, conformance.UnknownEvent}})
 }
 
 // A message carries buttons for the links its delivery has: acknowledge 1 h and 4 h (each
@@ -343,8 +348,8 @@ func TestButtons(t *testing.T) {
 				t.Fatalf("Notify: %v", err)
 			}
 			m := decode(t, rc.Only(t).Body)
-			if f := m.Blocks[1].Fields; len(f) != 4 || f[3].Text != "Project: prod (Acme)" {
-				t.Errorf("fields %+v, want the project named prod (Acme)", f)
+			if f := m.Blocks[1].Fields; len(f) < 4 || f[3].Text != "Project: prod (organization Acme)" {
+				t.Errorf("fields %+v, want the project named prod (organization Acme)", f)
 			}
 			if c.want == nil {
 				if len(m.Blocks) != 3 {

@@ -3,23 +3,29 @@
 //
 // Every notice is one POST {BaseURL}/api/chat.postMessage with the API token as a bearer token
 // and a JSON body: the channel, a one-line fallback text (what notifications and old clients
-// show) and blocks (a header, the status, event type, target and project, and the alert's
-// Summary). The blocks are plain text, and the fallback has &, < and > escaped, so that what
-// users wrote (host names, acknowledgement comments) cannot mention @channel or make links.
+// show) and blocks: a header saying what happened in words, fields (status, event type,
+// target, project, since when, the acknowledgement), the alert's Summary, and the buttons of
+// its action links. The words are the ones every people's notice uses (channels.NoticeOf).
+// The text blocks are plain text, and the fallback has &, < and > escaped, so that what users
+// wrote (host names, acknowledgement comments) cannot mention @channel or make links.
 //
 //	POST /api/chat.postMessage HTTP/1.1
 //	Authorization: Bearer <apiToken>
 //	Content-Type: application/json; charset=utf-8
 //
-//	{"channel":"#ops","text":"Alert opened: HOST_DOWN on db1.example.com:27017",
-//	 "blocks":[{"type":"header","text":{"type":"plain_text","text":"Alert opened: HOST_DOWN"}},
-//	  {"type":"section","fields":[{"type":"plain_text","text":"Status: OPEN"},
+//	{"channel":"#ops","text":"Alert opened: Host down: db1.example.com:27017, project prod (organization Acme)",
+//	 "blocks":[{"type":"header","text":{"type":"plain_text","text":"Alert opened: Host down: db1.example.com:27017"}},
+//	  {"type":"section","fields":[{"type":"plain_text","text":"Status: Open"},
 //	   {"type":"plain_text","text":"Event type: HOST_DOWN"},
 //	   {"type":"plain_text","text":"Target: db1.example.com:27017 (replica set rs0)"},
-//	   {"type":"plain_text","text":"Project: 5f0c..."}]},
-//	  {"type":"section","text":{"type":"plain_text","text":"Alert OPEN: HOST_DOWN\n...\nAlert ID: 65a1..."}}]}
+//	   {"type":"plain_text","text":"Project: prod (organization Acme)"},
+//	   {"type":"plain_text","text":"When: Open since 03:12 UTC, 14 min"}]},
+//	  {"type":"section","text":{"type":"plain_text","text":"Alert OPEN: HOST_DOWN\n...\nAlert ID: 65a1..."}},
+//	  {"type":"actions","block_id":"herald_actions","elements":[
+//	   {"type":"button","action_id":"acknowledge1h","text":{"type":"plain_text","text":"Acknowledge for 1 hour"},"style":"primary","value":"<token>"},
+//	   {"type":"button","action_id":"acknowledge4h","text":{"type":"plain_text","text":"Acknowledge for 4 hours"},"value":"<token>"},
+//	   {"type":"button","action_id":"view","text":{"type":"plain_text","text":"View the alert"},"url":"https://herald.example.com/act/<token>"}]}]}
 //
-// The project is named by its name and its organization's ("prod (Acme)"), else its id.
 // When the operator set action keys (Delivery.Links), a last block of buttons (block_id
 // herald_actions) acts on the alert: acknowledge for 1 hour and for 4 hours (an open alert),
 // withdraw the acknowledgement (an acknowledged one), each with its signed link's token as

@@ -8,13 +8,14 @@
 //	Authorization: Basic base64(AccountSID:AuthToken)
 //	Content-Type: application/x-www-form-urlencoded
 //
-//	To=%2B15551234567&From=%2B15557654321&Body=Herald%3A+OPEN+HOST_DOWN+db1.example.com%3A27017+%28project+5f0c1d2e3f4a5b6c7d8e9f00%29
+//	To=%2B15551234567&From=%2B15557654321&Body=Herald+Open%3A+Host+down%3A+db1.example.com%3A27017%2C+since+03%3A12+UTC%2C+14+min%2C+project+prod+Reply+1+to+ack+1h%2C+4+for+4h
 //
 // To is Delivery.To, else the notification's mobileNumber, with the spaces, dots, dashes and
-// parentheses people write in numbers taken out. The body is one line that fits one segment
-// (160 GSM 7-bit characters; any other character is sent as '?', since one would make the
-// whole text UCS-2, 70 to a segment): "Herald: OPEN HOST_DOWN db1.example.com:27017 (project
-// prod)", with the metric and its value for a metric alert and CLOSED for a resolution notice.
+// parentheses people write in numbers taken out. The body is one line, in the words every
+// people's notice uses (channels: StatusWords, What, Since or Acknowledgement, Where), that fits
+// one segment (160 GSM 7-bit characters; any other character is sent as '?', since one would
+// make the whole text UCS-2, 70 to a segment): "Herald Open: Host down: db1.example.com:27017,
+// since 03:12 UTC, 14 min, project prod (organization Acme)".
 // The gateway answers 201 Created for a message it queued.
 //
 // Reply codes. When the operator set action keys (Delivery.Links), the text of an open alert

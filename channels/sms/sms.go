@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
@@ -31,10 +31,11 @@ const (
 // channels.NewHTTPClient(false, 10s): private addresses refused.
 type Notifier struct {
 	Client     *http.Client
-	BaseURL    string // default https://api.twilio.com (HERALD_SMS_URL)
-	AccountSID string // HERALD_SMS_ACCOUNT
-	AuthToken  string // HERALD_SMS_TOKEN; never logged
-	From       string // sender number, HERALD_SMS_FROM
+	BaseURL    string       // default https://api.twilio.com (HERALD_SMS_URL)
+	AccountSID string       // HERALD_SMS_ACCOUNT
+	AuthToken  string       // HERALD_SMS_TOKEN; never logged
+	From       string       // sender number, HERALD_SMS_FROM
+	Now        channels.Now // the time "since when" is said against; nil: the system clock
 	// Sent, when set, is told of each text sent with a reply code: the number it went to and
 	// its delivery, for a reply from that number to act on its alert (cmd/herald keeps it in
 	// the store). A text that carries no code tells nobody.
@@ -65,7 +66,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		base = DefaultBaseURL
 	}
 	endpoint := strings.TrimRight(base, "/") + "/2010-04-01/Accounts/" + url.PathEscape(n.AccountSID) + "/Messages.json"
-	form := url.Values{"To": {to}, "From": {n.From}, "Body": {Text(d)}}
+	form := url.Values{"To": {to}, "From": {n.From}, "Body": {Text(d, n.Now.Time())}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
 	if err != nil {
 		return &channels.Failure{Reason: "the SMS gateway URL (HERALD_SMS_URL) is not a URL"}
@@ -91,24 +92,21 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	return err
 }
 
-// Text is the message of a delivery: "Herald: OPEN HOST_DOWN db1.example.com:27017 (project
-// prod)", in one segment of GSM 7-bit characters (others are sent as '?'). With action links
-// it ends with its reply code: "Reply 1 to ack 1h, 4 for 4h" for an open alert, "Reply 0 to
-// unack" for an acknowledged one; the text before it is cut to leave it room.
-func Text(d channels.Delivery) string {
+// Text is the message of a delivery read at now, in the words of every people's notice:
+// "Herald Open: Host down: db1.example.com:27017, since 03:12 UTC, 14 min, project prod
+// (organization Acme)", in one segment of GSM 7-bit characters (others are sent as '?'). With
+// action links it ends with its reply code: "Reply 1 to ack 1h, 4 for 4h" for an open alert,
+// "Reply 0 to unack" for an acknowledged one; the text before it is cut to leave it room.
+func Text(d channels.Delivery, now time.Time) string {
 	a := d.Alert
-	parts := []string{"Herald:", channels.Status(d), channels.EventType(a)}
-	if t := channels.Subject(a); t != "" {
-		parts = append(parts, t)
+	parts := []string{"Herald " + channels.StatusWords(d) + ": " + channels.What(a)}
+	if ack := channels.Acknowledgement(a, now); ack != "" {
+		parts = append(parts, "acknowledged "+ack)
+	} else if since := channels.Since(a, now); since != "" {
+		parts = append(parts, since)
 	}
-	if m := channels.OneLine(a.MetricName); m != "" {
-		if v := a.CurrentValue; v != nil {
-			m = channels.OneLine(m + " " + strconv.FormatFloat(v.Number, 'f', -1, 64) + " " + v.Units)
-		}
-		parts = append(parts, m)
-	}
-	if p := channels.OneLine(channels.Or(d.Project, a.GroupID)); p != "" {
-		parts = append(parts, "(project "+p+")")
+	if p := channels.Where(d); p != "" {
+		parts = append(parts, "project "+p)
 	}
 	code := ""
 	switch {
@@ -117,7 +115,7 @@ func Text(d channels.Delivery) string {
 	case d.Links.Unacknowledge != "":
 		code = replyWithdraw
 	}
-	return cutGSM(toGSM(strings.Join(parts, " ")), MaxBody-gsmLen(code), "...") + code
+	return cutGSM(toGSM(channels.OneLine(strings.Join(parts, ", "))), MaxBody-gsmLen(code), "...") + code
 }
 
 // normalize takes out what people write in phone numbers besides digits and a leading +.

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald"
@@ -23,8 +24,12 @@ const (
 
 var created = channelstest.Answer(http.StatusCreated, `{"sid":"SM0123","status":"queued"}`, "Content-Type", "application/json")
 
+// now is when the tests' texts are read: 19 minutes after their alerts opened.
+func now() time.Time { return channelstest.At("2026-11-21T19:00:00Z").Time }
+
 func notifier(rc *channelstest.Receiver) sms.Notifier {
 	return sms.Notifier{
+		Now:        now,
 		Client:     conformance.Client(),
 		BaseURL:    rc.URL,
 		AccountSID: account,
@@ -39,6 +44,8 @@ func delivery(ev channels.Event, a herald.Alert) channels.Delivery {
 		Event:        ev,
 		Alert:        a,
 		Notification: herald.Notification{TypeName: "SMS", Fields: map[string]string{"mobileNumber": "+1 (555) 123-4567"}},
+		Project:      "prod",
+		Org:          "Acme",
 	}
 }
 
@@ -48,19 +55,24 @@ func TestRequest(t *testing.T) {
 	closed := channelstest.Closed(channelstest.HostAlert(), "2026-11-21T19:00:00Z")
 	fanOut := delivery(channels.EventOpen, channelstest.HostAlert())
 	fanOut.To = "+44 20 7946 0958"
+	acked := channelstest.HostAlert()
+	acked.AcknowledgedUntil, acked.AcknowledgingUsername = channelstest.At("2026-11-21T20:00:00Z"), "alice"
+	const host = "Host down: db1.example.com:27017 (replica set rs0)"
 	tests := []struct {
 		name, to, body string
 		d              channels.Delivery
 	}{
-		{"open", "+15551234567", "Herald: OPEN HOST_DOWN db1.example.com:27017 (project 5f0c1d2e3f4a5b6c7d8e9f00)",
+		{"open", "+15551234567", "Herald Open: " + host + ", since 18:40 UTC, 19 min, project prod (organization Acme)",
 			delivery(channels.EventOpen, channelstest.HostAlert())},
-		{"repeat", "+15551234567", "Herald: OPEN HOST_DOWN db1.example.com:27017 (project 5f0c1d2e3f4a5b6c7d8e9f00)",
+		{"repeat", "+15551234567", "Herald Open: " + host + ", since 18:40 UTC, 19 min, project prod (organization Acme)",
 			delivery(channels.EventUpdate, channelstest.HostAlert())},
-		{"close", "+15551234567", "Herald: CLOSED HOST_DOWN db1.example.com:27017 (project 5f0c1d2e3f4a5b6c7d8e9f00)",
+		{"acknowledged", "+15551234567", "Herald Acknowledged: " + host + ", acknowledged until 20:00 UTC by alice, project prod (organization Acme)",
+			delivery(channels.EventAcknowledge, acked)},
+		{"close", "+15551234567", "Herald Resolved: " + host + ", lasted 19 min, 18:40 UTC to 19:00 UTC, project prod (organization Acme)",
 			delivery(channels.EventClose, closed)},
-		{"metric", "+15551234567", "Herald: OPEN OUTSIDE_METRIC_THRESHOLD db1.example.com:27017 CONNECTIONS 512 RAW (project 5f0c1d2e3f4a5b6c7d8e9f00)",
-			delivery(channels.EventOpen, channelstest.MetricAlert())},
-		{"to wins", "+442079460958", "Herald: OPEN HOST_DOWN db1.example.com:27017 (project 5f0c1d2e3f4a5b6c7d8e9f00)", fanOut},
+		{"metric", "+15551234567", "Herald Open: Metric outside its threshold: CONNECTIONS at 512 RAW on db1.example.com:27017 (replica set rs0), since 18:40 UTC, 19 min, project prod (organiza...",
+			delivery(channels.EventOpen, channelstest.MetricAlert())}, // cut to one segment
+		{"to wins", "+442079460958", "Herald Open: " + host + ", since 18:40 UTC, 19 min, project prod (organization Acme)", fanOut},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,7 +113,7 @@ func TestRequest(t *testing.T) {
 func TestLongText(t *testing.T) {
 	a := channelstest.HostAlert()
 	a.HostnameAndPort = strings.Repeat("ä", 400) + "\nsecond line"
-	got := sms.Text(delivery(channels.EventOpen, a))
+	got := sms.Text(delivery(channels.EventOpen, a), now())
 	if n := utf8.RuneCountInString(got); n != sms.MaxBody || !strings.HasSuffix(got, "...") {
 		t.Errorf("%d characters, ends %q: want %d ending in ...", n, got[len(got)-10:], sms.MaxBody)
 	}
@@ -134,8 +146,8 @@ func TestReplyCode(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			d := delivery(c.ev, c.alert)
-			d.Links, d.Project = c.links, "prod"
-			got := sms.Text(d)
+			d.Links = c.links
+			got := sms.Text(d, now())
 			if sms.Segments(got) != 1 {
 				t.Errorf("%q takes %d segments", got, sms.Segments(got))
 			}
@@ -145,7 +157,7 @@ func TestReplyCode(t *testing.T) {
 			if c.suffix == "" && strings.Contains(got, "Reply") {
 				t.Errorf("%q offers a reply", got)
 			}
-			if c.name != "long names" && !strings.Contains(got, "(project prod)") {
+			if c.name != "long names" && !strings.Contains(got, "project prod") {
 				t.Errorf("%q does not name the project", got)
 			}
 		})
@@ -224,5 +236,5 @@ func TestConformance(t *testing.T) {
 	notANumber := conformance.Change{Name: "not a phone number", Change: func(d *channels.Delivery) { d.To = "call me" }}
 	conformance.Run(t, conformance.Case{Kind: sms.Kind, Settings: settings, Fields: conformance.Fixed("mobileNumber", "+1 (555) 123-4567"),
 		Accept: created, OperatorCredentials: true, Secrets: []string{token}, Unsendable: []conformance.Change{notANumber},
-		Links: conformance.NoLinks}) // its texts carry no links yet
+		Links: conformance.NoLinks}) // its texts carry reply codes rather than links (TestReplyCode)
 }

@@ -116,7 +116,7 @@ func startWorker(ctx context.Context, st *store.Store, d *dispatch.Dispatcher, c
 
 // rememberSMSReplies makes the SMS sender keep, per number, the last notice it texted with a
 // reply code, for as long as its links live: the API's inbound webhook acts on a reply from
-// that number (docs/api.md#act-from-a-notice). A failure to keep it is logged: the text went.
+// that number (docs/api.md#service-callbacks). A failure to keep it is logged: the text went.
 func rememberSMSReplies(notifiers map[string]channels.Notifier, st *store.Store, log *zap.Logger) {
 	n, ok := notifiers["SMS"].(sms.Notifier)
 	if !ok {
