@@ -2,19 +2,12 @@ package api_test
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha1"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"io"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +16,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/actlink"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/internal/hooktest"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -100,15 +94,6 @@ func clickPayload(t *testing.T, token, responseURL string) []byte {
 	return []byte(url.Values{"payload": {string(b)}}.Encode())
 }
 
-// slackSign signs body as the chat service does, at ts.
-func slackSign(secret string, ts time.Time, body []byte) (timestamp, signature string) {
-	timestamp = strconv.FormatInt(ts.Unix(), 10)
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte("v0:" + timestamp + ":"))
-	mac.Write(body)
-	return timestamp, "v0=" + hex.EncodeToString(mac.Sum(nil))
-}
-
 func postHook(t *testing.T, e *env, path string, body []byte, header http.Header) *response {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, e.srv.URL+path, strings.NewReader(string(body)))
@@ -126,8 +111,7 @@ func postHook(t *testing.T, e *env, path string, body []byte, header http.Header
 
 func postClick(t *testing.T, e *env, body []byte, secret string, at time.Time) *response {
 	t.Helper()
-	ts, sig := slackSign(secret, at, body)
-	return postHook(t, e, "/hooks/chat-b/actions", body, http.Header{"X-Slack-Request-Timestamp": {ts}, "X-Slack-Signature": {sig}})
+	return postHook(t, e, "/hooks/chat-b/actions", body, hooktest.ChatHeader(secret, at, body))
 }
 
 func signClaims(t *testing.T, keys actlink.Keys, a herald.Alert, act actlink.Action) string {
@@ -159,8 +143,7 @@ func TestChatBClickAcknowledges(t *testing.T) {
 	a, pid := openHostDown(t, e)
 	body := clickPayload(t, signClaims(t, hookKeys(t, "k1"), a, actlink.Acknowledge1h), rc.URL+"/actions/T1/1/abc")
 	at := time.Now()
-	ts, sig := slackSign(hookSigningSecret, at, body)
-	header := http.Header{"X-Slack-Request-Timestamp": {ts}, "X-Slack-Signature": {sig}}
+	header := hooktest.ChatHeader(hookSigningSecret, at, body)
 	postHook(t, e, "/hooks/chat-b/actions", body, header).wantStatus(200)
 
 	r := e.Owner.do("GET", "/groups/"+pid+"/alerts/"+a.ID, nil).wantStatus(200)
@@ -174,18 +157,7 @@ func TestChatBClickAcknowledges(t *testing.T) {
 		t.Fatalf("audit events %+v", evs)
 	}
 
-	var update struct {
-		ReplaceOriginal bool   `json:"replace_original"`
-		Text            string `json:"text"`
-		Blocks          []struct {
-			Type     string `json:"type"`
-			Elements []struct {
-				ActionID string `json:"action_id"`
-				Value    string `json:"value"`
-				URL      string `json:"url"`
-			} `json:"elements"`
-		} `json:"blocks"`
-	}
+	var update hooktest.ChatMessage
 	for deadline := time.Now().Add(5 * time.Second); len(rc.posted()) == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the message was not updated")
@@ -271,8 +243,7 @@ func TestHookRefusalsAreThrottled(t *testing.T) {
 		t.Errorf("alert %+v %v, want unchanged", got, err) // the API too refuses this address now
 	}
 	sms := smsForm("+15550100200", "1", "SM-throttled")
-	postHook(t, e, "/hooks/sms/inbound", []byte(sms.Encode()), http.Header{"X-Twilio-Signature": {twilioSign(hookSMSToken, sms)}}).
-		wantError(429, herald.CodeRateLimited)
+	postSMS(t, e, sms, hookSMSToken).wantError(429, herald.CodeRateLimited)
 }
 
 // Without their secrets the callbacks are not served: 404 saying which setting is missing.
@@ -292,22 +263,9 @@ func smsForm(from, body, sid string) url.Values {
 	return url.Values{"From": {from}, "To": {"+15557654321"}, "Body": {body}, "MessageSid": {sid}, "AccountSid": {"AC1"}}
 }
 
-// twilioSign signs a form as the SMS gateway does for a POST to the inbound hook.
-func twilioSign(token string, form url.Values) string {
-	s := hookExternal + "/hooks/sms/inbound"
-	for _, k := range slices.Sorted(maps.Keys(form)) {
-		for _, v := range form[k] {
-			s += k + v
-		}
-	}
-	mac := hmac.New(sha1.New, []byte(token))
-	mac.Write([]byte(s))
-	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
-}
-
 func postSMS(t *testing.T, e *env, form url.Values, token string) *response {
 	t.Helper()
-	return postHook(t, e, "/hooks/sms/inbound", []byte(form.Encode()), http.Header{"X-Twilio-Signature": {twilioSign(token, form)}})
+	return postHook(t, e, "/hooks/sms/inbound", []byte(form.Encode()), hooktest.SMSHeader(token, hookExternal+"/hooks/sms/inbound", form))
 }
 
 // wantTwiML checks a TwiML answer whose message contains want.
