@@ -168,6 +168,8 @@ func (s *Server) chatBAct(ctx context.Context, c actlink.Claims, who, remote str
 		return "", a, err
 	case !herald.Active(a.Status) || !actlink.Live(c, a.Resolved.Time, now):
 		return "This alert is " + a.Status + ": nothing was changed.", a, nil
+	case c.Action == actlink.Unacknowledge && !a.Acknowledged(now):
+		return "This alert is not acknowledged: nothing was changed.", a, nil
 	}
 	a, err = s.applyNoticeAck(ctx, noticeAck{global: c.Global, group: c.Group, alertID: c.Alert, until: now.Add(c.Action.Acknowledges()),
 		who: who, recipient: c.Recipient, source: "CHAT_BUTTON", comment: "Acknowledged from a chat button.", remote: remote, now: now})

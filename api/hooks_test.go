@@ -184,6 +184,28 @@ func TestChatBClickAcknowledges(t *testing.T) {
 	}
 }
 
+// A click to withdraw an acknowledgement nobody made changes nothing and records nothing; the
+// message says so.
+func TestChatBWithdrawOfNothing(t *testing.T) {
+	rc := newChatReceiver(t)
+	e := hooksEnv(t, rc, store.AuthLimits{})
+	a, pid := openHostDown(t, e)
+	postClick(t, e, clickPayload(t, signClaims(t, hookKeys(t, "k1"), a, actlink.Unacknowledge), rc.URL+"/u"), hookSigningSecret, time.Now()).wantStatus(200)
+	for deadline := time.Now().Add(5 * time.Second); len(rc.posted()) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the message was not updated")
+		}
+	}
+	var update hooktest.ChatMessage
+	if err := json.Unmarshal(rc.posted()[0], &update); err != nil || update.Text != "This alert is not acknowledged: nothing was changed." {
+		t.Errorf("update %s (%v)", rc.posted()[0], err)
+	}
+	wantUnacknowledged(t, e, a)
+	if evs := auditEvents(t, e, store.EventScope{GroupID: pid}, herald.EventAlertUnacknowledged); len(evs) != 0 {
+		t.Errorf("events %+v", evs)
+	}
+}
+
 // Clicks that are not the service's, or name what they may not: each is refused with its
 // status and error code, changes nothing, and posts nothing to any response_url.
 func TestChatBClickRefused(t *testing.T) {

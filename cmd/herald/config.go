@@ -122,7 +122,7 @@ func (c *common) bindDeliveryWarnings(s settings) {
 	const why = " (the api role reads it only to warn of configurations the workers cannot deliver: give it the workers' value)"
 	c.services.bindOne(s, channels.Setting{Flag: "smtp-addr", Env: herald.SettingMail}, "the workers' mail server, unset: no mail"+why)
 	c.services.bindOne(s, channels.Setting{Flag: "sms-account", Env: herald.SettingSMS}, "the workers' SMS gateway account, unset: no SMS"+why)
-	s.bool(&c.AllowPrivate, "allow-private-targets", herald.SettingPrivateTargets, false, "whether the workers let webhooks and chat reach private addresses"+why)
+	s.bool(&c.AllowPrivate, "allow-private-targets", herald.SettingPrivateTargets, false, "whether the workers let webhooks and chat reach private addresses"+why+"; the api role also updates clicked CHAT_B messages under it")
 }
 
 // bindWorker binds the settings of the roles that run the engine.
