@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -266,6 +267,17 @@ func TestHookRefusalsAreThrottled(t *testing.T) {
 	}
 	sms := smsForm("+15550100200", "1", "SM-throttled")
 	postSMS(t, e, sms, hookSMSToken).wantError(429, herald.CodeRateLimited)
+}
+
+// SMS replies that name nothing to act on (a number texted nothing, an unknown code) are
+// answered, and counted in the throttle like refusals: a guesser of numbers is stopped.
+func TestSMSGuessesAreThrottled(t *testing.T) {
+	rc := newChatReceiver(t)
+	e := hooksEnv(t, rc, store.AuthLimits{Window: time.Minute, PerPair: 3, PerAddress: 100, PerName: 100})
+	for i := range 3 {
+		wantTwiML(t, postSMS(t, e, smsForm("+1555010030"+strconv.Itoa(i), "1", "SM-guess-"+strconv.Itoa(i)), hookSMSToken), "texted no alert")
+	}
+	postSMS(t, e, smsForm("+15550100309", "1", "SM-guess-9"), hookSMSToken).wantError(429, herald.CodeRateLimited)
 }
 
 // Without their secrets the callbacks are not served: 404 saying which setting is missing.
