@@ -147,7 +147,7 @@ func (s *Server) chatBActions(w *statusRecorder, r *http.Request) {
 		h.refuse(http.StatusBadRequest, codeInvalidCallback, "The request's response_url is not the chat service's.")
 		return
 	}
-	who := actorName(channelsOr(p.User.Username, p.User.Name, p.User.ID))
+	who := actorName(firstOf(p.User.Username, p.User.Name, p.User.ID))
 	outcome, a, err := s.chatBAct(r.Context(), c, who, h.remote, now)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -185,8 +185,8 @@ func (s *Server) chatBAct(ctx context.Context, c actlink.Claims, who, remote str
 	return "Not acknowledged: acknowledgement withdrawn by " + who + ".", a, nil
 }
 
-// channelsOr is the first of vs that is not empty.
-func channelsOr(vs ...string) string {
+// firstOf is the first of vs that is not empty.
+func firstOf(vs ...string) string {
 	for _, v := range vs {
 		if v != "" {
 			return v

@@ -96,7 +96,7 @@ func (s *Server) smsInbound(w *statusRecorder, r *http.Request) {
 		h.refuse(http.StatusForbidden, codeInvalidSignature, "The request's X-Twilio-Signature does not match.")
 		return
 	}
-	first, err := s.store.FirstCallback(r.Context(), h.service, channelsOr(params.Get("MessageSid"), sig), smsReplays)
+	first, err := s.store.FirstCallback(r.Context(), h.service, firstOf(params.Get("MessageSid"), sig), smsReplays)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
