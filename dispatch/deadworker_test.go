@@ -8,15 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-	"go.uber.org/zap"
-
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
-	"github.com/heraldhq/herald/channels/webhook"
-	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/dispatch/dispatchtest"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/storetest"
 )
 
 // dyingNotifier sends as its notifier does until dead is set; from then on a send that
@@ -40,27 +35,15 @@ func (d *dyingNotifier) Notify(ctx context.Context, del channels.Delivery) error
 // to the rest: every Redis command it sends fails, and its sends in flight never return.
 func (r *rig) dyingWorker() (kill func()) {
 	r.t.Helper()
-	opt, err := redis.ParseURL(storetest.URL(r.Store.Redis().(*redis.Client)))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
 	cut := &faults{}
-	rdb.AddHook(cut)
-	st := store.New(rdb)
-	d := dispatch.NewDispatcher(st, herald.SystemClock{})
-	n := &dyingNotifier{Notifier: webhook.Notifier{Client: channels.NewHTTPClient(true, 5*time.Second)}, release: make(chan struct{})}
-	e := dispatch.NewEngine(st, d, dispatch.EngineConfig{Minute: r.minute, Lease: 2 * time.Second, Log: zap.NewNop(),
-		Notifiers: map[string]channels.Notifier{"WEBHOOK": n}})
-	w := dispatch.NewWorker(e, dispatch.WorkerConfig{Concurrency: 10})
-	if err := w.Start(); err != nil {
-		r.t.Fatal(err)
-	}
+	st, d := r.ownStore(cut)
+	n := &dyingNotifier{Notifier: dispatchtest.Webhook(), release: make(chan struct{})}
+	cfg := dispatchtest.EngineConfig(r.minute, nil)
+	cfg.Notifiers["WEBHOOK"] = n
+	w := dispatchtest.Start(r.t, st, d, cfg)
 	r.t.Cleanup(func() {
 		close(n.release)
 		w.Shutdown()
-		d.Close()
-		_ = rdb.Close()
 	})
 	return func() {
 		n.dead.Store(true)
@@ -74,7 +57,7 @@ func (r *rig) dyingWorker() (kill func()) {
 func TestDeadWorkersOpeningsAreNeverResolvedAlone(t *testing.T) {
 	const hosts = 48 // more than a session sends to one kind at once: some wait untried
 	r := newRig(t, 200*time.Millisecond)
-	r.stopWorker()
+	r.worker.Stop()
 	kill := r.dyingWorker()
 	r.recv.respond = func(_ int, w http.ResponseWriter) {
 		time.Sleep(300 * time.Millisecond)
@@ -90,7 +73,7 @@ func TestDeadWorkersOpeningsAreNeverResolvedAlone(t *testing.T) {
 	r.recv.waitCount(t, 1, 10*time.Second)
 	kill()
 	r.observe(up...)
-	r.startWorker()
+	r.worker.Start()
 
 	var closed []map[string]any
 	if !eventually(30*time.Second, func() bool {

@@ -2,6 +2,7 @@ package dispatch_test
 
 import (
 	"context"
+	"github.com/heraldhq/herald/dispatch/dispatchtest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,11 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/heraldhq/herald"
-	"github.com/heraldhq/herald/channels"
-	"github.com/heraldhq/herald/channels/webhook"
 	"github.com/heraldhq/herald/dispatch"
-	"github.com/heraldhq/herald/store"
 )
 
 // stall stops a worker's Redis commands, once armed, from the first pipeline that match
@@ -101,24 +98,15 @@ func TestStalledWorkerCommitsNothingAfterATakeover(t *testing.T) {
 	r := newRigWith(t, time.Minute, func(c *dispatch.EngineConfig) { c.Lease = lease })
 	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 100_000)}})
 	r.waitEngineIdle(10 * time.Second)
-	r.stopWorker()
+	r.worker.Stop()
 
 	// The worker that stalls, with Redis connections of its own.
-	opt := *r.Store.Redis().(*redis.Client).Options()
-	rdb := redis.NewClient(&opt)
-	t.Cleanup(func() { _ = rdb.Close() })
 	st := newStall(commitOf(r.project))
-	rdb.AddHook(st)
-	stalledStore := store.New(rdb)
-	d := dispatch.NewDispatcher(stalledStore, herald.SystemClock{})
-	t.Cleanup(func() { _ = d.Close() })
-	e := dispatch.NewEngine(stalledStore, d, dispatch.EngineConfig{Minute: time.Minute, Lease: lease,
-		Notifiers: map[string]channels.Notifier{"WEBHOOK": webhook.Notifier{Client: channels.NewHTTPClient(true, 5*time.Second)}}})
-	w := dispatch.NewWorker(e, dispatch.WorkerConfig{Concurrency: 10})
+	stalledStore, d := r.ownStore(st)
+	cfg := dispatchtest.EngineConfig(time.Minute, nil)
+	cfg.Lease = lease
 	st.armed.Store(true)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
+	w := dispatchtest.Start(t, stalledStore, d, cfg)
 	t.Cleanup(w.Shutdown)
 	t.Cleanup(st.end)
 
@@ -130,7 +118,7 @@ func TestStalledWorkerCommitsNothingAfterATakeover(t *testing.T) {
 	}
 	// Its lease lapses; the other worker takes the project over (for the batch that waits, and
 	// one more) and opens the alert.
-	r.startWorker()
+	r.worker.Start()
 	r.observe(hostDown("h2", true))
 	r.recv.waitCount(t, 2, 15*time.Second)
 	st.end()

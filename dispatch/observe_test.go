@@ -75,7 +75,7 @@ func TestObserverHearsAttemptsAndLateness(t *testing.T) {
 	r.observe(hostDown("h1", true))
 	// The open notice (refused once, tried again at once), then a repeat, which comes due.
 	r.recv.waitCount(t, 3, 10*time.Second)
-	r.stopWorker()
+	r.worker.Stop()
 
 	rec.mu.Lock()
 	defer rec.mu.Unlock()

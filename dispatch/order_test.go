@@ -56,7 +56,7 @@ func dueOrderRig(t *testing.T) (*rig, *shiftedClock) {
 	r.config(map[string]any{"eventTypeName": "NO_PRIMARY", "notifications": []any{r.webhook(0, 100_000)}})
 	r.observe(hostDown("h0", true))
 	r.onlyAlert("TRACKING") // its notice waits for its delay
-	r.stopWorker()
+	r.worker.Stop()
 	for i := range 3 {
 		r.observe(map[string]any{"eventTypeName": "NO_PRIMARY", "active": true, "replicaSetName": fmt.Sprintf("rs%d", i)})
 	}
@@ -81,7 +81,7 @@ func subjects(ds []delivery) string {
 func TestDueGoesBeforeWaitingBatches(t *testing.T) {
 	r, clock := dueOrderRig(t)
 	clock.shift(2 * time.Hour) // h0's first notice is due
-	r.startWorker()
+	r.worker.Start()
 	if got := subjects(r.recv.waitCount(t, 4, 10*time.Second)); got != "h0 rs0 rs1 rs2" {
 		t.Errorf("deliveries about %s, want h0 first", got)
 	}
@@ -92,7 +92,7 @@ func TestDueGoesBeforeWaitingBatches(t *testing.T) {
 func TestDueGoesBetweenWaitingBatches(t *testing.T) {
 	r, clock := dueOrderRig(t)
 	r.Store.Redis().AddHook(&onDropObservation{fn: func() { clock.shift(2 * time.Hour) }})
-	r.startWorker()
+	r.worker.Start()
 	if got := subjects(r.recv.waitCount(t, 4, 10*time.Second)); got != "rs0 h0 rs1 rs2" {
 		t.Errorf("deliveries about %s, want h0 after the first batch", got)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/paging"
 	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/internal/apiclient"
 )
 
 // promAlert is a PROMETHEUS_ALERT observation as the Alertmanager front door makes it:
@@ -322,27 +323,10 @@ func (r *rig) notified(t *testing.T, id string) map[string]any {
 // key, and decodes its answer into out (nil: none).
 func (r *rig) frontDoor(method, path string, body any, want int, out any) {
 	r.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = strings.NewReader(string(b))
-	}
-	url := strings.TrimSuffix(r.base, api.BasePath) + api.PrometheusPath + "/groups/" + r.project + "/api/v2" + path
-	req, _ := http.NewRequest(method, url, rd)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := r.http.Do(req)
-	if err != nil {
+	door := apiclient.Client{Base: strings.TrimSuffix(r.client.Base, api.BasePath) + api.PrometheusPath + "/groups/" + r.project + "/api/v2",
+		HTTP: r.client.HTTP}
+	if err := door.Do(context.Background(), method, path, body, want, out); err != nil {
 		r.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		r.t.Fatalf("%s %s: %d, want %d: %s", method, path, resp.StatusCode, want, raw)
-	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			r.t.Fatalf("%s %s: %v: %s", method, path, err, raw)
-		}
 	}
 }
 

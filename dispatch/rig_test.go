@@ -1,7 +1,6 @@
 package dispatch_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha1"
@@ -25,12 +24,11 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
-	"github.com/heraldhq/herald/api/digest"
-	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/channelstest"
 	"github.com/heraldhq/herald/channels/email"
-	"github.com/heraldhq/herald/channels/webhook"
 	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/dispatch/dispatchtest"
+	"github.com/heraldhq/herald/internal/apiclient"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
 )
@@ -40,13 +38,11 @@ import (
 type rig struct {
 	t       *testing.T
 	Store   *store.Store
-	base    string
-	http    *http.Client
+	client  *apiclient.Client
 	minute  time.Duration
 	recv    *receiver
 	project string
-	worker  *dispatch.Worker
-	engine  func() *dispatch.Worker
+	worker  *dispatchtest.Worker
 	faults  *faults
 }
 
@@ -98,19 +94,15 @@ func newRigLogged(t *testing.T, minute time.Duration, log *zap.Logger, adjust fu
 	if err := st.CreateAPIKey(context.Background(), k, nil); err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, Store: st, base: srv.URL + api.BasePath, minute: minute, recv: newReceiver(t), faults: fs,
-		http: &http.Client{Transport: &digest.Transport{Username: k.PublicKey, Password: priv}, Timeout: 10 * time.Second}}
-	r.engine = func() *dispatch.Worker {
-		cfg := dispatch.EngineConfig{Minute: minute, Lease: 2 * time.Second, Log: log,
-			Notifiers: map[string]channels.Notifier{"WEBHOOK": webhook.Notifier{Client: channels.NewHTTPClient(true, 5*time.Second)}}}
+	r := &rig{t: t, Store: st, client: apiclient.New(srv.URL+api.BasePath, k.PublicKey, priv, 10*time.Second),
+		minute: minute, recv: newReceiver(t), faults: fs}
+	r.worker = dispatchtest.StartWorker(t, st, d, func() dispatch.EngineConfig {
+		cfg := dispatchtest.EngineConfig(minute, log)
 		if adjust != nil {
 			adjust(&cfg)
 		}
-		e := dispatch.NewEngine(st, d, cfg)
-		return dispatch.NewWorker(e, dispatch.WorkerConfig{Concurrency: 10})
-	}
-	r.startWorker()
-	t.Cleanup(func() { r.stopWorker() })
+		return cfg
+	})
 	org := r.do("POST", "/orgs", map[string]any{"name": "acme"}, 201)
 	r.project = r.do("POST", "/groups", map[string]any{"name": "prod", "orgId": org["id"], "tags": []string{"prod"}}, 201)["id"].(string)
 	// A new project starts with the default configurations (HOST_DOWN among them); each test
@@ -121,43 +113,24 @@ func newRigLogged(t *testing.T, minute time.Duration, log *zap.Logger, adjust fu
 	return r
 }
 
-func (r *rig) startWorker() {
-	r.t.Helper()
-	r.worker = r.engine()
-	if err := r.worker.Start(); err != nil {
-		r.t.Fatal(err)
-	}
-}
-
-func (r *rig) stopWorker() {
-	if r.worker != nil {
-		r.worker.Shutdown()
-		r.worker = nil
-	}
+// ownStore is a store and a dispatcher on a Redis client of their own to the rig's server,
+// with hook installed: for a worker whose commands a test cuts or holds, the rig's not. They
+// close when the test ends.
+func (r *rig) ownStore(hook redis.Hook) (*store.Store, *dispatch.Dispatcher) {
+	opt := *r.Store.Redis().(*redis.Client).Options()
+	rdb := redis.NewClient(&opt)
+	r.t.Cleanup(func() { _ = rdb.Close() })
+	rdb.AddHook(hook)
+	st := store.New(rdb)
+	d := dispatch.NewDispatcher(st, herald.SystemClock{})
+	r.t.Cleanup(func() { _ = d.Close() })
+	return st, d
 }
 
 // do calls the API and checks the status; the body is returned decoded.
 func (r *rig) do(method, path string, body any, want int) map[string]any {
 	r.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, r.base+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := r.http.Do(req)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		r.t.Fatalf("%s %s: %d, want %d: %s", method, path, resp.StatusCode, want, raw)
-	}
-	var out map[string]any
-	_ = json.Unmarshal(raw, &out)
-	return out
+	return r.client.Must(r.t, method, path, body, want)
 }
 
 // webhook is a WEBHOOK notification to the receiver.

@@ -21,9 +21,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/heraldhq/herald"
-	"github.com/heraldhq/herald/channels"
-	"github.com/heraldhq/herald/channels/webhook"
 	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/dispatch/dispatchtest"
 	"github.com/heraldhq/herald/scheduler"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
@@ -43,7 +42,7 @@ type env struct {
 	d       *dispatch.Dispatcher
 	log     *zap.Logger
 	logs    *observer.ObservedLogs
-	worker  *dispatch.Worker
+	worker  *dispatchtest.Worker
 	recv    *receiver
 	project string
 }
@@ -56,8 +55,9 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { d.Close() })
 	core, logs := observer.New(zapcore.DebugLevel)
 	e := &env{t: t, rdb: rdb, st: st, d: d, log: zap.New(core), logs: logs, recv: newReceiver(t)}
-	e.startWorker()
-	t.Cleanup(e.stopWorker)
+	e.worker = dispatchtest.StartWorker(t, st, d, func() dispatch.EngineConfig {
+		return dispatchtest.EngineConfig(minute, e.log.Named("engine"))
+	})
 
 	ctx := context.Background()
 	now := time.Now()
@@ -70,23 +70,6 @@ func newEnv(t *testing.T) *env {
 	}
 	e.project = p.ID
 	return e
-}
-
-func (e *env) startWorker() {
-	e.t.Helper()
-	eng := dispatch.NewEngine(e.st, e.d, dispatch.EngineConfig{Minute: minute, Lease: 2 * time.Second, Log: e.log.Named("engine"),
-		Notifiers: map[string]channels.Notifier{"WEBHOOK": webhook.Notifier{Client: channels.NewHTTPClient(true, 5*time.Second)}}})
-	e.worker = dispatch.NewWorker(eng, dispatch.WorkerConfig{Concurrency: 10})
-	if err := e.worker.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-}
-
-func (e *env) stopWorker() {
-	if e.worker != nil {
-		e.worker.Shutdown()
-		e.worker = nil
-	}
 }
 
 // scheduler starts a scheduler reconciling every 300ms, shut down when the test ends.
@@ -202,7 +185,7 @@ func TestReconcileRepairsALostDueEntry(t *testing.T) {
 
 	// The failover: the engine stops, the alert's due entry and every queued engine task are
 	// lost, and the engine comes back.
-	e.stopWorker()
+	e.worker.Stop()
 	sc := store.Scope{GroupID: e.project}
 	l, ok, err := e.st.LockProject(ctx, e.project, time.Minute)
 	if err != nil || !ok {
@@ -223,7 +206,7 @@ func TestReconcileRepairsALostDueEntry(t *testing.T) {
 	if _, ok, err := e.st.ProjectNextDue(ctx, e.project); err != nil || ok {
 		t.Fatalf("the due entry is still there (%v)", err)
 	}
-	e.startWorker()
+	e.worker.Start()
 	lost := time.Now()
 	seen := len(e.recv.deliveries())
 

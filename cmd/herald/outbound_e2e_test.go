@@ -203,12 +203,12 @@ func TestWebhookOverHTTPSWithAPrivateCA(t *testing.T) {
 	}
 	// The reload runs apart from the signal: replay until a try after it delivers. A replay
 	// still under way is no dead letter to replay (404) until it fails again.
-	replay := r.base + "/groups/" + project + "/deadLetters/" + dead["id"].(string) + "/replay"
+	replay := r.client.Base + "/groups/" + project + "/deadLetters/" + dead["id"].(string) + "/replay"
 	r.waitFor("the replayed dead letter to be delivered after SIGHUP", 20*time.Second, func() bool {
 		if len(untrusted.Requests()) > 0 {
 			return true
 		}
-		resp, err := r.http.Post(replay, "application/json", nil)
+		resp, err := r.client.HTTP.Post(replay, "application/json", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -21,8 +20,8 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
-	"github.com/heraldhq/herald/api/digest"
 	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/internal/apiclient"
 	"github.com/heraldhq/herald/monitoring"
 	"github.com/heraldhq/herald/scheduler"
 	"github.com/heraldhq/herald/store"
@@ -37,8 +36,7 @@ type topologyRig struct {
 	st       *store.Store
 	d        *dispatch.Dispatcher
 	log      *zap.Logger
-	base     string
-	http     *http.Client
+	client   *apiclient.Client
 	hooks    *alertHooks
 	hookURL  string
 	slotErrs *storetest.SlotErrors
@@ -88,33 +86,14 @@ func newTopologyRigWith(t *testing.T, r redisSettings, adjust func(*common)) *to
 	if err := st.CreateAPIKey(ctx, k, nil); err != nil {
 		t.Fatal(err)
 	}
-	return &topologyRig{t: t, st: st, d: d, log: log, base: "http://" + ln.Addr().String() + api.BasePath,
-		http:  &http.Client{Transport: &digest.Transport{Username: k.PublicKey, Password: priv}, Timeout: 10 * time.Second},
+	return &topologyRig{t: t, st: st, d: d, log: log, client: apiclient.New("http://"+ln.Addr().String()+api.BasePath, k.PublicKey, priv, 10*time.Second),
 		hooks: hooks, hookURL: recv.URL + "/hook", slotErrs: slotErrs}
 }
 
 // do calls the API, checks the status, and returns the body decoded.
 func (r *topologyRig) do(method, path string, body any, want int) map[string]any {
 	r.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, r.base+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := r.http.Do(req)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		r.t.Fatalf("%s %s: %d, want %d: %s", method, path, resp.StatusCode, want, raw)
-	}
-	var out map[string]any
-	_ = json.Unmarshal(raw, &out)
-	return out
+	return r.client.Must(r.t, method, path, body, want)
 }
 
 // results is the results of a list, checking that totalCount says at least n.

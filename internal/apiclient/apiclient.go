@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -43,35 +44,64 @@ func (e *StatusError) Error() string {
 // Do sends body as JSON (none when nil), checks that the answer has status want, and decodes
 // it into out (when not nil). An answer of another status is a *StatusError.
 func (c *Client) Do(ctx context.Context, method, path string, body any, want int, out any) error {
+	raw, err := c.send(ctx, method, path, body, want)
+	if err != nil || out == nil {
+		return err
+	}
+	return json.Unmarshal(raw, out)
+}
+
+// T is what Must needs of a test; a *testing.T has it.
+type T interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// Must is Do for a test: t fails when the call does or the status is not want. The answer is
+// returned decoded when it is a JSON object, nil when it is not.
+func (c *Client) Must(t T, method, path string, body any, want int) map[string]any {
+	t.Helper()
+	raw, err := c.send(context.Background(), method, path, body, want)
+	var se *StatusError
+	if errors.As(err, &se) {
+		t.Fatalf("%s %s: %d, want %d: %s", method, path, se.Status, want, se.Body)
+	} else if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return out
+}
+
+// send sends body as JSON (none when nil) and returns the answer's body, or a *StatusError
+// when its status is not want.
+func (c *Client) send(ctx context.Context, method, path string, body any, want int) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, rd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if resp.StatusCode != want {
-		return &StatusError{Method: method, Path: path, Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Body: string(raw)}
+		return nil, &StatusError{Method: method, Path: path, Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Body: string(raw)}
 	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(raw, out)
+	return raw, nil
 }
 
 // ProjectWithOnly creates an organization and a project, both called name, turns off the
