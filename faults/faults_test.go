@@ -280,6 +280,55 @@ func (c *cluster) ended() map[string]bool {
 	return out
 }
 
+// busiestWorker is the index in c.workers of the worker with the most webhook requests under
+// way, and the projects of those requests (none when no worker has one under way).
+func busiestWorker(c *cluster, h *hookReceiver) (i int, sending []string) {
+	pids := make([]int, len(c.workers))
+	for i, w := range c.workers {
+		pids[i] = w.cmd.Process.Pid
+	}
+	by := h.senders(pids)
+	for j, pid := range pids {
+		if len(by[pid]) > len(sending) {
+			i, sending = j, by[pid]
+		}
+	}
+	return i, sending
+}
+
+// killWorker SIGKILLs worker i and starts a new one in its place: at once, or when later is
+// set, once the kill cut a delivery under way or a second passed. It returns when the kill
+// was, and whether it cut a delivery (a request cut within a second).
+func killWorker(c *cluster, h *hookReceiver, i int, later bool) (killed time.Time, cut bool) {
+	before := len(h.cutRequests())
+	if later {
+		c.kill(c.workers[i], syscall.SIGKILL)
+	} else {
+		c.replaceWorker(i, syscall.SIGKILL)
+	}
+	killed = time.Now()
+	cut = pollUntil(time.Second, func() (bool, string) { return len(h.cutRequests()) > before, "" })
+	if later {
+		c.workers[i] = c.worker(c.workers[i].name)
+	}
+	return killed, cut
+}
+
+// recoveredAfterKills waits for everything to arrive, checks the roles and the promises, and
+// that everything arrived within killedTaskTarget of from (the last kill or report, the
+// later). It returns the tally and how long that took.
+func recoveredAfterKills(t *testing.T, c *cluster, h *hookReceiver, l *load, sc scale, from time.Time) (tally, time.Duration) {
+	t.Helper()
+	done, tl := awaitAll(c, h, l, nil, killedTaskTarget+30*time.Second, sc.settle)
+	recovery := since(from, done)
+	checkRoles(t, c)
+	checkPromises(t, tl)
+	if recovery < 0 || recovery > killedTaskTarget {
+		t.Errorf("everything arrived %s after the last kill or report, want within %s", recovery, killedTaskTarget)
+	}
+	return tl, recovery
+}
+
 // since is how long after from done was; -1 when never.
 func since(from, done time.Time) time.Duration {
 	if done.IsZero() {
@@ -360,22 +409,13 @@ func workerSIGKILL(t *testing.T, sc scale) row {
 	for k := range sc.kills {
 		time.Sleep(2 * time.Second)
 		pollUntil(5*time.Second, func() (bool, string) { return h.busy() > 0, "" })
-		cut := len(h.cutRequests())
-		c.replaceWorker(k%2, syscall.SIGKILL)
-		lastKill = time.Now()
-		if pollUntil(time.Second, func() (bool, string) { return len(h.cutRequests()) > cut, "" }) {
+		var cut bool
+		lastKill, cut = killWorker(c, h, k%2, false)
+		if cut {
 			midSend++
 		}
 	}
-	loaded := <-loadDone
-	from := latest(lastKill, loaded)
-	done, tl := awaitAll(c, h, l, nil, killedTaskTarget+30*time.Second, sc.settle)
-	recovery := since(from, done)
-	checkRoles(t, c)
-	checkPromises(t, tl)
-	if recovery < 0 || recovery > killedTaskTarget {
-		t.Errorf("everything arrived %s after the last kill or report, want within %s", recovery, killedTaskTarget)
-	}
+	tl, recovery := recoveredAfterKills(t, c, h, l, sc, latest(lastKill, <-loadDone))
 	return row{scale: fmt.Sprintf("%d alerts, %d kills", sc.killProjects*sc.killHosts, sc.kills), tally: tl, recovery: recovery,
 		figure: fmt.Sprintf("%d kills, %d of them cutting a delivery under way", sc.kills, midSend)}
 }
@@ -414,37 +454,17 @@ func backlogKills(t *testing.T, sc scale) row {
 		time.Sleep(3 * time.Second)
 		victim := 0
 		pollUntil(3*time.Second, func() (bool, string) {
-			pids := make([]int, len(c.workers))
-			for i, w := range c.workers {
-				pids[i] = w.cmd.Process.Pid
-			}
-			by := h.senders(pids)
-			for i, pid := range pids {
-				if len(by[pid]) > 0 {
-					victim = i
-					return true, ""
-				}
-			}
-			return false, ""
+			i, sending := busiestWorker(c, h)
+			victim = i
+			return len(sending) > 0, ""
 		})
-		cut := len(h.cutRequests())
-		w := c.workers[victim]
-		c.kill(w, syscall.SIGKILL)
-		lastKill = time.Now()
-		if pollUntil(time.Second, func() (bool, string) { return len(h.cutRequests()) > cut, "" }) {
+		var cut bool
+		lastKill, cut = killWorker(c, h, victim, true)
+		if cut {
 			midSend++
 		}
-		c.workers[victim] = c.worker(w.name)
 	}
-	loaded := <-loadDone
-	from := latest(lastKill, loaded)
-	done, tl := awaitAll(c, h, l, nil, killedTaskTarget+30*time.Second, sc.settle)
-	recovery := since(from, done)
-	checkRoles(t, c)
-	checkPromises(t, tl)
-	if recovery < 0 || recovery > killedTaskTarget {
-		t.Errorf("everything arrived %s after the last kill or report, want within %s", recovery, killedTaskTarget)
-	}
+	tl, recovery := recoveredAfterKills(t, c, h, l, sc, latest(lastKill, <-loadDone))
 	return row{scale: fmt.Sprintf("%d alerts, %d kills", sc.backlogProjects*sc.backlogHosts, sc.backlogKills), tally: tl, recovery: recovery,
 		figure: fmt.Sprintf("%d kills, %d of them cutting a delivery under way; %d notices ended unsent", sc.backlogKills, midSend, tl.ended)}
 }
@@ -718,16 +738,7 @@ func leaderKilled(t *testing.T, sc scale) row {
 	var victim int
 	var sending []string // the projects of its deliveries
 	waitUntil(t, 15*time.Second, "a worker to wait on the slow target", func() (bool, string) {
-		var pids []int
-		for _, w := range c.workers {
-			pids = append(pids, w.cmd.Process.Pid)
-		}
-		by := h.senders(pids)
-		for i, pid := range pids {
-			if len(by[pid]) > len(sending) {
-				victim, sending = i, by[pid]
-			}
-		}
+		victim, sending = busiestWorker(c, h)
 		return len(sending) > 0, fmt.Sprintf("%d requests waiting", h.busy())
 	})
 	c.kill(c.workers[victim], syscall.SIGKILL)

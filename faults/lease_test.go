@@ -49,15 +49,9 @@ func workerPaused(t *testing.T, sc scale) row {
 	time.Sleep(3 * time.Second)
 	var victim *proc
 	waitUntil(t, 15*time.Second, "a worker to send", func() (bool, string) {
-		var pids []int
-		for _, w := range c.workers {
-			pids = append(pids, w.cmd.Process.Pid)
-		}
-		by, most := h.senders(pids), 0
-		for i, pid := range pids {
-			if n := len(by[pid]); n > most {
-				victim, most = c.workers[i], n
-			}
+		i, sending := busiestWorker(c, h)
+		if len(sending) > 0 {
+			victim = c.workers[i]
 		}
 		return victim != nil, fmt.Sprintf("%d requests waiting", h.busy())
 	})

@@ -20,8 +20,7 @@ import (
 // first, ties within a second by id, descending; every page's total the whole range's.
 func TestAllAlertsPageAsOneList(t *testing.T) {
 	ctx := context.Background()
-	st := store.New(storetest.Redis(t))
-	gid := herald.NewID(time.Now())
+	_, st, gid := newProject(t)
 	statuses := []string{herald.StatusTracking, herald.StatusOpen, herald.StatusClosed, herald.StatusCancelled}
 	base := time.Unix(1_795_000_000, 0)
 	var all []herald.Alert

@@ -14,16 +14,13 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/storetest"
 )
 
 // Events kept in their scope's hash and events written before at keys of their own are read,
 // listed and purged alike: an upgrade loses none and leaves none behind.
 func TestEventsOfBothLayouts(t *testing.T) {
 	ctx := context.Background()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
+	rdb, st, gid := newProject(t)
 	sc := store.EventScope{GroupID: gid}
 	old := time.Now().Add(-time.Hour)
 	before := herald.NewEvent("HOST_DOWN", herald.Principal{}, herald.Scope{GroupID: gid}, old)
@@ -71,9 +68,7 @@ func TestEventsOfBothLayouts(t *testing.T) {
 // 12-byte ones: only events of the second of an upgrade could list out of id order.)
 func TestEventIndexesHoldIDBytes(t *testing.T) {
 	ctx := context.Background()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
+	rdb, st, gid := newProject(t)
 	sc := store.EventScope{GroupID: gid}
 	prefix := "herald:{g:" + gid + "}:"
 	at := time.Now().Add(-time.Minute).Truncate(time.Second)
@@ -169,8 +164,7 @@ func must[T any](v T, err error) T {
 // a type's list is its own events alone.
 func TestEventsOfManyTypesListedAsOne(t *testing.T) {
 	ctx := context.Background()
-	st := store.New(storetest.Redis(t))
-	gid := herald.NewID(time.Now())
+	_, st, gid := newProject(t)
 	sc := store.EventScope{GroupID: gid}
 	at := time.Now().Add(-time.Hour).Truncate(time.Second)
 	types := []string{"HOST_DOWN", "ALERT_CONFIG_ADDED_AUDIT", "NO_PRIMARY"}
@@ -225,9 +219,7 @@ func TestEventsOfManyTypesListedAsOne(t *testing.T) {
 // what the first pages lead to: the same order, every event once.
 func TestDeepPagesOfAllEvents(t *testing.T) {
 	ctx := context.Background()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
+	_, st, gid := newProject(t)
 	sc := store.EventScope{GroupID: gid}
 	at := time.Now().Add(-time.Hour).Truncate(time.Second)
 	types := []string{"HOST_DOWN", "HOST_DOWN", "NO_PRIMARY", "ALERT_CONFIG_ADDED_AUDIT", "HOST_EXPOSED"}

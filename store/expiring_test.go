@@ -10,7 +10,6 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/storetest"
 )
 
 // A renewal moves an expiring alert's expiry and, while the due time is the one the engine
@@ -18,8 +17,7 @@ import (
 // one past an acknowledgement's end; and it refuses what only the engine may decide.
 func TestRenewExpiring(t *testing.T) {
 	ctx := context.Background()
-	st := store.New(storetest.Redis(t))
-	gid := herald.NewID(time.Now())
+	_, st, gid := newProject(t)
 	sc := store.Scope{GroupID: gid}
 	t0 := time.UnixMilli(time.Now().UnixMilli())
 	m := func(x int) time.Time { return t0.Add(time.Duration(x) * time.Minute) }
@@ -138,9 +136,7 @@ func TestRenewExpiring(t *testing.T) {
 // entry is lost, the repair puts it back.
 func TestRepairDueKeepsExpiringAlerts(t *testing.T) {
 	ctx := context.Background()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
+	_, st, gid := newProject(t)
 	sc := store.Scope{GroupID: gid}
 	now := time.Now()
 	a := herald.Alert{ID: herald.NewID(now), GroupID: gid, AlertConfigID: "c1", EventTypeName: herald.EventTypePrometheusAlert,
@@ -166,11 +162,8 @@ func TestRepairDueKeepsExpiringAlerts(t *testing.T) {
 func BenchmarkRenewExpiring(b *testing.B) {
 	const alerts, batch = 50000, 500
 	ctx := context.Background()
-	rdb := storetest.Redis(b)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
-	sc := store.Scope{GroupID: gid}
-	l := lease(b, st, gid)
+	rdb, _, sc, l := leasedProject(b)
+	gid := sc.GroupID
 	now := time.UnixMilli(time.Now().UnixMilli())
 	digest := herald.RefreshDigest(herald.Labels{"summary": "s"}, "")
 	rs := make([]store.Renewal, alerts)

@@ -107,6 +107,15 @@ func lease(tb testing.TB, st *store.Store, groupID string) *store.ProjectLock {
 	return l
 }
 
+// leasedProject is a store on a Redis of its own and a new project in it, whose lease the
+// caller holds as the engine holds it when it commits: the storm benchmarks' set-up.
+func leasedProject(tb testing.TB) (*redis.Client, *store.Store, store.Scope, *store.ProjectLock) {
+	tb.Helper()
+	rdb, st, gid := newProject(tb)
+	sc := store.Scope{GroupID: gid}
+	return rdb, st, sc, lease(tb, st, gid)
+}
+
 // snapshot is every key of rdb with its value, read whole by its type.
 func snapshot(t *testing.T, rdb *redis.Client) map[string]string {
 	t.Helper()
@@ -169,9 +178,7 @@ func changedKeys(before, after map[string]string) []string {
 // not vacuous).
 func TestEveryEngineWriteIsFenced(t *testing.T) {
 	ctx := context.Background()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
+	rdb, st, gid := newProject(t)
 	stale, ok, err := st.LockProject(ctx, gid, time.Hour)
 	if err != nil || !ok {
 		t.Fatal(ok, err)

@@ -20,8 +20,7 @@ import (
 // alert (an acknowledgement through the API), and it never moves back.
 func TestMarkNotified(t *testing.T) {
 	ctx := context.Background()
-	st := store.New(storetest.Redis(t))
-	gid := herald.NewID(time.Now())
+	_, st, gid := newProject(t)
 	now := time.Now()
 	mk := func() herald.Alert {
 		a := herald.Alert{ID: herald.NewID(now), GroupID: gid, AlertConfigID: "c", EventTypeName: "HOST_DOWN",
@@ -70,9 +69,7 @@ func TestMarkNotified(t *testing.T) {
 // later of the document's lastNotified and the mark.
 func TestMarkNotifiedTouchesNoDocument(t *testing.T) {
 	ctx := context.Background()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
+	rdb, st, gid := newProject(t)
 	t0 := time.Unix(1_800_000_000, 0)
 	at := t0.Add(90 * time.Second)
 	base := herald.Alert{GroupID: gid, AlertConfigID: herald.NewID(t0), EventTypeName: "HOST_DOWN", Status: herald.StatusOpen,
@@ -194,8 +191,7 @@ func TestLastNotifiedOfAnOlderDocumentIsKept(t *testing.T) {
 // writes the document, and lastNotified is not in it.
 func TestMarkNotifiedBetweenTheEnginesReadAndWrite(t *testing.T) {
 	ctx := context.Background()
-	st := store.New(storetest.Redis(t))
-	gid := herald.NewID(time.Now())
+	_, st, gid := newProject(t)
 	sc := store.Scope{GroupID: gid}
 	opened := stormChanges(t, sc, 0, 1)
 	if _, err := lease(t, st, sc.GroupID).Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return opened, nil }); err != nil {
@@ -232,9 +228,7 @@ func TestMarkNotifiedBetweenTheEnginesReadAndWrite(t *testing.T) {
 // worker two encodings and some 400 bytes per delivery.
 func TestMarkNotifiedSendsNoDocument(t *testing.T) {
 	ctx := context.Background()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
+	rdb, st, gid := newProject(t)
 	now := time.Now()
 	at := map[string]time.Time{}
 	for range 50 {
@@ -295,11 +289,7 @@ func alertKey(groupID, id string) string { return "herald:{g:" + groupID + "}:al
 func BenchmarkMarkNotified(b *testing.B) {
 	const alerts, group = 10000, 500
 	ctx := context.Background()
-	rdb := storetest.Redis(b)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
-	sc := store.Scope{GroupID: gid}
-	l := lease(b, st, gid)
+	rdb, st, sc, l := leasedProject(b)
 	cs := stormChanges(b, sc, 0, alerts) // each iteration commits them again, lastNotified unset
 	notified := time.Now().Add(time.Second)
 	redisUsec := func() float64 {

@@ -163,9 +163,7 @@ func TestRepairDueAddsOnlyMissingEntries(t *testing.T) {
 // The repair pages through more alerts than one page holds.
 func TestRepairDuePages(t *testing.T) {
 	ctx := context.Background()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
+	_, st, gid := newProject(t)
 	sc := store.Scope{GroupID: gid}
 	later := time.Now().Add(time.Hour)
 	const n = 1203
@@ -185,9 +183,7 @@ func TestRepairDuePages(t *testing.T) {
 // later: the run after the loss puts it back.
 func TestRepairDueWithSettledAlerts(t *testing.T) {
 	ctx := context.Background()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
+	rdb, st, gid := newProject(t)
 	sc := store.Scope{GroupID: gid}
 	later := time.Now().Add(time.Hour).Truncate(time.Millisecond)
 	for range 3 {
@@ -222,9 +218,7 @@ func TestRepairDueWithSettledAlerts(t *testing.T) {
 // leased), project and global.
 func TestWaiting(t *testing.T) {
 	ctx := context.Background()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
+	rdb, st, gid := newProject(t)
 	now := time.Now()
 	if w, err := st.Waiting(ctx, gid, now); err != nil || w.Any() {
 		t.Fatalf("empty project: %+v %v", w, err)
@@ -255,9 +249,7 @@ func TestWaiting(t *testing.T) {
 // out by now is not one (the session takes it over itself).
 func TestProjectNextWork(t *testing.T) {
 	ctx := context.Background()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
+	rdb, st, gid := newProject(t)
 	now := time.UnixMilli(time.Now().UnixMilli())
 	proj, glob := store.Scope{GroupID: gid}, store.Scope{GroupID: gid, Global: true}
 	if w, err := st.ProjectNextWork(ctx, gid, now); err != nil || w != (store.NextWork{}) {
@@ -308,9 +300,7 @@ func TestSchedulerLeadership(t *testing.T) {
 // and leave with the alert.
 func TestEngineStateOfTheLayoutBefore(t *testing.T) {
 	ctx := context.Background()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
+	rdb, st, gid := newProject(t)
 	sc := store.Scope{GroupID: gid}
 	now := time.Now().Truncate(time.Millisecond)
 	a := herald.Alert{ID: herald.NewID(now), GroupID: gid, AlertConfigID: herald.NewID(now), EventTypeName: "HOST_DOWN",

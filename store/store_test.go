@@ -15,6 +15,14 @@ import (
 	"github.com/heraldhq/herald/store/storetest"
 )
 
+// newProject is a store on a Redis of the test's own, its client, and the id of a project
+// that has nothing in it yet.
+func newProject(tb testing.TB) (*redis.Client, *store.Store, string) {
+	tb.Helper()
+	rdb := storetest.Redis(tb)
+	return rdb, store.New(rdb), herald.NewID(time.Now())
+}
+
 func newConfig(groupID string, now time.Time) herald.AlertConfig {
 	return herald.AlertConfig{ID: herald.NewID(now), GroupID: groupID, Created: herald.At(now), Updated: herald.At(now),
 		AlertRule: herald.AlertRule{EventTypeName: "HOST_DOWN", Matchers: []herald.Matcher{},
@@ -24,8 +32,7 @@ func newConfig(groupID string, now time.Time) herald.AlertConfig {
 // Concurrent read-modify-writes of one document all land: none overwrites another.
 func TestUpdateLosesNoConcurrentChange(t *testing.T) {
 	ctx := context.Background()
-	st := store.New(storetest.Redis(t))
-	gid := herald.NewID(time.Now())
+	_, st, gid := newProject(t)
 	c := newConfig(gid, time.Now())
 	if err := st.CreateAlertConfig(ctx, c, herald.NewEvent(herald.EventAlertConfigAdded, herald.Principal{}, herald.Scope{GroupID: gid}, time.Now())); err != nil {
 		t.Fatal(err)
@@ -62,8 +69,7 @@ func TestUpdateLosesNoConcurrentChange(t *testing.T) {
 // A change that fails writes nothing, not even its event.
 func TestFailedUpdateWritesNothing(t *testing.T) {
 	ctx := context.Background()
-	st := store.New(storetest.Redis(t))
-	gid := herald.NewID(time.Now())
+	_, st, gid := newProject(t)
 	c := newConfig(gid, time.Now())
 	if err := st.CreateAlertConfig(ctx, c, herald.NewEvent(herald.EventAlertConfigAdded, herald.Principal{}, herald.Scope{GroupID: gid}, time.Now())); err != nil {
 		t.Fatal(err)
@@ -84,8 +90,7 @@ func TestFailedUpdateWritesNothing(t *testing.T) {
 // Items created in the same second page in creation order, each exactly once.
 func TestPagingWithinOneSecond(t *testing.T) {
 	ctx := context.Background()
-	st := store.New(storetest.Redis(t))
-	gid := herald.NewID(time.Now())
+	_, st, gid := newProject(t)
 	now := time.Now()
 	var ids []string
 	for range 7 {

@@ -28,11 +28,7 @@ import (
 func BenchmarkTransactOpen(b *testing.B) {
 	const alerts, group = 10000, 500
 	ctx := context.Background()
-	rdb := storetest.Redis(b)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
-	sc := store.Scope{GroupID: gid}
-	l := lease(b, st, gid)
+	rdb, st, sc, l := leasedProject(b)
 	var cpu, redisCPU time.Duration
 	var execUsec, hmgetUsec float64
 	b.ResetTimer()

@@ -7,7 +7,6 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/storetest"
 )
 
 // A project's unrouted alerts are kept until they end or are forgotten, listed until then,
@@ -15,9 +14,7 @@ import (
 // still changes), and a write drops what has ended, so its keys hold no more than that.
 func TestUnroutedAlertsEndAndAreBounded(t *testing.T) {
 	ctx := t.Context()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
+	rdb, st, gid := newProject(t)
 	t0 := time.Now().Truncate(time.Second) // the alerts' times are kept to the second
 	alert := func(name string, ends time.Time) store.UnroutedChange {
 		ls := herald.Labels{"alertname": name}
