@@ -73,18 +73,10 @@ func TestRecoveryMatchesCritical(t *testing.T) {
 	open := channelstest.MetricAlert()
 	open.HostnameAndPort, open.HostID = "", ""
 	closed := channelstest.Closed(open, "2026-11-21T19:00:00Z")
-	for _, d := range []channels.Delivery{
+	reqs := conformance.SendAll(t, n, rc,
 		delivery(channels.EventOpen, open, "", "", integ),
 		delivery(channels.EventClose, closed, "", "", integ),
-	} {
-		if err := n.Notify(context.Background(), d); err != nil {
-			t.Fatalf("Notify %s: %v", d.Event, err)
-		}
-	}
-	reqs := rc.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("got %d requests, want 2", len(reqs))
-	}
+	)
 	crit, rec := channelstest.JSONObject(t, reqs[0].Body), channelstest.JSONObject(t, reqs[1].Body)
 	if want := endpoint + integKey + "/" + integRoute; reqs[0].Path != want || reqs[1].Path != want {
 		t.Errorf("paths %s and %s, want both %s", reqs[0].Path, reqs[1].Path, want)

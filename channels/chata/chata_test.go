@@ -67,25 +67,15 @@ func decode(t *testing.T, raw []byte) body {
 }
 
 func TestRequest(t *testing.T) {
-	closed := channelstest.Closed(channelstest.HostAlert(), "2026-11-21T19:02:10Z")
-	cases := []struct {
-		event    channels.Event
-		alert    herald.Alert
-		color    string
-		headline string
-	}{
-		{channels.EventOpen, channelstest.HostAlert(), "red", "Alert opened"},
-		{channels.EventUpdate, channelstest.HostAlert(), "red", "Alert still open"},
-		{channels.EventClose, closed, "green", "Alert resolved"},
-		{channels.EventAcknowledge, channelstest.HostAlert(), "yellow", "Alert acknowledged"},
-		{channels.EventCancel, channelstest.HostAlert(), "gray", "Alert cancelled"},
-	}
-	for _, c := range cases {
-		t.Run(string(c.event), func(t *testing.T) {
+	colors := map[channels.Event]string{channels.EventOpen: "red", channels.EventUpdate: "red", channels.EventClose: "green",
+		channels.EventAcknowledge: "yellow", channels.EventCancel: "gray"}
+	for _, c := range conformance.Notices(channelstest.HostAlert()) {
+		t.Run(string(c.Event), func(t *testing.T) {
+			color := colors[c.Event]
 			var u uris
 			rc := channelstest.NewReceiver(t, u.answer(http.StatusNoContent))
-			d := delivery(c.event, ownToken, "Ops Alerts/EU")
-			d.Alert = c.alert
+			d := delivery(c.Event, ownToken, "Ops Alerts/EU")
+			d.Alert = c.Alert
 			if err := (chata.Notifier{Client: conformance.Client(), BaseURL: rc.URL + "/"}).Notify(context.Background(), d); err != nil {
 				t.Fatalf("Notify: %v", err)
 			}
@@ -108,14 +98,14 @@ func TestRequest(t *testing.T) {
 				}
 			}
 			b := decode(t, r.Body)
-			if want := "<b>" + c.headline + ": Host down: db1.example.com:27017 (replica set rs0)</b><br>Project: 5f0c1d2e3f4a5b6c7d8e9f00<br>"; !strings.HasPrefix(*b.Message, want) {
+			if want := "<b>" + c.Headline + ": Host down: db1.example.com:27017 (replica set rs0)</b><br>Project: 5f0c1d2e3f4a5b6c7d8e9f00<br>"; !strings.HasPrefix(*b.Message, want) {
 				t.Errorf("message\n%s\ndoes not start\n%s", *b.Message, want)
 			}
-			if !strings.Contains(*b.Message, "Alert ID: "+c.alert.ID) {
+			if !strings.Contains(*b.Message, "Alert ID: "+c.Alert.ID) {
 				t.Errorf("message does not name the alert id: %s", *b.Message)
 			}
-			if *b.MessageFormat != "html" || *b.Color != c.color || !*b.Notify || *b.From != "Herald" {
-				t.Errorf("got format %q color %q notify %v from %q, want html %s true Herald", *b.MessageFormat, *b.Color, *b.Notify, *b.From, c.color)
+			if *b.MessageFormat != "html" || *b.Color != color || !*b.Notify || *b.From != "Herald" {
+				t.Errorf("got format %q color %q notify %v from %q, want html %s true Herald", *b.MessageFormat, *b.Color, *b.Notify, *b.From, color)
 			}
 			if strings.Contains(string(r.Body), ownToken) {
 				t.Error("body carries the token")

@@ -129,18 +129,10 @@ func TestResolveMatchesTrigger(t *testing.T) {
 	integ := &herald.Integration{Type: "PAGING", Fields: map[string]string{"serviceKey": integKey}}
 	open := channelstest.HostAlert()
 	closed := channelstest.Closed(open, "2026-11-21T19:00:00Z")
-	for _, d := range []channels.Delivery{
+	reqs := conformance.SendAll(t, n, rc,
 		delivery(channels.EventOpen, open, "", integ),
 		delivery(channels.EventClose, closed, "", integ),
-	} {
-		if err := n.Notify(context.Background(), d); err != nil {
-			t.Fatalf("Notify %s: %v", d.Event, err)
-		}
-	}
-	reqs := rc.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("got %d requests, want 2", len(reqs))
-	}
+	)
 	trig, res := channelstest.JSONObject(t, reqs[0].Body), channelstest.JSONObject(t, reqs[1].Body)
 	if reqs[1].Path != "/v2/enqueue" {
 		t.Errorf("resolve path %q, want /v2/enqueue", reqs[1].Path)

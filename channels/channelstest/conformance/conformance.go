@@ -188,32 +188,25 @@ func (c Case) testEvents(t *testing.T) {
 	}
 }
 
-// outcome is what a failed delivery's *channels.Failure says.
-type outcome struct {
-	status          int
-	retry, rejected bool
-	after           time.Duration
-}
-
 // The service's answers mean the same for every kind: 408, 429 and 5xx are retried (429 and
 // 503 after their Retry-After), 401 and 403 are a refused credential, the rest permanent.
 func (c Case) testAnswers(t *testing.T) {
-	refused := outcome{rejected: !c.OperatorCredentials}
+	refused := Outcome{Rejected: !c.OperatorCredentials}
 	for _, tc := range []struct {
 		status     int
 		retryAfter string
-		want       outcome
+		want       Outcome
 	}{
-		{500, "", outcome{retry: true}},
-		{502, "", outcome{retry: true}},
-		{503, "", outcome{retry: true}},
-		{408, "", outcome{retry: true}},
-		{429, "", outcome{retry: true}},
-		{429, "30", outcome{retry: true, after: 30 * time.Second}},
-		{503, "5", outcome{retry: true, after: 5 * time.Second}},
-		{400, "", outcome{}},
-		{404, "", outcome{}},
-		{302, "", outcome{}}, // not followed
+		{500, "", Outcome{Retry: true}},
+		{502, "", Outcome{Retry: true}},
+		{503, "", Outcome{Retry: true}},
+		{408, "", Outcome{Retry: true}},
+		{429, "", Outcome{Retry: true}},
+		{429, "30", Outcome{Retry: true, After: 30 * time.Second}},
+		{503, "5", Outcome{Retry: true, After: 5 * time.Second}},
+		{400, "", Outcome{}},
+		{404, "", Outcome{}},
+		{302, "", Outcome{}}, // not followed
 		{401, "", refused},
 		{403, "", refused},
 	} {
@@ -238,8 +231,8 @@ func (c Case) testAnswers(t *testing.T) {
 			f := c.failure(t, addr, c.send(addr, 5*time.Second))
 			rc.Only(t)
 			want := tc.want
-			want.status = tc.status
-			if got := (outcome{f.Status, f.Retry, f.Rejected, f.RetryAfter}); got != want {
+			want.Status = tc.status
+			if got := (Outcome{Status: f.Status, Retry: f.Retry, Rejected: f.Rejected, After: f.RetryAfter}); got != want {
 				t.Errorf("got %+v, want %+v", f, want)
 			}
 		})
@@ -487,4 +480,71 @@ func Delivery(typeName string, ev channels.Event, a herald.Alert, fields ...stri
 		n.SetField(fields[i], fields[i+1])
 	}
 	return channels.Delivery{ID: "dlv-0001", Event: ev, Alert: a, Notification: n}
+}
+
+// Notice is an event of a delivery, the alert as it is then, and the headline the chat kinds
+// give that event.
+type Notice struct {
+	Event    channels.Event
+	Alert    herald.Alert
+	Headline string
+}
+
+// Notices are a notice of every event about alert a, the close one about a closed at
+// 2026-11-21T19:02:10Z. The headlines are spelled out here, not read from package channels,
+// so that a changed headline fails the tests that use them.
+func Notices(a herald.Alert) []Notice {
+	return []Notice{
+		{channels.EventOpen, a, "Alert opened"},
+		{channels.EventUpdate, a, "Alert still open"},
+		{channels.EventClose, channelstest.Closed(a, "2026-11-21T19:02:10Z"), "Alert resolved"},
+		{channels.EventAcknowledge, a, "Alert acknowledged"},
+		{channels.EventCancel, a, "Alert cancelled"},
+	}
+}
+
+// Outcome is what a delivery should come to: delivered (OK), or a *channels.Failure with
+// these Status, Retry, Rejected and RetryAfter whose Reason says Reason (when set).
+type Outcome struct {
+	OK              bool
+	Status          int
+	Retry, Rejected bool
+	After           time.Duration
+	Reason          string
+}
+
+// CheckOutcome fails t unless err is what want says, and returns the failure (nil when
+// delivered).
+func CheckOutcome(t testing.TB, err error, want Outcome) *channels.Failure {
+	t.Helper()
+	if want.OK {
+		if err != nil {
+			t.Fatalf("got %v, want delivered", err)
+		}
+		return nil
+	}
+	f := FailureOf(t, err)
+	if f.Status != want.Status || f.Retry != want.Retry || f.Rejected != want.Rejected || f.RetryAfter != want.After {
+		t.Errorf("got %+v, want status %d retry %v rejected %v after %s", f, want.Status, want.Retry, want.Rejected, want.After)
+	}
+	if !strings.Contains(f.Reason, want.Reason) {
+		t.Errorf("reason %q does not say %q", f.Reason, want.Reason)
+	}
+	return f
+}
+
+// SendAll sends ds with n, in order, each to be delivered, and returns the requests rc got:
+// one a delivery, or t fails.
+func SendAll(t testing.TB, n channels.Notifier, rc *channelstest.Receiver, ds ...channels.Delivery) []channelstest.Request {
+	t.Helper()
+	for _, d := range ds {
+		if err := n.Notify(context.Background(), d); err != nil {
+			t.Fatalf("Notify %s: %v", d.Event, err)
+		}
+	}
+	reqs := rc.Requests()
+	if len(reqs) != len(ds) {
+		t.Fatalf("got %d requests, want %d", len(reqs), len(ds))
+	}
+	return reqs
 }
