@@ -22,6 +22,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/internal/outputtest"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
 )
@@ -33,7 +34,7 @@ type env struct {
 	Base  string // http://127.0.0.1:port/api/public/v1.0
 	Store *store.Store
 	Owner *client
-	logs  *syncBuffer
+	logs  *outputtest.Buffer
 }
 
 // newEnv starts an API for t.
@@ -43,7 +44,7 @@ func newEnv(t *testing.T) *env { return newEnvWith(t, api.Config{}) }
 func newEnvWith(t *testing.T, cfg api.Config) *env {
 	t.Helper()
 	st := store.New(storetest.Redis(t))
-	logs := &syncBuffer{}
+	logs := &outputtest.Buffer{}
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(logs), zap.DebugLevel))
 	cfg.GitHash, cfg.Version = "testhash", "test"
 	clock := cfg.Clock
@@ -343,21 +344,4 @@ func wantKeys(t *testing.T, obj map[string]any, want ...string) {
 	for k := range got {
 		t.Errorf("unexpected field %q in %v", k, obj)
 	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

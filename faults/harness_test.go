@@ -14,13 +14,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald/internal/outputtest"
 )
 
 // heraldBin is the herald binary TestMain built for the suite; "" when the suite is skipped.
@@ -65,37 +66,19 @@ func needSuite(t *testing.T) {
 	}
 }
 
-// lockedBuffer collects a child's output from its two streams.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // proc is a child process of the suite: a herald role or a redis-server. It never outlives the
 // test (Pdeathsig, and a cleanup that kills it).
 type proc struct {
 	name string
 	cmd  *exec.Cmd
-	logs *lockedBuffer
+	logs *outputtest.Buffer
 	done chan struct{} // closed when the process has exited
 	err  error         // how it exited, once done is closed
 }
 
 func startProc(t *testing.T, name, bin string, args, env []string) *proc {
 	t.Helper()
-	p := &proc{name: name, cmd: exec.Command(bin, args...), logs: &lockedBuffer{}, done: make(chan struct{})}
+	p := &proc{name: name, cmd: exec.Command(bin, args...), logs: &outputtest.Buffer{}, done: make(chan struct{})}
 	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/outputtest"
 )
 
 // ProxyName is what a TinyProxy writes in the Via header of each plain-HTTP request it
@@ -22,7 +23,7 @@ const ProxyName = "herald-test-proxy"
 type TinyProxy struct {
 	Addr string // host:port
 	URL  string // http://host:port, without credentials
-	log  *lockedBuffer
+	log  *outputtest.Buffer
 }
 
 // StartTinyProxy starts a tinyproxy for t. With user set it asks for those credentials
@@ -80,7 +81,7 @@ func startTinyProxy(t testing.TB, bin, user, password string) (*TinyProxy, error
 	if err := os.WriteFile(file, []byte(strings.Join(conf, "\n")+"\n"), 0o644); err != nil {
 		return nil, err
 	}
-	log := &lockedBuffer{}
+	log := &outputtest.Buffer{}
 	cmd := exec.Command(bin, "-d", "-c", file)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
@@ -141,22 +142,4 @@ func LoopbackName() string {
 		}
 	}
 	return ""
-}
-
-// lockedBuffer is an output written by a process and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

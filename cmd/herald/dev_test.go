@@ -8,31 +8,16 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/internal/outputtest"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
 )
 
-// lockedBuffer is an io.Writer the test can read while herald dev writes to it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// lockedBuffer is an output the test can read while herald writes to it.
+type lockedBuffer = outputtest.Buffer
 
 // startDev runs herald dev in the test's process on a free 127.0.0.1 port, until stop, which
 // reports an error it ended with.
