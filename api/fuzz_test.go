@@ -15,7 +15,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/dispatch"
-	"github.com/heraldhq/herald/internal/outputtest"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
 )
@@ -148,7 +148,7 @@ func FuzzWriteEndpoints(f *testing.F) {
 func newEnvTB(tb testing.TB) *env {
 	tb.Helper()
 	st := store.New(storetest.Redis(tb))
-	logs := &outputtest.Buffer{}
+	logs := &testkit.Buffer{}
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(logs), zap.DebugLevel))
 	a, err := api.New(context.Background(), st, dispatch.NewDispatcher(st, herald.SystemClock{}), log, api.Config{GitHash: "testhash", Version: "test"})
 	if err != nil {

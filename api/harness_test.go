@@ -22,7 +22,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/dispatch"
-	"github.com/heraldhq/herald/internal/outputtest"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
 )
@@ -34,7 +34,7 @@ type env struct {
 	Base  string // http://127.0.0.1:port/api/public/v1.0
 	Store *store.Store
 	Owner *client
-	logs  *outputtest.Buffer
+	logs  *testkit.Buffer
 }
 
 // newEnv starts an API for t.
@@ -44,7 +44,7 @@ func newEnv(t *testing.T) *env { return newEnvWith(t, api.Config{}) }
 func newEnvWith(t *testing.T, cfg api.Config) *env {
 	t.Helper()
 	st := store.New(storetest.Redis(t))
-	logs := &outputtest.Buffer{}
+	logs := &testkit.Buffer{}
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(logs), zap.DebugLevel))
 	cfg.GitHash, cfg.Version = "testhash", "test"
 	clock := cfg.Clock

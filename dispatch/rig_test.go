@@ -156,18 +156,8 @@ func hostDown(host string, active bool) map[string]any {
 	return map[string]any{"eventTypeName": "HOST_DOWN", "active": active, "hostId": host, "hostnameAndPort": host + ".example.com:27017"}
 }
 
-// eventually polls cond every 10ms until it holds or within passes; it reports whether it held.
-func eventually(within time.Duration, cond func() bool) bool {
-	for deadline := time.Now().Add(within); ; {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// eventually polls cond until it holds or within passes; it reports whether it held.
+var eventually = dispatchtest.Eventually
 
 // alerts lists the project's alerts (newest first).
 func (r *rig) alerts(query string) []map[string]any {

@@ -5,7 +5,6 @@ package faults
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"sync"
 	"testing"
@@ -126,15 +125,4 @@ func hostNames(prefix string, n int) []string {
 		out[i] = fmt.Sprintf("%s%d", prefix, i)
 	}
 	return out
-}
-
-// freeLoopbackAddr is a 127.0.0.1 address with a port free a moment ago, for the API to listen on.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }

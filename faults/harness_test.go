@@ -21,7 +21,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/heraldhq/herald/internal/outputtest"
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // heraldBin is the herald binary TestMain built for the suite; "" when the suite is skipped.
@@ -71,14 +71,14 @@ func needSuite(t *testing.T) {
 type proc struct {
 	name string
 	cmd  *exec.Cmd
-	logs *outputtest.Buffer
+	logs *testkit.Buffer
 	done chan struct{} // closed when the process has exited
 	err  error         // how it exited, once done is closed
 }
 
 func startProc(t *testing.T, name, bin string, args, env []string) *proc {
 	t.Helper()
-	p := &proc{name: name, cmd: exec.Command(bin, args...), logs: &outputtest.Buffer{}, done: make(chan struct{})}
+	p := &proc{name: name, cmd: exec.Command(bin, args...), logs: &testkit.Buffer{}, done: make(chan struct{})}
 	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -243,7 +243,7 @@ func startCluster(t *testing.T, spec clusterSpec) *cluster {
 		spec.minute = 10 * time.Second
 	}
 	c := &cluster{t: t, redis: startRedis(t, spec.aof), smtp: startSMTP(t), minute: spec.minute, killed: map[*proc]bool{}}
-	c.apiAddr = freeLoopbackAddr(t)
+	c.apiAddr = testkit.FreeLoopbackAddr(t)
 	c.api = startProc(t, "api", heraldBin, []string{"api"}, c.env("HERALD_LISTEN="+c.apiAddr,
 		"HERALD_BOOTSTRAP_KEY="+bootstrapPublic+":"+bootstrapPrivate, "HERALD_MONITORING=false"))
 	for i := 1; i <= spec.workers; i++ {

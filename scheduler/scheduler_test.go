@@ -103,18 +103,8 @@ func (e *env) openAlert() herald.Alert {
 	return got[0]
 }
 
-// eventually polls cond every 10ms until it holds or within passes.
-func eventually(within time.Duration, cond func() bool) bool {
-	for deadline := time.Now().Add(within); ; {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// eventually polls cond until it holds or within passes; it reports whether it held.
+var eventually = dispatchtest.Eventually
 
 // delivery is one request the receiver got.
 type delivery struct {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/internal/outputtest"
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // ProxyName is what a TinyProxy writes in the Via header of each plain-HTTP request it
@@ -23,7 +23,7 @@ const ProxyName = "herald-test-proxy"
 type TinyProxy struct {
 	Addr string // host:port
 	URL  string // http://host:port, without credentials
-	log  *outputtest.Buffer
+	log  *testkit.Buffer
 }
 
 // StartTinyProxy starts a tinyproxy for t. With user set it asks for those credentials
@@ -81,7 +81,7 @@ func startTinyProxy(t testing.TB, bin, user, password string) (*TinyProxy, error
 	if err := os.WriteFile(file, []byte(strings.Join(conf, "\n")+"\n"), 0o644); err != nil {
 		return nil, err
 	}
-	log := &outputtest.Buffer{}
+	log := &testkit.Buffer{}
 	cmd := exec.Command(bin, "-d", "-c", file)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {

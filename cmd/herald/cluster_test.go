@@ -31,6 +31,7 @@ import (
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/internal/apiclient"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
 )
@@ -62,7 +63,7 @@ func TestClusterSharesWorkAndSurvivesItsLeader(t *testing.T) {
 	hooks := startHookLog(t)
 
 	const publicKey, privateKey = "cluster", "5d1f3c0a-cluster-test-key"
-	apiAddr := freeLoopbackAddr(t)
+	apiAddr := testkit.FreeLoopbackAddr(t)
 	startRole(t, "api", "api", "HERALD_REDIS_URL="+redisURL, "HERALD_LISTEN="+apiAddr,
 		"HERALD_BOOTSTRAP_KEY="+publicKey+":"+privateKey, "HERALD_LOG_LEVEL=warn")
 	var workers []*child
@@ -334,17 +335,6 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() (bool,
 		}
 	}
 	t.Fatalf("waited %s for %s: %s", within.Round(time.Millisecond), what, state)
-}
-
-// freeLoopbackAddr is a 127.0.0.1 address with a port free a moment ago, for a child to listen on.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // clusterAPI calls the API process with digest authentication, one request at a time.

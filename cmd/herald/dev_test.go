@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/internal/outputtest"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
 )
 
 // lockedBuffer is an output the test can read while herald writes to it.
-type lockedBuffer = outputtest.Buffer
+type lockedBuffer = testkit.Buffer
 
 // startDev runs herald dev in the test's process on a free 127.0.0.1 port, until stop, which
 // reports an error it ended with.

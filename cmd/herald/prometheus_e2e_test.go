@@ -18,6 +18,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/store/storetest"
 )
 
@@ -103,7 +104,7 @@ type promHerald struct {
 func startPromHerald(t *testing.T) *promHerald {
 	t.Helper()
 	redisURL := storetest.URL(storetest.Redis(t))
-	h := &promHerald{addr: freeLoopbackAddr(t), publicKey: "prom", privateKey: "7c0d2f4e-prometheus-e2e-key", hooks: startNotices(t)}
+	h := &promHerald{addr: testkit.FreeLoopbackAddr(t), publicKey: "prom", privateKey: "7c0d2f4e-prometheus-e2e-key", hooks: startNotices(t)}
 	startRole(t, "dev", "herald dev", "HERALD_REDIS_URL="+redisURL, "HERALD_LISTEN="+h.addr,
 		"HERALD_BOOTSTRAP_KEY="+h.publicKey+":"+h.privateKey, "HERALD_MINUTE="+promMinute.String(), "HERALD_LOG_LEVEL=warn")
 	waitFor(t, 20*time.Second, "herald dev to be ready", func() (bool, string) {
@@ -214,7 +215,7 @@ alerting:
 		}
 	}
 	cmd := exec.Command(prometheus, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+freeLoopbackAddr(t),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+testkit.FreeLoopbackAddr(t),
 		"--rules.alert.resend-delay=1s", "--log.level=warn")
 	var promLog lockedBuffer
 	cmd.Stdout, cmd.Stderr = &promLog, &promLog

@@ -78,3 +78,17 @@ func (w *Worker) Stop() {
 		w.w = nil
 	}
 }
+
+// Eventually polls cond every 10 ms until it holds or within passes; it reports whether it
+// held.
+func Eventually(within time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(within); ; {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
