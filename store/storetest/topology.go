@@ -8,13 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // The Redis topologies below run real servers on 127.0.0.1 TCP ports (Sentinel and Cluster
@@ -119,7 +120,7 @@ func StartCluster(t testing.TB, n int) *Cluster {
 		// The cluster bus gets a port of its own: by default it is the client port + 10000,
 		// which nobody checked was free.
 		addr := startServer(t, bin, filepath.Join(dir, fmt.Sprintf("node%d", i)), nil,
-			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port", strconv.Itoa(freePort(t)),
+			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port", port(testkit.FreeLoopbackAddr(t)),
 			"--cluster-node-timeout", "2000")
 		c.Addrs = append(c.Addrs, addr)
 	}
@@ -230,7 +231,7 @@ func startServer(t testing.TB, bin, dir string, conf []byte, args ...string) str
 	const tries = 5
 	var lastErr error
 	for range tries {
-		p := strconv.Itoa(freePort(t))
+		p := port(testkit.FreeLoopbackAddr(t))
 		logFile := filepath.Join(dir, "redis.log")
 		cmd := exec.Command(bin, append(append(cmdline, "--port", p, "--bind", "127.0.0.1", "--dir", dir,
 			"--save", "", "--appendonly", "no", "--logfile", logFile), args...)...)
@@ -273,17 +274,6 @@ func waitUp(addr string, exited <-chan error) error {
 			return fmt.Errorf("no answer within 10s: %w", err)
 		}
 	}
-}
-
-// freePort is a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func port(addr string) string {
