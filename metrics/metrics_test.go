@@ -1,7 +1,6 @@
 package metrics_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -23,6 +22,7 @@ import (
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/api/digest"
 	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/metrics"
 	"github.com/heraldhq/herald/scheduler"
 	"github.com/heraldhq/herald/store"
@@ -46,19 +46,14 @@ func scrape(t *testing.T, h http.Handler) exposition {
 // checks it against the naming conventions (promlint).
 func scrapeURL(t *testing.T, url string) exposition {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("scrape: %d %v\n%s", resp.StatusCode, err, body)
+	resp, body := testkit.Get(t, url)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape: %d\n%s", resp.StatusCode, body)
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
 		t.Fatalf("Content-Type %q", ct)
 	}
-	problems, err := promlint.New(bytes.NewReader(body)).Lint()
+	problems, err := promlint.New(strings.NewReader(body)).Lint()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,11 +63,11 @@ func scrapeURL(t *testing.T, url string) exposition {
 		}
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(body))
 	if err != nil {
 		t.Fatalf("parse the exposition: %v\n%s", err, body)
 	}
-	return exposition{fams, string(body)}
+	return exposition{fams, body}
 }
 
 type exposition struct {

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 const (
@@ -172,16 +174,8 @@ func (f *fixture) get(t *testing.T, path, authorization string) reply {
 	if authorization != "" {
 		req.Header.Set("Authorization", authorization)
 	}
-	resp, err := f.srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{status: resp.StatusCode, header: resp.Header, body: string(body)}
+	resp, body := testkit.Do(t, f.srv.Client(), req)
+	return reply{status: resp.StatusCode, header: resp.Header, body: body}
 }
 
 // challenge fetches a fresh challenge (request without credentials) and returns its parameters.

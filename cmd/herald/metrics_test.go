@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/metrics"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
@@ -60,16 +61,8 @@ func startRoleServingMetrics(t *testing.T, role, redisURL string) string {
 // fetch gets url and returns its status and body.
 func fetch(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(body)
+	resp, body := testkit.Get(t, url)
+	return resp.StatusCode, body
 }
 
 // Workers and schedulers, which have no API, serve /metrics, /healthz and /readyz on

@@ -1,9 +1,12 @@
 // Package testkit is the small helpers Herald's tests share across packages: an output a
-// process or a logger writes while the test reads it, and a free port on 127.0.0.1.
+// process or a logger writes while the test reads it, a free port on 127.0.0.1, and an HTTP
+// request whose answer is read whole.
 package testkit
 
 import (
+	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -38,4 +41,30 @@ func FreeLoopbackAddr(t testing.TB) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// Do sends req with client and returns the answer, its body read whole (and closed); t fails
+// if either fails.
+func Do(t testing.TB, client *http.Client, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(body)
+}
+
+// Get is Do of a GET of url with no credentials, as a probe or a scraper sends it.
+func Get(t testing.TB, url string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Do(t, http.DefaultClient, req)
 }
