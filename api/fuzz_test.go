@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/api/apitest"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/store"
@@ -150,16 +150,8 @@ func newEnvTB(tb testing.TB) *env {
 	st := store.New(storetest.Redis(tb))
 	logs := &testkit.Buffer{}
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(logs), zap.DebugLevel))
-	a, err := api.New(context.Background(), st, dispatch.NewDispatcher(st, herald.SystemClock{}), log, api.Config{GitHash: "testhash", Version: "test"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv := httptest.NewServer(a)
-	tb.Cleanup(srv.Close)
-	k, priv := api.NewAPIKey("fuzz owner", "", []herald.Role{{RoleName: herald.GlobalOwner}}, time.Now())
-	if err := st.CreateAPIKey(context.Background(), k, nil); err != nil {
-		tb.Fatal(err)
-	}
+	srv := apitest.Serve(tb, st, dispatch.NewDispatcher(st, herald.SystemClock{}), log, api.Config{GitHash: "testhash", Version: "test"})
+	k, priv := apitest.OwnerKey(tb, st, "fuzz owner")
 	base := srv.URL + api.BasePath
 	return &env{srv: srv, Base: base, Store: st, logs: logs, Owner: &client{base: base, user: k.PublicKey, pass: priv, KeyID: k.ID}}
 }

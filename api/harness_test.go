@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,13 +13,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/api/apitest"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/store"
@@ -51,12 +50,7 @@ func newEnvWith(t *testing.T, cfg api.Config) *env {
 	if clock == nil {
 		clock = herald.SystemClock{}
 	}
-	a, err := api.New(context.Background(), st, dispatch.NewDispatcher(st, clock), log, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a)
-	t.Cleanup(srv.Close)
+	srv := apitest.Serve(t, st, dispatch.NewDispatcher(st, clock), log, cfg)
 	e := &env{t: t, srv: srv, Base: srv.URL + api.BasePath, Store: st, logs: logs}
 	e.Owner = e.key("", herald.Role{RoleName: herald.GlobalOwner})
 	return e
@@ -69,10 +63,7 @@ func (e *env) Logs() string { return e.logs.String() }
 // returns a client that uses it.
 func (e *env) key(orgID string, roles ...herald.Role) *client {
 	e.t.Helper()
-	k, priv := api.NewAPIKey("test key", orgID, roles, time.Now())
-	if err := e.Store.CreateAPIKey(context.Background(), k, nil); err != nil {
-		e.t.Fatal(err)
-	}
+	k, priv := apitest.Key(e.t, e.Store, "test key", orgID, roles...)
 	return &client{t: e.t, base: e.Base, user: k.PublicKey, pass: priv, KeyID: k.ID}
 }
 

@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -13,10 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/api/apitest"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
@@ -151,16 +149,9 @@ func TestPrometheusBasicNeedsTLSUnlessAllowed(t *testing.T) {
 
 	// The same server over TLS takes Basic.
 	st := store.New(storetest.Redis(t))
-	a, err := api.New(context.Background(), st, dispatch.NewDispatcher(st, herald.SystemClock{}), zap.NewNop(), api.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewTLSServer(a)
+	srv := httptest.NewTLSServer(apitest.New(t, st, dispatch.NewDispatcher(st, herald.SystemClock{}), nil, api.Config{}))
 	t.Cleanup(srv.Close)
-	k, priv := api.NewAPIKey("prom", "", []herald.Role{{RoleName: herald.GlobalOwner}}, time.Now())
-	if err := st.CreateAPIKey(t.Context(), k, nil); err != nil {
-		t.Fatal(err)
-	}
+	k, priv := apitest.OwnerKey(t, st, "prom")
 	owner := &client{t: t, base: srv.URL + api.BasePath, user: k.PublicKey, pass: priv, httpc: srv.Client()}
 	orgR := owner.do("POST", "/orgs", map[string]any{"name": "tls"})
 	p := owner.do("POST", "/groups", map[string]any{"name": "tls", "orgId": orgR.str("id")}).str("id")

@@ -4,17 +4,16 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/zap"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/api/apitest"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 )
@@ -94,13 +93,7 @@ func guessOnce(t *testing.T, c *client, password string) *response {
 
 // secondAPI is another API process on e's Redis; it returns its base URL (without BasePath).
 func secondAPI(t *testing.T, e *env) string {
-	a, err := api.New(context.Background(), e.Store, dispatch.NewDispatcher(e.Store, herald.SystemClock{}), zap.NewNop(), api.Config{AuthLimits: testLimits})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return apitest.Serve(t, e.Store, dispatch.NewDispatcher(e.Store, herald.SystemClock{}), nil, api.Config{AuthLimits: testLimits}).URL
 }
 
 // roundTrips counts the Redis commands and pipelines sent through a client.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/api/apitest"
 	"github.com/heraldhq/herald/channels/channelstest"
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/dispatch"
@@ -84,16 +85,8 @@ func newRigLogged(t *testing.T, minute time.Duration, log *zap.Logger, adjust fu
 	st := store.New(rdb)
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
 	t.Cleanup(func() { d.Close() })
-	a, err := api.New(context.Background(), st, d, log, api.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a)
-	t.Cleanup(srv.Close)
-	k, priv := api.NewAPIKey("test", "", []herald.Role{{RoleName: herald.GlobalOwner}}, time.Now())
-	if err := st.CreateAPIKey(context.Background(), k, nil); err != nil {
-		t.Fatal(err)
-	}
+	srv := apitest.Serve(t, st, d, log, api.Config{})
+	k, priv := apitest.OwnerKey(t, st, "test")
 	r := &rig{t: t, Store: st, client: apiclient.New(srv.URL+api.BasePath, k.PublicKey, priv, 10*time.Second),
 		minute: minute, recv: newReceiver(t), faults: fs}
 	r.worker = dispatchtest.StartWorker(t, st, d, func() dispatch.EngineConfig {

@@ -280,6 +280,17 @@ func (c *cluster) ended() map[string]bool {
 	return out
 }
 
+// webhookScene is a cluster started with spec, a webhook receiver that answers 200 after
+// delay, and n projects named after name of hosts hosts each, whose only notification is a
+// webhook to the receiver (at once, then every 60 minutes).
+func webhookScene(t *testing.T, spec clusterSpec, delay time.Duration, name string, n, hosts int) (*cluster, *hookReceiver, *load, []project) {
+	t.Helper()
+	c := startCluster(t, spec)
+	h := startHooks(t)
+	h.setAnswer(answer{status: http.StatusOK, delay: delay})
+	return c, h, newLoad(), c.projects(t, name, n, hosts, 0, webhookTo(h.url, 0, 60))
+}
+
 // busiestWorker is the index in c.workers of the worker with the most webhook requests under
 // way, and the projects of those requests (none when no worker has one under way).
 func busiestWorker(c *cluster, h *hookReceiver) (i int, sending []string) {
@@ -384,13 +395,9 @@ func noFault(t *testing.T, sc scale) row {
 // must have arrived within 15 s of the last kill (or of the last report, if later): the killed
 // worker's projects resume within 10 s, then send what waited.
 func workerSIGKILL(t *testing.T, sc scale) row {
-	c := startCluster(t, clusterSpec{workers: 2, schedulers: 1})
-	h := startHooks(t)
 	// A target taking 200 ms keeps the workers' sessions busy sending, so that a kill finds
 	// work under way.
-	h.setAnswer(answer{status: http.StatusOK, delay: 200 * time.Millisecond})
-	l := newLoad()
-	ps := c.projects(t, "kill", sc.killProjects, sc.killHosts, 0, webhookTo(h.url, 0, 60))
+	c, h, l, ps := webhookScene(t, clusterSpec{workers: 2, schedulers: 1}, 200*time.Millisecond, "kill", sc.killProjects, sc.killHosts)
 	const chunk = 25
 	loadDone := make(chan time.Time)
 	go func() { // opens, then clears, a chunk of a project at a time, paced over the kills
@@ -425,11 +432,7 @@ func workerSIGKILL(t *testing.T, sc scale) row {
 // neither, both recorded SUPERSEDED; never a resolution alone. Every 3 s the worker holding
 // webhook requests in flight is SIGKILLed and started again a second later.
 func backlogKills(t *testing.T, sc scale) row {
-	c := startCluster(t, clusterSpec{workers: 2, schedulers: 1})
-	h := startHooks(t)
-	h.setAnswer(answer{status: http.StatusOK, delay: 300 * time.Millisecond})
-	l := newLoad()
-	ps := c.projects(t, "backlog", sc.backlogProjects, sc.backlogHosts, 0, webhookTo(h.url, 0, 60))
+	c, h, l, ps := webhookScene(t, clusterSpec{workers: 2, schedulers: 1}, 300*time.Millisecond, "backlog", sc.backlogProjects, sc.backlogHosts)
 	const burst = 30
 	loadDone := make(chan time.Time)
 	go func() { // every 2 s, 30 hosts a project go down; each burst clears 4 s later
@@ -474,11 +477,7 @@ func backlogKills(t *testing.T, sc scale) row {
 // from its last second (counted apart); while Redis is down, the API must say 503 with
 // Retry-After, so that agents back off.
 func redisRestarts(t *testing.T, sc scale) row {
-	c := startCluster(t, clusterSpec{aof: true, workers: 2, schedulers: 1})
-	h := startHooks(t)
-	h.setAnswer(answer{status: http.StatusOK, delay: 10 * time.Millisecond})
-	l := newLoad()
-	ps := c.projects(t, "restart", sc.restartProjects, sc.restartHosts, 0, webhookTo(h.url, 0, 60))
+	c, h, l, ps := webhookScene(t, clusterSpec{aof: true, workers: 2, schedulers: 1}, 10*time.Millisecond, "restart", sc.restartProjects, sc.restartHosts)
 	chunk := sc.restartHosts / 10 // ten reports down and ten up per project, spread over the restarts
 	loadDone := make(chan time.Time)
 	var wg sync.WaitGroup

@@ -26,13 +26,9 @@ const workerLease = 8 * time.Second
 // worker had committed and not yet recorded as sent when it stopped (its projects' outbox
 // then, read at once): the at-least-once window, which the worker taking over sends again.
 func workerPaused(t *testing.T, sc scale) row {
-	c := startCluster(t, clusterSpec{workers: 2, schedulers: 1})
-	h := startHooks(t)
 	// A target taking 200 ms keeps the sessions busy sending; reports keep coming, a few hosts
 	// at a time, before the stop, during it and after the worker resumed.
-	h.setAnswer(answer{status: http.StatusOK, delay: 200 * time.Millisecond})
-	l := newLoad()
-	ps := c.projects(t, "lease", sc.leaseProjects, sc.leaseHosts, 0, webhookTo(h.url, 0, 60))
+	c, h, l, ps := webhookScene(t, clusterSpec{workers: 2, schedulers: 1}, 200*time.Millisecond, "lease", sc.leaseProjects, sc.leaseHosts)
 	const chunk = 3
 	var wg sync.WaitGroup
 	for _, p := range ps { // every project's agent at once: hosts down, a few at a time, then up

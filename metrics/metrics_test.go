@@ -20,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/api/apitest"
 	"github.com/heraldhq/herald/api/digest"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/internal/testkit"
@@ -356,21 +357,12 @@ func TestClusterGaugesWithoutRedis(t *testing.T) {
 // End to end: requests to the API, through its Observe hook, count under their route
 // pattern, and the API serves the exposition at /metrics without authentication.
 func TestAPIRequestsCountByRoute(t *testing.T) {
-	ctx := context.Background()
 	st := store.New(storetest.Redis(t))
 	m := metrics.New()
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
 	defer d.Close()
-	handler, err := api.New(ctx, st, d, zap.NewNop(), api.Config{Ready: st.Ping, Metrics: m.Handler(), Observe: m.ObserveRequest})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(handler)
-	defer srv.Close()
-	key, private := api.NewAPIKey("metrics test", "", []herald.Role{{RoleName: herald.GlobalOwner}}, time.Now())
-	if err := st.CreateAPIKey(ctx, key, nil); err != nil {
-		t.Fatal(err)
-	}
+	srv := apitest.Serve(t, st, d, nil, api.Config{Ready: st.Ping, Metrics: m.Handler(), Observe: m.ObserveRequest})
+	key, private := apitest.OwnerKey(t, st, "metrics test")
 	client := &http.Client{Transport: &digest.Transport{Username: key.PublicKey, Password: private}}
 	get := func(path string, want int) {
 		t.Helper()

@@ -4,16 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/zap"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/api/apitest"
 	"github.com/heraldhq/herald/api/digest"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/monitoring"
@@ -34,12 +33,7 @@ func newRig(t *testing.T, readOnly bool) *rig {
 	rdb := storetest.Redis(t)
 	st := store.New(rdb)
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
-	a, err := api.New(context.Background(), st, d, zap.NewNop(), api.Config{Monitoring: monitoring.New(st.Redis(), readOnly)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a)
-	t.Cleanup(srv.Close)
+	srv := apitest.Serve(t, st, d, nil, api.Config{Monitoring: monitoring.New(st.Redis(), readOnly)})
 	return &rig{t: t, URL: srv.URL, store: st, rdb: rdb}
 }
 

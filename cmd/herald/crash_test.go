@@ -17,10 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/api/apitest"
 	"github.com/heraldhq/herald/api/digest"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
@@ -138,19 +137,11 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 	st := store.New(rdb)
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
 	defer d.Close()
-	a, err := api.New(context.Background(), st, d, zap.NewNop(), api.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a)
-	defer srv.Close()
+	srv := apitest.Serve(t, st, d, nil, api.Config{})
 	log := &noticeLog{seqs: map[string]map[int]int{}}
 	recv := httptest.NewServer(log)
 	defer recv.Close()
-	k, priv := api.NewAPIKey("t", "", []herald.Role{{RoleName: herald.GlobalOwner}}, time.Now())
-	if err := st.CreateAPIKey(context.Background(), k, nil); err != nil {
-		t.Fatal(err)
-	}
+	k, priv := apitest.OwnerKey(t, st, "t")
 	client := &http.Client{Transport: &digest.Transport{Username: k.PublicKey, Password: priv}, Timeout: 10 * time.Second}
 	call := func(method, path string, body any, want int) map[string]any {
 		t.Helper()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/api/apitest"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/internal/apiclient"
 	"github.com/heraldhq/herald/monitoring"
@@ -82,10 +83,7 @@ func newTopologyRigWith(t *testing.T, r redisSettings, adjust func(*common)) *to
 	hooks := &alertHooks{byAlert: map[string]map[string]bool{}}
 	recv := httptest.NewServer(hooks)
 	t.Cleanup(recv.Close)
-	k, priv := api.NewAPIKey("topology test", "", []herald.Role{{RoleName: herald.GlobalOwner}}, time.Now())
-	if err := st.CreateAPIKey(ctx, k, nil); err != nil {
-		t.Fatal(err)
-	}
+	k, priv := apitest.OwnerKey(t, st, "topology test")
 	return &topologyRig{t: t, st: st, d: d, log: log, client: apiclient.New("http://"+ln.Addr().String()+api.BasePath, k.PublicKey, priv, 10*time.Second),
 		hooks: hooks, hookURL: recv.URL + "/hook", slotErrs: slotErrs}
 }
