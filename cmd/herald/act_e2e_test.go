@@ -27,6 +27,7 @@ import (
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/channels/channelstest"
 	"github.com/heraldhq/herald/internal/browsertest"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/store/storetest"
 )
 
@@ -39,7 +40,7 @@ import (
 func TestActFromARealEmail(t *testing.T) {
 	chrome := browsertest.Find(t)
 	smtp := channelstest.NewSMTPServer(t)
-	addr := freeLoopbackAddr(t)
+	addr := testkit.FreeLoopbackAddr(t)
 	const publicKey, privateKey, oncall = "act", "5e0a9c1d-action-links-e2e-key", "oncall@example.com"
 	dev := startRole(t, "dev", "herald dev", "HERALD_REDIS_URL="+storetest.URL(storetest.Redis(t)), "HERALD_LISTEN="+addr,
 		"HERALD_BOOTSTRAP_KEY="+publicKey+":"+privateKey, "HERALD_SMTP_ADDR="+smtp.Addr, "HERALD_MINUTE=1s", "HERALD_LOG_LEVEL=info",
