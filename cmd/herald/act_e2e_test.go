@@ -238,13 +238,8 @@ func actLinks(t *testing.T, data []byte) []string {
 // get is the body of a GET of u (no credentials).
 func get(t *testing.T, u string) string {
 	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	_, body := testkit.Get(t, u)
+	return body
 }
 
 // onlyOpenAlert is the id of the project's one open alert.
