@@ -44,7 +44,7 @@ func hooksRig(t *testing.T, svc *channelstest.Receiver) (*topologyRig, actlink.K
 // post sends a callback to the API's path (outside the base path) and returns its status and body.
 func (r *topologyRig) post(path string, body []byte, header http.Header) (int, string) {
 	r.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, strings.TrimSuffix(r.base, api.BasePath)+path, strings.NewReader(string(body)))
+	req, err := http.NewRequest(http.MethodPost, strings.TrimSuffix(r.client.Base, api.BasePath)+path, strings.NewReader(string(body)))
 	if err != nil {
 		r.t.Fatal(err)
 	}
