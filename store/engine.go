@@ -505,47 +505,72 @@ func (l *ProjectLock) Transact(ctx context.Context, sc Scope, ids []string, deci
 	// key is watched, and read with the documents. The scope's due set is watched too, so that
 	// an acknowledgement's new wake time is not overwritten.
 	holder := sc.holder()
-	docKeys := make([]string, 0, len(ids)+2)
-	docKeys = append(docKeys, holder, sc.due())
+	watch := make([]any, 0, len(ids)+3)
+	watch = append(watch, "watch", holder, sc.due())
 	for _, id := range ids {
-		docKeys = append(docKeys, sc.alerts().doc(id))
+		watch = append(watch, sc.alerts().doc(id))
 	}
 	s := l.s
 	for range 10 {
 		var changes []Change
 		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
-			var held *redis.StringCmd
-			loaded, err := s.loadTracked(ctx, tx, sc, ids, func(pipe redis.Pipeliner) { held = pipe.Get(ctx, holder) })
-			if err != nil {
-				return err
-			}
-			if held.Val() != l.token {
-				return ErrLeaseLost
-			}
-			if changes, err = decide(loaded); err != nil {
-				return err
-			}
-			if len(changes) == 0 {
-				return nil
-			}
-			w := newWrites()
-			for i := range changes {
-				if err := w.change(sc, &changes[i]); err != nil {
-					return err
-				}
-			}
-			_, err = tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
-				w.queue(ctx, pipe)
-				return nil
-			})
-			return err
-		}, docKeys...)
+			return l.transactOnce(ctx, tx, sc, ids, watch, decide, &changes)
+		})
 		if errors.Is(err, redis.TxFailedErr) {
 			continue
 		}
 		return changes, err
 	}
 	return nil, ErrConflict
+}
+
+// transactOnce is one try of Transact on tx: the WATCH goes in the round trip of the reads,
+// ahead of them, so that a commit costs two round trips, the reads and the MULTI/EXEC. Redis
+// runs a connection's commands in order, so the reads see nothing older than the watch. A try
+// that ends before its EXEC (nothing to change, the lease lost, an error) sends UNWATCH, so
+// that its connection goes back to the pool watching nothing: go-redis does so only for the
+// watches of Tx.Watch, which would cost a round trip of its own.
+func (l *ProjectLock) transactOnce(ctx context.Context, tx *redis.Tx, sc Scope, ids []string, watch []any,
+	decide func([]Tracked) ([]Change, error), changes *[]Change) error {
+	watching := true
+	defer func() {
+		if watching {
+			_ = tx.Unwatch(context.WithoutCancel(ctx)).Err()
+		}
+	}()
+	var held *redis.StringCmd
+	loaded, err := l.s.loadTracked(ctx, tx, sc, ids, func(pipe redis.Pipeliner) {
+		pipe.Do(ctx, watch...)
+		held = pipe.Get(ctx, sc.holder())
+	})
+	if err != nil {
+		return err
+	}
+	if held.Val() != l.token {
+		return ErrLeaseLost
+	}
+	if *changes, err = decide(loaded); err != nil {
+		return err
+	}
+	if len(*changes) == 0 {
+		return nil
+	}
+	w := newWrites()
+	for i := range *changes {
+		if err := w.change(sc, &(*changes)[i]); err != nil {
+			return err
+		}
+	}
+	_, err = tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		w.queue(ctx, pipe)
+		return nil
+	})
+	// EXEC ends the watch, whether it committed or not (a watched key changed, or Redis
+	// refused a queued command); another error may have come before it.
+	if err == nil || errors.Is(err, redis.TxFailedErr) || redis.IsExecAbortError(err) {
+		watching = false
+	}
+	return err
 }
 
 // loadTracked reads the alerts ids of scope with their schedules, leaving out the ended ones;

@@ -377,3 +377,125 @@ func TestTransactStalledPastItsLease(t *testing.T) {
 		}
 	}
 }
+
+// openChange is the change opening an alert of sc on host, due in a minute.
+func openChange(sc store.Scope, host string, now time.Time) store.Change {
+	a := herald.Alert{ID: herald.NewID(now), GroupID: sc.GroupID, AlertConfigID: "c1", EventTypeName: "HOST_DOWN",
+		Status: herald.StatusOpen, Created: herald.At(now), Updated: herald.At(now), HostID: host}
+	return store.Change{Tracked: store.Tracked{Alert: a, Schedule: herald.Schedule{Detected: now, Next: []time.Time{now}, Sent: []int{0}},
+		Target: store.TargetID(host), Scope: sc}, Wake: now.Add(time.Minute), Notices: [][]byte{[]byte(`{"deliveryId":"d-` + host + `"}`)},
+		OutboxUntil: now.Add(time.Minute)}
+}
+
+// A step's commit costs two round trips, its reads (the watch of the holder, the due set and
+// the documents with them) and its MULTI/EXEC, whether it opens alerts or changes loaded ones.
+func TestTransactCommitsInTwoRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	gid := herald.NewID(time.Now())
+	l := lease(t, st, gid)
+	trips := watchRoundTrips(rdb, false)
+	for _, global := range []bool{false, true} {
+		sc := store.Scope{GroupID: gid, Global: global}
+		now := time.Now()
+		c := openChange(sc, "h1", now)
+		before := len(trips.sent())
+		if _, err := l.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return []store.Change{c}, nil }); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(trips.sent()) - before; n != 2 {
+			t.Errorf("global %v: opening an alert took %d round trips, want 2", global, n)
+		}
+		before = len(trips.sent())
+		if _, err := l.Transact(ctx, sc, []string{c.Tracked.Alert.ID}, func(ts []store.Tracked) ([]store.Change, error) {
+			if len(ts) != 1 {
+				return nil, errors.New("the alert was not loaded")
+			}
+			ch := store.Change{Tracked: ts[0], PrevStatus: ts[0].Alert.Status, Wake: now.Add(2 * time.Minute)}
+			ch.Tracked.Alert.Updated = herald.At(now.Add(time.Second))
+			return []store.Change{ch}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(trips.sent()) - before; n != 2 {
+			t.Errorf("global %v: changing a loaded alert took %d round trips, want 2", global, n)
+		}
+	}
+}
+
+// A transaction that ends before its commit (nothing to change, the lease lost, decide's
+// error) leaves no watch on its connection: the next MULTI/EXEC on it, which watches nothing,
+// commits though the keys that transaction watched changed since.
+func TestTransactEndedBeforeItsCommitLeavesNoWatch(t *testing.T) {
+	ctx := context.Background()
+	base := storetest.Redis(t)
+	opt := *base.Options()
+	opt.PoolSize = 1 // every command on the one connection
+	rdb := redis.NewClient(&opt)
+	t.Cleanup(func() { _ = rdb.Close() })
+	st := store.New(rdb)
+	gid := herald.NewID(time.Now())
+	sc := store.Scope{GroupID: gid}
+	l := lease(t, st, gid)
+	now := time.Now()
+	if _, err := l.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) {
+		return []store.Change{openChange(sc, "h1", now)}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ends := []struct {
+		name   string
+		decide func([]store.Tracked) ([]store.Change, error)
+		want   error
+	}{
+		{"with nothing to change", func([]store.Tracked) ([]store.Change, error) { return nil, nil }, nil},
+		{"with decide's error", func([]store.Tracked) ([]store.Change, error) { return nil, errBoom }, errBoom},
+	}
+	for _, e := range ends {
+		if _, err := l.Transact(ctx, sc, nil, e.decide); !errors.Is(err, e.want) {
+			t.Fatalf("%s: %v, want %v", e.name, err, e.want)
+		}
+		unwatched(t, base, rdb, sc, e.name)
+	}
+	// Another session takes the project: the first one's transaction ends lost.
+	if err := base.Del(ctx, "herald:{g:"+gid+"}:obs-lock").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := st.LockProject(ctx, gid, time.Hour); err != nil || !ok {
+		t.Fatal("the new session could not take the project", ok, err)
+	}
+	if _, err := l.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) {
+		return []store.Change{openChange(sc, "h2", now)}, nil
+	}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("a transaction of a session another replaced: %v, want ErrLeaseLost", err)
+	}
+	unwatched(t, base, rdb, sc, "with the lease lost")
+}
+
+var errBoom = errors.New("boom")
+
+// unwatched fails t unless a MULTI/EXEC on rdb's connection commits after other changed the keys a
+// transaction of scope sc watches (the holder and the due set).
+func unwatched(t *testing.T, other, rdb *redis.Client, sc store.Scope, name string) {
+	t.Helper()
+	ctx := context.Background()
+	due := "herald:{g:" + sc.GroupID + "}:due"
+	if err := other.ZAdd(ctx, due, redis.Z{Score: 1, Member: "x"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.ZRem(ctx, due, "x").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// A transaction of its own (Client.Watch, watching no key): the next to take the
+	// connection from the pool.
+	if err := rdb.Watch(ctx, func(tx *redis.Tx) error {
+		_, err := tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+			pipe.Set(ctx, "probe", name, 0)
+			return nil
+		})
+		return err
+	}); err != nil {
+		t.Errorf("a transaction ended %s: the next MULTI/EXEC on its connection: %v", name, err)
+	}
+}

@@ -43,15 +43,23 @@ func watchRoundTrips(rdb redis.UniversalClient, hold bool) *roundTrips {
 
 func (r *roundTrips) release() { close(r.released) }
 
-// sent is the number of commands of each pipeline sent so far.
+// sent is the number of commands of each round trip so far: a pipeline's, or 1 for a command
+// sent alone.
 func (r *roundTrips) sent() []int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]int(nil), r.sizes...)
 }
 
-func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		r.mu.Lock()
+		r.sizes = append(r.sizes, 1)
+		r.mu.Unlock()
+		return next(ctx, cmd)
+	}
+}
 func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		r.mu.Lock()
