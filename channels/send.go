@@ -1,6 +1,7 @@
 package channels
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"sync"
@@ -21,6 +22,19 @@ func Send(client *http.Client, req *http.Request) error { return Exchange(client
 func Exchange(client *http.Client, req *http.Request, check func(resp *http.Response, body []byte) error) error {
 	if client == nil {
 		client = defaultClient()
+	}
+	if client.Timeout > 0 {
+		// The client's timeout becomes the request context's deadline. net/http enforces a
+		// client's own Timeout, over a transport that is not its own Transport (ours wraps
+		// one), with a goroutine, a timer and a cancel channel a request, and the Transport
+		// waits on that channel with a goroutine of its own; a context's deadline costs a
+		// timer. Either bounds the whole exchange, the answer's body included.
+		ctx, cancel := context.WithTimeout(req.Context(), client.Timeout)
+		defer cancel()
+		req = req.WithContext(ctx)
+		untimed := *client
+		untimed.Timeout = 0
+		client = &untimed
 	}
 	resp, err := client.Do(req)
 	if err != nil {

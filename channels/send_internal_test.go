@@ -71,3 +71,32 @@ func postRequest(t *testing.T, target string) *http.Request {
 	}
 	return req
 }
+
+// reqSeen is a transport that records the request it was given and answers 204.
+type reqSeen struct{ req *http.Request }
+
+func (r *reqSeen) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.req = req
+	return &http.Response{StatusCode: http.StatusNoContent, Body: http.NoBody, Request: req}, nil
+}
+
+// A client's timeout reaches a transport of Herald's (not net/http's own) as the request
+// context's deadline, with no legacy cancel channel, for which net/http would start a
+// goroutine and a timer a request.
+func TestTimeoutIsTheContextsDeadline(t *testing.T) {
+	seen := &reqSeen{}
+	client := &http.Client{Transport: seen, Timeout: time.Minute}
+	if err := Send(client, postRequest(t, "http://hook.example/")); err != nil {
+		t.Fatal(err)
+	}
+	if seen.req.Cancel != nil {
+		t.Error("the request came with a cancel channel: the timeout was enforced by a goroutine a request")
+	}
+	deadline, ok := seen.req.Context().Deadline()
+	if left := time.Until(deadline); !ok || left <= 0 || left > time.Minute {
+		t.Errorf("the request's deadline is %v away (set: %v), want within the client's minute", left, ok)
+	}
+	if client.Timeout != time.Minute {
+		t.Errorf("the client's timeout became %s", client.Timeout)
+	}
+}
