@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/actlink"
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/api/digest"
 	"github.com/heraldhq/herald/store"
@@ -30,7 +31,8 @@ import (
 // and persists nothing; Herald runs as in production: `herald api` and `herald worker` as
 // separate processes, built from ./cmd/herald, on the run's redis-server (AOF everysec).
 var (
-	heraldBin = flag.String("herald", "", "herald binary the scenarios that start Herald processes run: storm, apiread, ingest (default: built from ./cmd/herald); opened, due, waiting, million and prometheus run the engine in this process, from this tree, so compare versions of those with separately built bench binaries")
+	stormLinks = flag.Bool("storm-links", false, "scenario 5: each round also runs Herald with action links in every notice (HERALD_ACTION_KEYS set), and reports its rate over Herald's without")
+	heraldBin  = flag.String("herald", "", "herald binary the scenarios that start Herald processes run: storm, apiread, ingest (default: built from ./cmd/herald); opened, due, waiting, million and prometheus run the engine in this process, from this tree, so compare versions of those with separately built bench binaries")
 )
 
 // Scenario 5's targets.
@@ -40,6 +42,7 @@ const (
 	stormHeraldRSSLimit = 250 << 20        // api + worker peak RSS
 	stormRedisPerAlert  = 1536             // Redis used_memory growth per open alert
 	stormPosters        = 4                // requests in flight at once while reporting
+	stormLinksTarget    = 0.9              // Herald's rate with action links over without
 )
 
 // stormRun is one storm through one system.
@@ -94,18 +97,38 @@ func (b *bench) storm(ctx context.Context) ([]figure, error) {
 				}
 			}
 			log.Printf("storm: %d alerts through herald api + herald worker (round %d of %d)", n, round, b.sizes.StormRounds)
-			if r.h, err = b.heraldStorm(ctx, heraldBin, roundDir, n); err != nil {
+			if r.h, err = b.heraldStorm(ctx, heraldBin, roundDir, n, false); err != nil {
 				return nil, fmt.Errorf("Herald, %d alerts: %w", n, err)
+			}
+			if *stormLinks {
+				log.Printf("storm: %d alerts through Herald with action links (round %d of %d)", n, round, b.sizes.StormRounds)
+				if r.links, err = b.heraldStorm(ctx, heraldBin, roundDir, n, true); err != nil {
+					return nil, fmt.Errorf("Herald with links, %d alerts: %w", n, err)
+				}
 			}
 			rounds = append(rounds, r)
 		}
 		figs = append(figs, stormFigures(n, rounds, "Alertmanager "+amVersion, amErr)...)
+		if *stormLinks {
+			figs = append(figs, linksFigure(n, rounds))
+		}
 	}
 	return figs, nil
 }
 
-// stormRound is one storm of a size through both systems, Alertmanager first.
-type stormRound struct{ h, am stormRun }
+// stormRound is one storm of a size through both systems, Alertmanager first; links is
+// Herald's run with action links, when -storm-links.
+type stormRound struct{ h, am, links stormRun }
+
+// linksFigure is the median over rounds of Herald's rate with action links over its rate
+// without, in the same round.
+func linksFigure(n int, rounds []stormRound) figure {
+	median, ratios := medianBy(rounds, func(r stormRound) float64 { return r.links.rate / r.h.rate })
+	ratio := median.links.rate / median.h.rate
+	return figure{Name: fmt.Sprintf("5. storm of %d: with action links ÷ without", n),
+		Value:  fmt.Sprintf("%.3f×", ratio) + roundsNote(ratios) + fmt.Sprintf(" (worker %s a notification with links)", perItem(median.links.cpu[1], n)),
+		Target: fmt.Sprintf("≥ %.1f×", stormLinksTarget), Result: judge(ratio >= stormLinksTarget)}
+}
 
 // medianRound is the round whose ratio, Herald's rate ÷ Alertmanager's, is the median of the
 // rounds' (medianBy), with every round's ratio in the order run. A storm of 10,000 alerts is
@@ -220,7 +243,7 @@ func (b *bench) alertmanagerStorm(ctx context.Context, bin, dir string, n int) (
 // heraldStorm starts herald api and herald worker on an empty Redis, sets up a project whose
 // one enabled configuration is HOST_DOWN with one WEBHOOK notification (delayMin 0), reports
 // n hosts down and waits for each alert's notification and for the engine to settle.
-func (b *bench) heraldStorm(ctx context.Context, bin, dir string, n int) (stormRun, error) {
+func (b *bench) heraldStorm(ctx context.Context, bin, dir string, n int, links bool) (stormRun, error) {
 	if err := b.redis.flush(ctx); err != nil {
 		return stormRun{}, err
 	}
@@ -229,7 +252,7 @@ func (b *bench) heraldStorm(ctx context.Context, bin, dir string, n int) (stormR
 		return stormRun{}, err
 	}
 	defer recv.stop()
-	h, err := startHerald(ctx, bin, dir, b.redis.url(), b.sizes.Concurrency)
+	h, err := startHerald(ctx, bin, dir, b.redis.url(), b.sizes.Concurrency, links)
 	if err != nil {
 		return stormRun{}, err
 	}
@@ -420,7 +443,7 @@ type heraldProcs struct {
 // startHerald starts herald api (with a global owner bootstrap key) and herald worker
 // (webhooks may reach loopback, concurrency tasks at once) on redisURL, and waits until both
 // are ready.
-func startHerald(ctx context.Context, bin, dir, redisURL string, concurrency int) (*heraldProcs, error) {
+func startHerald(ctx context.Context, bin, dir, redisURL string, concurrency int, links bool) (*heraldProcs, error) {
 	key, private := api.NewAPIKey("bench", "", []herald.Role{{RoleName: herald.GlobalOwner}}, time.Now())
 	apiAddr, err := freeLoopbackAddr()
 	if err != nil {
@@ -431,6 +454,9 @@ func startHerald(ctx context.Context, bin, dir, redisURL string, concurrency int
 		return nil, err
 	}
 	common := []string{"HERALD_REDIS_URL=" + redisURL, "HERALD_LOG_LEVEL=warn", herald.SettingPrivateTargets + "=true"}
+	if links {
+		common = append(common, "HERALD_ACTION_KEYS="+actlink.NewKey("bench"), "HERALD_EXTERNAL_URL=http://"+apiAddr)
+	}
 	h := &heraldProcs{base: "http://" + apiAddr, public: key.PublicKey, secret: private}
 	ok := false
 	defer func() {

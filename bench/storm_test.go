@@ -79,7 +79,7 @@ func TestStormFigures(t *testing.T) {
 			map[string]verdict{"Herald peak RSS, api + worker": miss, "Redis memory per open alert": miss}},
 		{"no Alertmanager", herald, stormRun{}, errNoAlertmanager, map[string]verdict{"Herald ÷ Alertmanager": noTarget}},
 	} {
-		figs := stormFigures(10_000, []stormRound{{c.h, c.am}}, "Alertmanager 0.28.1", c.amErr)
+		figs := stormFigures(10_000, []stormRound{{h: c.h, am: c.am}}, "Alertmanager 0.28.1", c.amErr)
 		got := verdicts(figs)
 		for name, want := range c.want {
 			if v, ok := got[name]; !ok || v != want {
@@ -180,5 +180,22 @@ func TestReadFiguresOfRounds(t *testing.T) {
 	}
 	if f := byName["7. Herald CPU/request (API + Redis)"]; !strings.HasPrefix(f.Value, "120µs") || f.Result != miss {
 		t.Errorf("CPU a request %+v, want the worst round's 120µs, a miss", f)
+	}
+}
+
+// The links figure is the median round's rate with links over without, judged at 0.9.
+func TestLinksFigure(t *testing.T) {
+	rounds := []stormRound{
+		{h: stormRun{rate: 100}, links: stormRun{rate: 95}},
+		{h: stormRun{rate: 100}, links: stormRun{rate: 50}},
+		{h: stormRun{rate: 100}, links: stormRun{rate: 92}},
+	}
+	f := linksFigure(10_000, rounds)
+	if !strings.HasPrefix(f.Value, "0.920×") || f.Result != judge(true) {
+		t.Errorf("median of 0.95, 0.50, 0.92: %+v", f)
+	}
+	f = linksFigure(10_000, rounds[1:2])
+	if f.Result != judge(false) {
+		t.Errorf("0.5 is a miss: %+v", f)
 	}
 }
