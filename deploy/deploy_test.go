@@ -414,7 +414,7 @@ func checkEnv(t *testing.T, m manifests, known map[string]bool, name string, c c
 		}
 		// Mail and SMS are optional features: a Secret without their keys must not keep pods
 		// from starting.
-		if (e.Name == "HERALD_SMTP_PASSWORD" || e.Name == "HERALD_SMS_TOKEN") && !optional {
+		if slices.Contains(optionalSecrets, e.Name) && !optional {
 			t.Errorf("Deployment %s: %s must be an optional key of the Secret", name, e.Name)
 		}
 		redisFromSecret = redisFromSecret || e.Name == "HERALD_REDIS_URL"
@@ -423,6 +423,10 @@ func checkEnv(t *testing.T, m manifests, known map[string]bool, name string, c c
 		t.Errorf("Deployment %s: HERALD_REDIS_URL (it may hold a password) must come from the Secret", name)
 	}
 }
+
+// optionalSecrets are the secrets of optional features: mail, SMS, action links and chat
+// buttons.
+var optionalSecrets = []string{"HERALD_SMTP_PASSWORD", "HERALD_SMS_TOKEN", "HERALD_ACTION_KEYS", "HERALD_CHAT_B_SIGNING_SECRET"}
 
 // checkMemLimit checks that container c sets GOMEMLIMIT to 80-90 % of its memory limit: the Go
 // runtime collects harder near it, and the rest is headroom for memory outside the Go heap,
