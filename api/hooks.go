@@ -80,6 +80,21 @@ func (s *Server) newHookCall(w *statusRecorder, r *http.Request, service string)
 	return &hookCall{s: s, w: w, r: r, service: service, remote: remoteAddress(r)}
 }
 
+// beginHook starts a callback of service: answered already (ok false) when Herald lacks the
+// setting missing names, the caller is throttled, or the body cannot be read.
+func (s *Server) beginHook(w *statusRecorder, r *http.Request, service string, missing func() string) (h *hookCall, body []byte, ok bool) {
+	h = s.newHookCall(w, r, service)
+	if setting := missing(); setting != "" {
+		h.notConfigured(setting)
+		return h, nil, false
+	}
+	if h.throttled() {
+		return h, nil, false
+	}
+	body, ok = h.body()
+	return h, body, ok
+}
+
 // throttleName is what a service's refused callbacks are counted under, with the address.
 func (h *hookCall) throttleName() string { return "hook:" + h.service }
 

@@ -93,15 +93,7 @@ func (s *Server) chatBMissing() string {
 
 // POST /hooks/chat-b/actions: a click on a CHAT_B message's button.
 func (s *Server) chatBActions(w *statusRecorder, r *http.Request) {
-	h := s.newHookCall(w, r, "chat-b")
-	if missing := s.chatBMissing(); missing != "" {
-		h.notConfigured(missing)
-		return
-	}
-	if h.throttled() {
-		return
-	}
-	body, ok := h.body()
+	h, body, ok := s.beginHook(w, r, "chat-b", s.chatBMissing)
 	if !ok {
 		return
 	}

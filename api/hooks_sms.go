@@ -70,15 +70,7 @@ var smsReplyCodes = map[string]time.Duration{"1": time.Hour, "4": 4 * time.Hour,
 
 // POST /hooks/sms/inbound: a text message to Herald's number.
 func (s *Server) smsInbound(w *statusRecorder, r *http.Request) {
-	h := s.newHookCall(w, r, "sms")
-	if missing := s.smsMissing(); missing != "" {
-		h.notConfigured(missing)
-		return
-	}
-	if h.throttled() {
-		return
-	}
-	body, ok := h.body()
+	h, body, ok := s.beginHook(w, r, "sms", s.smsMissing)
 	if !ok {
 		return
 	}
