@@ -511,11 +511,17 @@ func (l *ProjectLock) Transact(ctx context.Context, sc Scope, ids []string, deci
 		watch = append(watch, sc.alerts().doc(id))
 	}
 	s := l.s
+	// A Cluster client picks the node of a transaction by its watched keys: it is given the
+	// holder, whose WATCH then costs a round trip of its own. One node needs none.
+	var slotKeys []string
+	if !s.oneNode {
+		slotKeys = []string{holder}
+	}
 	for range 10 {
 		var changes []Change
 		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
 			return l.transactOnce(ctx, tx, sc, ids, watch, decide, &changes)
-		})
+		}, slotKeys...)
 		if errors.Is(err, redis.TxFailedErr) {
 			continue
 		}
