@@ -499,3 +499,30 @@ func unwatched(t *testing.T, other, rdb *redis.Client, sc store.Scope, name stri
 		t.Errorf("a transaction ended %s: the next MULTI/EXEC on its connection: %v", name, err)
 	}
 }
+
+// On a real Redis Cluster, a fenced transaction commits, and one whose lease was taken
+// commits nothing.
+func TestTransactOnACluster(t *testing.T) {
+	cl := storetest.StartCluster(t, 3)
+	ctx := context.Background()
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, Protocol: store.Protocol})
+	t.Cleanup(func() { _ = rdb.Close() })
+	slotErrs := storetest.WatchSlotErrors(rdb)
+	st := store.New(rdb)
+	gid := herald.NewID(time.Now())
+	l, ok, err := st.LockProject(ctx, gid, time.Hour)
+	if err != nil || !ok {
+		t.Fatalf("take the lease: %v %v", ok, err)
+	}
+	sc := store.Scope{GroupID: gid}
+	c := openChange(sc, "h1", time.Now())
+	if _, err := l.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) { return []store.Change{c}, nil }); err != nil {
+		t.Fatalf("Transact on a Cluster: %v", err)
+	}
+	if _, err := st.Alert(ctx, gid, c.Tracked.Alert.ID); err != nil {
+		t.Fatalf("the opened alert: %v", err)
+	}
+	if errs := slotErrs.Errors(); len(errs) > 0 {
+		t.Errorf("slot errors: %v", errs)
+	}
+}
