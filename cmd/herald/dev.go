@@ -35,6 +35,7 @@ func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
 	}
 	defer stopProfile()
 
+	storeLine := "Data: the Redis of HERALD_REDIS_URL."
 	if !c.configured() {
 		emb, err := store.StartEmbedded()
 		if err != nil {
@@ -42,6 +43,8 @@ func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
 		}
 		defer emb.Close()
 		c.RedisURL = emb.URL()
+		storeLine = "Data: in memory, gone when herald dev stops (an embedded store at " + emb.Addr() +
+			", behind a random password no log shows)."
 		log.Warn("HERALD_REDIS_URL is not set: using the embedded in-memory store. All data lives in memory and is gone when herald dev stops.")
 	} else {
 		log.Info("using the Redis of the settings")
@@ -101,13 +104,15 @@ func runDev(ctx context.Context, args []string, out, errOut io.Writer) error {
 Herald is running at %[1]s%[2]s
 %[5]s
 %[6]s.
+%[7]s
+API reference: %[1]s%[8]s   Queues: %[1]s%[9]s   Metrics: %[1]s/metrics
 
 Try it:
   curl --digest -u '%[3]s:%[4]s' '%[1]s%[2]s/globalAlerts?pretty=true'
   curl --digest -u '%[3]s:%[4]s' -H 'Content-Type: application/json' \
        -d '{"name":"My org"}' '%[1]s%[2]s/orgs?pretty=true'
 
-`, base, api.BasePath, publicKey, privateKey, keyLine, links)
+`, base, api.BasePath, publicKey, privateKey, keyLine, links, storeLine, api.DocsPath, api.MonitoringPath)
 
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
 	defer d.Close()

@@ -237,3 +237,53 @@ func TestAPIBoundsRequestHeaders(t *testing.T) {
 		}
 	}
 }
+
+// herald dev's banner says where the data is and where the reference, queues and metrics
+// are; the embedded store it names answers nobody without its password, which no output
+// shows.
+func TestDevBannerAndAClosedStore(t *testing.T) {
+	t.Setenv("HERALD_REDIS_URL", "")
+	out, logs, stop := startDev(t)
+	defer stop()
+	banner := regexp.MustCompile(`embedded store at (127\.0\.0\.1:\d+),[^\n]*\nAPI reference: (\S+)   Queues: (\S+)   Metrics: (\S+)`)
+	var m []string
+	for deadline := time.Now().Add(10 * time.Second); m == nil; {
+		if m = banner.FindStringSubmatch(out.String()); m == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("no store and URLs in the banner:\n%s", out.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	// A local stranger connecting to the store's port is refused.
+	conn, err := net.DialTimeout("tcp", m[1], 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := conn.Write([]byte("*2\r\n$4\r\nKEYS\r\n$1\r\n*\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 128)
+	n, _ := conn.Read(buf)
+	if !strings.HasPrefix(string(buf[:n]), "-NOAUTH") {
+		t.Errorf("KEYS without the password answered %q, want -NOAUTH", buf[:n])
+	}
+	for _, text := range []string{out.String(), logs.String()} {
+		if strings.Contains(text, "redis://:") {
+			t.Errorf("the store's password URL was shown:\n%s", text)
+		}
+	}
+	// Each URL of the banner is served: the reference openly, the queues and metrics to a key.
+	for url, want := range map[string]int{m[2]: http.StatusOK, m[3]: http.StatusUnauthorized, m[4]: http.StatusOK} {
+		res, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d", url, res.StatusCode, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,7 +119,11 @@ func URL(rdb *redis.Client) string {
 	if o.Network == "unix" {
 		return "unix://" + o.Addr
 	}
-	return fmt.Sprintf("redis://%s/%d", o.Addr, o.DB)
+	u := url.URL{Scheme: "redis", Host: o.Addr, Path: fmt.Sprintf("/%d", o.DB)}
+	if o.Password != "" {
+		u.User = url.UserPassword(o.Username, o.Password)
+	}
+	return u.String()
 }
 
 // RedisCPU is the CPU time redis-server spent so far (INFO cpu: parsing and answering
