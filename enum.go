@@ -36,16 +36,16 @@ func enumHint(value string, valid []string) string {
 func Nearest(value string, valid []string) string {
 	best, bestD := "", max(1, len(value)/3)+1
 	for _, v := range valid {
-		if d := editDistance(strings.ToUpper(value), strings.ToUpper(v)); d < bestD {
+		if d := EditDistance(strings.ToUpper(value), strings.ToUpper(v)); d < bestD {
 			best, bestD = v, d
 		}
 	}
 	return best
 }
 
-// editDistance is the optimal string alignment distance of a and b, in bytes (enumerations
+// EditDistance is the optimal string alignment distance of a and b, in bytes (enumerations
 // are ASCII): insertions, deletions, substitutions, and swaps of adjacent letters ("HOTS").
-func editDistance(a, b string) int {
+func EditDistance(a, b string) int {
 	rows := [3][]int{make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)}
 	for j := range rows[1] {
 		rows[1][j] = j

@@ -30,8 +30,8 @@ func TestEditDistance(t *testing.T) {
 	}{
 		{"", "", 0}, {"a", "", 1}, {"", "abc", 3}, {"kitten", "sitting", 3}, {"HOST_DWN", "HOST_DOWN", 1}, {"ab", "ba", 1}, {"HOTS", "HOST", 1}, {"ca", "abc", 3},
 	} {
-		if got := editDistance(c.a, c.b); got != c.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		if got := EditDistance(c.a, c.b); got != c.want {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
 		}
 	}
 }

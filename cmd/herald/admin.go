@@ -159,7 +159,15 @@ func keyRoles(list, orgID string) ([]herald.Role, error) {
 		case orgID != "" && herald.ValidGlobalRole(r):
 			return nil, fmt.Errorf("%s is a global role: an organization's key (--org) takes organization roles such as ORG_OWNER; leave out --org for a global key", r)
 		case orgID == "" && !herald.ValidGlobalRole(r), orgID != "" && !herald.ValidOrgRole(r):
-			return nil, fmt.Errorf("%q is not a role a key of this kind can hold", r)
+			valid, kind := herald.GlobalRoles(), "a global key"
+			if orgID != "" {
+				valid, kind = herald.OrgRoles(), "an organization's key"
+			}
+			hint := ""
+			if near := herald.Nearest(r, valid); near != "" {
+				hint = " Did you mean " + near + "?"
+			}
+			return nil, fmt.Errorf("%q is not a role %s can hold.%s It takes: %s", r, kind, hint, strings.Join(valid, ", "))
 		}
 		rs = append(rs, herald.Role{OrgID: orgID, RoleName: r})
 	}

@@ -16,13 +16,15 @@ import (
 
 const usage = `herald: a notification dispatcher for monitoring platforms.
 
+To try it: herald dev (nothing else to install; it prints a key and a curl line).
+
 Usage:
   herald dev        everything in one process; embedded store unless HERALD_REDIS_URL is set
   herald api        the HTTP API
   herald worker     the alert engine and senders; run as many as the load needs
   herald scheduler  periodic work: schedule repair, retention; run two, one leads
   herald admin ...  create organizations, projects and API keys on a deployment
-  herald version    print the build's version
+  herald version    print the build's version and git hash (also --version)
 
 Every role but dev needs a Redis: HERALD_REDIS_URL, HERALD_REDIS_SENTINELS with
 HERALD_REDIS_MASTER, or HERALD_REDIS_CLUSTER. Run 'herald ROLE --help' for the settings of a
@@ -65,7 +67,7 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 		return runScheduler(ctx, rest, out, errOut)
 	case "admin":
 		return runAdmin(ctx, rest, out, errOut)
-	case "version":
+	case "version", "-version", "--version":
 		fmt.Fprintf(out, "herald %s (git %s)\n", buildVersion(), buildGitHash())
 		return nil
 	case "-h", "-help", "--help", "help":

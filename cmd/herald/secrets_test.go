@@ -83,7 +83,7 @@ func TestSecretsNeverEchoed(t *testing.T) {
 		if code != 0 || !strings.Contains(stdout, "--redis-url") {
 			t.Errorf("herald %s --help: exit %d\n%s%s", role, code, stdout, stderr)
 		}
-		if role != "admin create-key" && !strings.Contains(stdout, `(default "redis://:xxxxx@`+addr+`/0")`) {
+		if role != "admin create-key" && !strings.Contains(stdout, `(from the environment "redis://:xxxxx@`+addr+`/0")`) {
 			t.Errorf("herald %s --help does not show the Redis URL with its password masked:\n%s", role, stdout)
 		}
 		stdout, stderr, code = runHerald(t, env, role, "--no-such-flag")
@@ -208,7 +208,7 @@ func TestProxyPasswordNeverEchoed(t *testing.T) {
 	proxy := "HERALD_OUTBOUND_PROXY=http://proxy-user:" + secretProxyPW + "@127.0.0.1:3128"
 	stdout, stderr, code := runHerald(t, with(proxy), "worker", "--help")
 	leaks("worker --help", stdout+stderr)
-	if code != 0 || !strings.Contains(stdout, `(default "http://proxy-user:xxxxx@127.0.0.1:3128")`) {
+	if code != 0 || !strings.Contains(stdout, `(from the environment "http://proxy-user:xxxxx@127.0.0.1:3128")`) {
 		t.Errorf("worker --help does not show the proxy with its password masked: exit %d\n%s", code, stdout)
 	}
 	for _, url := range []string{

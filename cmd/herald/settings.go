@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald"
 )
 
 // settings binds flags to HERALD_* environment variables: a flag's default is the variable's
@@ -96,7 +98,11 @@ func (s settings) usage(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  --%s%s  [%s]\n    \t%s", v.name, arg, v.env, v.help)
 		if shown := v.show(); shown != "" {
-			fmt.Fprintf(w, " (default %s)", shown)
+			from := "default"
+			if _, set := os.LookupEnv(v.env); set {
+				from = "from the environment"
+			}
+			fmt.Fprintf(w, " (%s %s)", from, shown)
 		}
 		fmt.Fprintln(w)
 	}
@@ -125,7 +131,7 @@ func (s settings) misspelt() error {
 			continue
 		}
 		for _, k := range slices.Sorted(maps.Keys(known)) {
-			if editDistance(name, k) <= 2 {
+			if herald.EditDistance(name, k) <= 2 {
 				return fmt.Errorf("%s is not a setting of Herald: did you mean %s? ('herald %s --help' lists the settings)", name, k, s.role)
 			}
 		}
@@ -148,28 +154,6 @@ func everySetting() map[string]bool {
 		names[env] = true
 	}
 	return names
-}
-
-// editDistance is the Levenshtein distance of a and b: the fewest letters to add, remove or
-// change to make one the other.
-func editDistance(a, b string) int {
-	row := make([]int, len(b)+1)
-	for j := range row {
-		row[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		diag := row[0]
-		row[0] = i
-		for j := 1; j <= len(b); j++ {
-			sub := diag
-			if a[i-1] != b[j-1] {
-				sub++
-			}
-			diag = row[j]
-			row[j] = min(row[j]+1, row[j-1]+1, sub)
-		}
-	}
-	return row[len(b)]
 }
 
 // kind is a type of setting: what its values look like, for help and error messages.

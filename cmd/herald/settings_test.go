@@ -409,3 +409,30 @@ func TestOtherHeraldVariablesLeftAlone(t *testing.T) {
 		}
 	}
 }
+
+// The small things a newcomer meets first: --version and version print the build; bare
+// herald says how to start; a mistyped role of a key names the nearest one and lists them;
+// --help says which values come from the environment.
+func TestNewcomersFirstCommands(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		stdout, _, code := runHerald(t, nil, args...)
+		if code != 0 || !regexp.MustCompile(`^herald \S+ \(git \S+\)\n$`).MatchString(stdout) {
+			t.Errorf("herald %s: exit %d %q", args[0], code, stdout)
+		}
+	}
+	if _, stderr, code := runHerald(t, nil); code != 2 || !strings.Contains(stderr, "To try it: herald dev") {
+		t.Errorf("bare herald: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code := runHerald(t, nil, "admin", "create-key", "--role", "GLOBAL_OWNR")
+	if code == 0 || !strings.Contains(stderr, "Did you mean GLOBAL_OWNER?") || !strings.Contains(stderr, "GLOBAL_READ_ONLY") {
+		t.Errorf("a mistyped global role: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code = runHerald(t, nil, "admin", "create-key", "--org", "5f0c6b1e2a3b4c5d6e7f8091", "--role", "ORG_WONER")
+	if code == 0 || !strings.Contains(stderr, "Did you mean ORG_OWNER?") || !strings.Contains(stderr, "ORG_READ_ONLY") {
+		t.Errorf("a mistyped organization role: exit %d\n%s", code, stderr)
+	}
+	stdout, _, _ := runHerald(t, []string{"HERALD_LOG_LEVEL=debug"}, "worker", "--help")
+	if !strings.Contains(stdout, `(from the environment "debug")`) || !strings.Contains(stdout, `(default 1m)`) {
+		t.Errorf("worker --help with HERALD_LOG_LEVEL set:\n%s", stdout)
+	}
+}
