@@ -50,7 +50,19 @@ var listens = map[string]struct {
 }{
 	"api":       {"HERALD_LISTEN", 8080},
 	"worker":    {"HERALD_METRICS_LISTEN", 9090},
-	"scheduler": {"HERALD_METRICS_LISTEN", 9090},
+	"scheduler": {"HERALD_METRICS_LISTEN", 9091},
+}
+
+// The ports above are the roles' own defaults, so that the deployments, the units and a
+// worker and a scheduler started by hand on one host agree.
+func TestListensAreTheDefaults(t *testing.T) {
+	src := string(heraldSource(t))
+	for role, name := range map[string]string{"worker": "workerMetricsListen", "scheduler": "schedulerMetricsListen"} {
+		m := regexp.MustCompile(name + `\s*=\s*":(\d+)"`).FindStringSubmatch(src)
+		if m == nil || m[1] != fmt.Sprint(listens[role].port) {
+			t.Errorf("%s: the binary's default metrics port is %v, the deployments use %d", role, m, listens[role].port)
+		}
+	}
 }
 
 // heraldSource is the source of the herald binary, cmd/herald without its tests.
@@ -849,7 +861,7 @@ func TestSystemdUnits(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, unit), []byte(copied), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		verify = append(verify, filepath.Join(dir, strings.Replace(unit, "@.", "@9091.", 1)))
+		verify = append(verify, filepath.Join(dir, strings.Replace(unit, "@.", "@9092.", 1)))
 	}
 
 	analyze, err := exec.LookPath("systemd-analyze")
