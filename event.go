@@ -51,32 +51,35 @@ func AlertEventType(a Alert) string {
 // Event is an audit record, as the API shows it. Raw is the internal record behind it, shown
 // only when a reader asks for it with includeRaw.
 type Event struct {
-	ID                  string         `json:"id"`
-	Created             Time           `json:"created"`
-	EventTypeName       string         `json:"eventTypeName"`
-	GroupID             string         `json:"groupId,omitempty"`
-	OrgID               string         `json:"orgId,omitempty"`
-	AlertID             string         `json:"alertId,omitempty"`
-	AlertConfigID       string         `json:"alertConfigId,omitempty"`
-	MaintenanceWindowID string         `json:"maintenanceWindowId,omitempty"`
-	APIKeyID            string         `json:"apiKeyId,omitempty"`
-	PublicKey           string         `json:"publicKey,omitempty"`
-	UserID              string         `json:"userId,omitempty"`
-	Username            string         `json:"username,omitempty"`
-	RemoteAddress       string         `json:"remoteAddress,omitempty"`
-	IsGlobalAdmin       *bool          `json:"isGlobalAdmin,omitempty"`
-	TargetPublicKey     string         `json:"targetPublicKey,omitempty"`
-	TargetUsername      string         `json:"targetUsername,omitempty"`
-	HostID              string         `json:"hostId,omitempty"`
-	Hostname            string         `json:"hostname,omitempty"`
-	Port                int            `json:"port,omitempty"`
-	ReplicaSetName      string         `json:"replicaSetName,omitempty"`
-	ShardName           string         `json:"shardName,omitempty"`
-	ClusterID           string         `json:"clusterId,omitempty"`
-	ClusterName         string         `json:"clusterName,omitempty"`
-	MetricName          string         `json:"metricName,omitempty"`
-	CurrentValue        *CurrentValue  `json:"currentValue,omitempty"`
-	Raw                 map[string]any `json:"raw,omitempty"`
+	ID                  string        `json:"id"`
+	Created             Time          `json:"created"`
+	EventTypeName       string        `json:"eventTypeName"`
+	GroupID             string        `json:"groupId,omitempty"`
+	OrgID               string        `json:"orgId,omitempty"`
+	AlertID             string        `json:"alertId,omitempty"`
+	AlertConfigID       string        `json:"alertConfigId,omitempty"`
+	MaintenanceWindowID string        `json:"maintenanceWindowId,omitempty"`
+	APIKeyID            string        `json:"apiKeyId,omitempty"`
+	PublicKey           string        `json:"publicKey,omitempty"`
+	UserID              string        `json:"userId,omitempty"`
+	Username            string        `json:"username,omitempty"`
+	RemoteAddress       string        `json:"remoteAddress,omitempty"`
+	IsGlobalAdmin       *bool         `json:"isGlobalAdmin,omitempty"`
+	TargetPublicKey     string        `json:"targetPublicKey,omitempty"`
+	TargetUsername      string        `json:"targetUsername,omitempty"`
+	HostID              string        `json:"hostId,omitempty"`
+	Hostname            string        `json:"hostname,omitempty"`
+	Port                int           `json:"port,omitempty"`
+	ReplicaSetName      string        `json:"replicaSetName,omitempty"`
+	ShardName           string        `json:"shardName,omitempty"`
+	ClusterID           string        `json:"clusterId,omitempty"`
+	ClusterName         string        `json:"clusterName,omitempty"`
+	MetricName          string        `json:"metricName,omitempty"`
+	CurrentValue        *CurrentValue `json:"currentValue,omitempty"`
+	// Undeliverable says, on an ALERT_CONFIG_UNDELIVERABLE_AUDIT, which notifications reach
+	// nobody as the installation is set up, why, and the setting to change.
+	Undeliverable []Undeliverable `json:"undeliverable,omitempty"`
+	Raw           map[string]any  `json:"raw,omitempty"`
 }
 
 // NewEvent is an audit event of type typ made by who at now, in scope s. Raw records the

@@ -35,7 +35,7 @@ func (c *call) undeliverable(rule herald.AlertRule, ev herald.Event) []herald.Ev
 	if len(us) == 0 {
 		return nil
 	}
-	ev.Raw["undeliverable"] = us
+	ev.Undeliverable = us
 	return []herald.Event{ev}
 }
 
@@ -45,12 +45,11 @@ func (s *Server) warnUndeliverable(evs []herald.Event) {
 	var groupID string
 	var configs, what, settings []string
 	for _, ev := range evs {
-		us, ok := ev.Raw["undeliverable"].([]herald.Undeliverable)
-		if ev.EventTypeName != herald.EventAlertConfigUndeliverable || !ok {
+		if ev.EventTypeName != herald.EventAlertConfigUndeliverable || len(ev.Undeliverable) == 0 {
 			continue
 		}
 		groupID, configs = ev.GroupID, append(configs, ev.AlertConfigID)
-		for _, u := range us {
+		for _, u := range ev.Undeliverable {
 			if w := u.String(); !slices.Contains(what, w) {
 				what = append(what, w)
 			}

@@ -13,9 +13,8 @@ import (
 // configuration id.
 func undeliverableEvents(e *env, project string) map[string][]any {
 	out := map[string][]any{}
-	for _, ev := range e.Owner.do("GET", "/groups/"+project+"/events?includeRaw=true&eventType="+herald.EventAlertConfigUndeliverable, nil).wantStatus(200).results() {
-		raw, _ := ev["raw"].(map[string]any)
-		out[ev["alertConfigId"].(string)], _ = raw["undeliverable"].([]any)
+	for _, ev := range e.Owner.do("GET", "/groups/"+project+"/events?eventType="+herald.EventAlertConfigUndeliverable, nil).wantStatus(200).results() {
+		out[ev["alertConfigId"].(string)], _ = ev["undeliverable"].([]any)
 	}
 	return out
 }

@@ -246,32 +246,33 @@ func (d alertDoc) unpack() herald.Alert {
 // opening event drops from Redis's 192-byte size class to 128. Documents written before carry
 // both (decodeEvent reads either).
 type eventDoc struct {
-	ID                  string               `json:"i,omitempty"`
-	Created             *int64               `json:"t,omitempty"`
-	EventTypeName       string               `json:"e,omitempty"`
-	GroupID             string               `json:"g,omitempty"`
-	OrgID               string               `json:"o,omitempty"`
-	AlertID             string               `json:"a,omitempty"`
-	AlertConfigID       string               `json:"c,omitempty"`
-	MaintenanceWindowID string               `json:"w,omitempty"`
-	APIKeyID            string               `json:"k,omitempty"`
-	PublicKey           string               `json:"pk,omitempty"`
-	UserID              string               `json:"ui,omitempty"`
-	Username            string               `json:"un,omitempty"`
-	RemoteAddress       string               `json:"ra,omitempty"`
-	IsGlobalAdmin       *bool                `json:"ga,omitempty"`
-	TargetPublicKey     string               `json:"tk,omitempty"`
-	TargetUsername      string               `json:"tu,omitempty"`
-	HostID              string               `json:"h,omitempty"`
-	Hostname            string               `json:"hn,omitempty"`
-	Port                int                  `json:"p,omitempty"`
-	ReplicaSetName      string               `json:"rs,omitempty"`
-	ShardName           string               `json:"sh,omitempty"`
-	ClusterID           string               `json:"ci,omitempty"`
-	ClusterName         string               `json:"cn,omitempty"`
-	MetricName          string               `json:"m,omitempty"`
-	CurrentValue        *herald.CurrentValue `json:"v,omitempty"`
-	Raw                 map[string]any       `json:"r,omitempty"`
+	ID                  string                 `json:"i,omitempty"`
+	Created             *int64                 `json:"t,omitempty"`
+	EventTypeName       string                 `json:"e,omitempty"`
+	GroupID             string                 `json:"g,omitempty"`
+	OrgID               string                 `json:"o,omitempty"`
+	AlertID             string                 `json:"a,omitempty"`
+	AlertConfigID       string                 `json:"c,omitempty"`
+	MaintenanceWindowID string                 `json:"w,omitempty"`
+	APIKeyID            string                 `json:"k,omitempty"`
+	PublicKey           string                 `json:"pk,omitempty"`
+	UserID              string                 `json:"ui,omitempty"`
+	Username            string                 `json:"un,omitempty"`
+	RemoteAddress       string                 `json:"ra,omitempty"`
+	IsGlobalAdmin       *bool                  `json:"ga,omitempty"`
+	TargetPublicKey     string                 `json:"tk,omitempty"`
+	TargetUsername      string                 `json:"tu,omitempty"`
+	HostID              string                 `json:"h,omitempty"`
+	Hostname            string                 `json:"hn,omitempty"`
+	Port                int                    `json:"p,omitempty"`
+	ReplicaSetName      string                 `json:"rs,omitempty"`
+	ShardName           string                 `json:"sh,omitempty"`
+	ClusterID           string                 `json:"ci,omitempty"`
+	ClusterName         string                 `json:"cn,omitempty"`
+	MetricName          string                 `json:"m,omitempty"`
+	CurrentValue        *herald.CurrentValue   `json:"v,omitempty"`
+	Undeliverable       []herald.Undeliverable `json:"u,omitempty"`
+	Raw                 map[string]any         `json:"r,omitempty"`
 }
 
 func packEvent(e herald.Event) eventDoc {
@@ -281,17 +282,36 @@ func packEvent(e herald.Event) eventDoc {
 		UserID: packID(e.UserID), Username: e.Username, RemoteAddress: e.RemoteAddress, IsGlobalAdmin: e.IsGlobalAdmin,
 		TargetPublicKey: e.TargetPublicKey, TargetUsername: e.TargetUsername, HostID: e.HostID, Hostname: e.Hostname,
 		Port: e.Port, ReplicaSetName: e.ReplicaSetName, ShardName: e.ShardName, ClusterID: e.ClusterID,
-		ClusterName: e.ClusterName, MetricName: e.MetricName, CurrentValue: e.CurrentValue, Raw: e.Raw}
+		ClusterName: e.ClusterName, MetricName: e.MetricName, CurrentValue: e.CurrentValue, Undeliverable: e.Undeliverable, Raw: e.Raw}
 }
 
 func (d eventDoc) unpack() herald.Event {
+	if len(d.Undeliverable) == 0 && d.EventTypeName == herald.EventAlertConfigUndeliverable {
+		d.Undeliverable = legacyUndeliverable(d.Raw)
+	}
 	return herald.Event{ID: unpackID(d.ID), Created: unpackTime(d.Created), EventTypeName: d.EventTypeName,
 		GroupID: unpackID(d.GroupID), OrgID: unpackID(d.OrgID), AlertID: unpackID(d.AlertID), AlertConfigID: unpackID(d.AlertConfigID),
 		MaintenanceWindowID: unpackID(d.MaintenanceWindowID), APIKeyID: unpackID(d.APIKeyID), PublicKey: d.PublicKey,
 		UserID: unpackID(d.UserID), Username: d.Username, RemoteAddress: d.RemoteAddress, IsGlobalAdmin: d.IsGlobalAdmin,
 		TargetPublicKey: d.TargetPublicKey, TargetUsername: d.TargetUsername, HostID: d.HostID, Hostname: d.Hostname,
 		Port: d.Port, ReplicaSetName: d.ReplicaSetName, ShardName: d.ShardName, ClusterID: d.ClusterID,
-		ClusterName: d.ClusterName, MetricName: d.MetricName, CurrentValue: d.CurrentValue, Raw: d.Raw}
+		ClusterName: d.ClusterName, MetricName: d.MetricName, CurrentValue: d.CurrentValue,
+		Undeliverable: d.Undeliverable, Raw: d.Raw}
+}
+
+// legacyUndeliverable reads the undeliverable notifications an event written before they had
+// a field of their own kept in its raw record.
+func legacyUndeliverable(raw map[string]any) []herald.Undeliverable {
+	v, ok := raw["undeliverable"]
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	var us []herald.Undeliverable
+	if err != nil || json.Unmarshal(b, &us) != nil {
+		return nil
+	}
+	return us
 }
 
 // rawIDMark starts a stored id that is not in herald's form (24 lower-case hex digits) and is

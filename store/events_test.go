@@ -245,3 +245,32 @@ func TestDeepPagesOfAllEvents(t *testing.T) {
 		}
 	}
 }
+
+// An ALERT_CONFIG_UNDELIVERABLE_AUDIT keeps its undeliverable notifications in a field of its
+// own; one written before, with them only in its raw record, reads the same.
+func TestUndeliverableEventsReadTheirReasons(t *testing.T) {
+	ctx := context.Background()
+	_, st, gid := newProject(t)
+	now := time.Now()
+	us := []herald.Undeliverable{{Notification: 0, TypeName: "EMAIL", Why: "no mail server is configured", Setting: herald.SettingMail}}
+	fresh := herald.NewEvent(herald.EventAlertConfigUndeliverable, herald.Principal{}, herald.Scope{GroupID: gid}, now)
+	fresh.Undeliverable = us
+	legacy := herald.NewEvent(herald.EventAlertConfigUndeliverable, herald.Principal{}, herald.Scope{GroupID: gid}, now)
+	legacy.Raw["undeliverable"] = us
+	for _, ev := range []herald.Event{fresh, legacy} {
+		c := newConfig(gid, now)
+		ev.AlertConfigID = c.ID
+		if err := st.CreateAlertConfig(ctx, c, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, _, err := st.Events(ctx, store.EventScope{GroupID: gid}, store.EventFilter{EventType: herald.EventAlertConfigUndeliverable}, store.Page{Limit: 10})
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("events: %d %v", len(evs), err)
+	}
+	for _, ev := range evs {
+		if !slices.Equal(ev.Undeliverable, us) {
+			t.Errorf("event %s: undeliverable %+v, want %+v", ev.ID, ev.Undeliverable, us)
+		}
+	}
+}
