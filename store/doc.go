@@ -19,6 +19,9 @@
 // The engine's kicks (kicks.go) are a pub/sub channel, not a key: any worker may listen.
 // The few writes that must cross slots (registering a new project in the global index) are
 // ordered so that a crash between them leaves nothing a reader can trip on.
+// Projects are listed in the index of all projects and in their organization's (both on
+// {global}, written in one MULTI; lists.go); the organizations' indexes are built once from
+// the index of all projects for a store written before they existed.
 //
 // Round trips. The reads every API request makes (a kept caller's authentication check and
 // the endpoint's read, CheckAuth and Fetch) go to Redis in round trips shared by the callers

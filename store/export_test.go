@@ -75,3 +75,13 @@ var CheckRedisVersion = checkRedisVersion
 
 // VersionInInfo and VersionInHello read a server's version in its answers.
 var VersionInInfo, VersionInHello = versionInInfo, versionInHello
+
+// ForgetOrgProjectIndexes deletes the indexes of organizations' projects and their mark, as
+// a store written before those indexes existed has neither.
+func (s *Store) ForgetOrgProjectIndexes(ctx context.Context, orgIDs ...string) error {
+	keys := []string{orgProjectsBuilt()}
+	for _, id := range orgIDs {
+		keys = append(keys, orgProjectIndex(id))
+	}
+	return s.rdb.Del(ctx, keys...).Err()
+}

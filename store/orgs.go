@@ -40,10 +40,10 @@ func (s *Store) Org(ctx context.Context, id string) (herald.Org, error) {
 }
 
 // CreateProject stores a new project with its first alert configurations, registers it in the
-// index of all projects, and records ev in its organization (and projectEvents in the project).
-// Its name must be unique in the organization. The project, its configurations and
-// projectEvents commit together on the project's slot
-// before the project is listed anywhere else.
+// index of all projects and in its organization's (one MULTI), and records ev in its
+// organization (and projectEvents in the project). Its name must be unique in the
+// organization. The project, its configurations and projectEvents commit together on the
+// project's slot before the project is listed anywhere else.
 func (s *Store) CreateProject(ctx context.Context, p herald.Project, configs []herald.AlertConfig, ev herald.Event, projectEvents ...herald.Event) error {
 	ok, err := s.rdb.SetNX(ctx, projectName(p.OrgID, p.Name), p.ID, 0).Result()
 	if err != nil {
@@ -67,7 +67,12 @@ func (s *Store) CreateProject(ctx context.Context, p herald.Project, configs []h
 	if err != nil {
 		return err
 	}
-	if err := s.rdb.ZAdd(ctx, projectIndex(), redis.Z{Score: score(p.Created), Member: p.ID}).Err(); err != nil {
+	if _, err := s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		z := redis.Z{Score: score(p.Created), Member: p.ID}
+		pipe.ZAdd(ctx, projectIndex(), z)
+		pipe.ZAdd(ctx, orgProjectIndex(p.OrgID), z)
+		return nil
+	}); err != nil {
 		return err
 	}
 	_, err = s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
