@@ -98,6 +98,36 @@ func (p Principal) Can(a Access, s Scope) bool {
 	return false
 }
 
+// Reach is where p may make requests of kind a, for the lists that show only what the caller
+// may read: everywhere (all); else in every project (or, for an organization's access, in
+// the organization itself) of organizations orgs, and in projects groups. It asks Can, so the
+// lists and the endpoints of one item agree.
+func (p Principal) Reach(a Access) (all bool, orgs, groups []string) {
+	if p.Can(a, Scope{OrgID: probeID, GroupID: probeID}) {
+		return true, nil, nil
+	}
+	seenOrg, seenGroup := map[string]bool{}, map[string]bool{}
+	for _, r := range p.Roles {
+		switch {
+		case r.GroupID != "":
+			if !seenGroup[r.GroupID] && p.Can(a, Scope{GroupID: r.GroupID}) {
+				groups = append(groups, r.GroupID)
+			}
+			seenGroup[r.GroupID] = true
+		case r.OrgID != "":
+			in := Scope{OrgID: r.OrgID, GroupID: probeID} // any project of the organization
+			if a == ReadOrg || a == OwnOrg {
+				in.GroupID = ""
+			}
+			if !seenOrg[r.OrgID] && p.Can(a, in) {
+				orgs = append(orgs, r.OrgID)
+			}
+			seenOrg[r.OrgID] = true
+		}
+	}
+	return false, orgs, groups
+}
+
 // holdsGlobal: a global role among names (any global role when names is empty).
 func (p Principal) holdsGlobal(names ...string) bool {
 	return p.holds(func(r Role) bool { return r.GroupID == "" && r.OrgID == "" && ValidGlobalRole(r.RoleName) }, names)

@@ -102,3 +102,36 @@ func TestPrincipalCan(t *testing.T) {
 		})
 	}
 }
+
+// Reach names where a principal may read: everything for a global role; an organization for
+// any role in it, and its projects only for the roles that reach into them; a project for any
+// role in it.
+func TestPrincipalReach(t *testing.T) {
+	p := Principal{Roles: []Role{
+		{OrgID: "a", RoleName: OrgOwner}, {OrgID: "a", RoleName: OrgReadOnly},
+		{OrgID: "b", RoleName: "ORG_MEMBER"},
+		{GroupID: "g1", OrgID: "b", RoleName: GroupReadOnly}, {GroupID: "g1", RoleName: GroupOwner},
+	}}
+	for _, c := range []struct {
+		a            Access
+		orgs, groups []string
+	}{
+		{ReadOrg, []string{"a", "b"}, nil},
+		{ReadProject, []string{"a"}, []string{"g1"}},
+	} {
+		all, orgs, groups := p.Reach(c.a)
+		if all || !slices.Equal(orgs, c.orgs) || !slices.Equal(groups, c.groups) {
+			t.Errorf("access %d: %v %v %v, want orgs %v, projects %v", c.a, all, orgs, groups, c.orgs, c.groups)
+		}
+	}
+	for _, name := range []string{GlobalReadOnly, GlobalOwner, GlobalUserAdmin} {
+		for _, a := range []Access{ReadOrg, ReadProject} {
+			if all, _, _ := (Principal{Roles: []Role{{RoleName: name}}}).Reach(a); !all {
+				t.Errorf("%s does not reach everything for access %d", name, a)
+			}
+		}
+	}
+	if all, orgs, groups := (Principal{}).Reach(ReadProject); all || orgs != nil || groups != nil {
+		t.Errorf("no role reaches %v %v %v", all, orgs, groups)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
 )
 
 type nameRequest struct {
@@ -113,4 +114,32 @@ func (s *Server) getProject(c *call) (reply, error) {
 		return reply{}, err
 	}
 	return c.one(http.StatusOK, p, "/groups/"+p.ID), nil
+}
+
+// GET /orgs: the organizations the caller may read (any role in one; a global role reads
+// all), oldest first. A caller that may read none gets an empty list: a list shows what its
+// caller may read, and is never refused.
+func (s *Server) listOrgs(c *call) (reply, error) {
+	all, orgs, _ := c.who.Reach(herald.ReadOrg)
+	return paged(c, func(pg store.Page) ([]herald.Org, int, error) {
+		if all {
+			return s.store.Orgs(c.ctx, pg)
+		}
+		os, err := s.store.OrgsByID(c.ctx, orgs)
+		page, total := pageOf(os, pg)
+		return page, total, err
+	}, func(o herald.Org) string { return "/orgs/" + o.ID })
+}
+
+// GET /groups: the projects the caller may read (those of its project roles, and every project
+// of an organization it owns or reads; a global role reads all), oldest first; empty for a
+// caller that may read none.
+func (s *Server) listProjects(c *call) (reply, error) {
+	all, orgs, groups := c.who.Reach(herald.ReadProject)
+	return paged(c, func(pg store.Page) ([]herald.Project, int, error) {
+		if all {
+			return s.store.Projects(c.ctx, pg)
+		}
+		return s.store.ReadableProjects(c.ctx, orgs, groups, pg)
+	}, func(p herald.Project) string { return "/groups/" + p.ID })
 }

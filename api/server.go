@@ -171,8 +171,10 @@ func (s *Server) routes() []route {
 		{"POST /orgs/{orgId}/apiKeys", s.createOrgAPIKey},
 
 		// Organizations and projects (docs/api.md#organizations-and-projects; each readable at its self link).
+		{"GET /orgs", s.listOrgs},
 		{"POST /orgs", s.createOrg},
 		{"GET /orgs/{orgId}", s.getOrg},
+		{"GET /groups", s.listProjects},
 		{"POST /groups", s.createProject},
 		{"GET /groups/{groupId}", s.getProject},
 
