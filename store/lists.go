@@ -64,7 +64,7 @@ func (s *Store) Projects(ctx context.Context, p Page) ([]herald.Project, int, er
 // with projects groupIDs (those of other organizations; the caller bounds both by a
 // principal's roles), and how many there are.
 func (s *Store) ReadableProjects(ctx context.Context, orgIDs, groupIDs []string, p Page) ([]herald.Project, int, error) {
-	inOrgs := map[string]bool{}
+	inOrgs, seen := map[string]bool{}, map[string]bool{}
 	for _, id := range orgIDs {
 		inOrgs[id] = true
 	}
@@ -72,17 +72,19 @@ func (s *Store) ReadableProjects(ctx context.Context, orgIDs, groupIDs []string,
 	if err != nil {
 		return nil, 0, err
 	}
-	extra = slices.DeleteFunc(extra, func(pr herald.Project) bool { return inOrgs[pr.OrgID] })
+	// Each project once: not when its organization's index lists it, nor twice here.
+	extra = slices.DeleteFunc(extra, func(pr herald.Project) bool {
+		drop := inOrgs[pr.OrgID] || seen[pr.ID]
+		seen[pr.ID] = true
+		return drop
+	})
 	if len(orgIDs) == 0 {
 		slices.SortFunc(extra, func(a, b herald.Project) int {
 			return cmp.Or(cmp.Compare(score(a.Created), score(b.Created)), cmp.Compare(a.ID, b.ID))
 		})
 		return extra[min(p.Offset, len(extra)):min(p.Offset+p.Limit, len(extra))], len(extra), nil
 	}
-	if err := s.buildOrgProjectIndexes(ctx); err != nil {
-		return nil, 0, err
-	}
-	keys := make([]string, 0, len(inOrgs))
+	keys := []string{orgProjectsBuilt()}
 	for id := range inOrgs {
 		keys = append(keys, orgProjectIndex(id))
 	}
@@ -91,6 +93,11 @@ func (s *Store) ReadableProjects(ctx context.Context, orgIDs, groupIDs []string,
 		args = append(args, strconv.FormatInt(pr.Created.Unix(), 10), pr.ID)
 	}
 	vals, err := unionPage.Run(ctx, s.rdb, keys, args...).Slice()
+	if err == nil && len(vals) == 1 && vals[0] == int64(-1) { // the indexes are not built yet
+		if err = s.buildOrgProjectIndexes(ctx); err == nil {
+			vals, err = unionPage.Run(ctx, s.rdb, keys, args...).Slice()
+		}
+	}
 	if err != nil || len(vals) == 0 {
 		return nil, 0, err
 	}
@@ -104,17 +111,15 @@ func (s *Store) ReadableProjects(ctx context.Context, orgIDs, groupIDs []string,
 	return ps, int(total), err
 }
 
-// unionPage is one page, oldest first (by score, then member), of the union of sorted sets
-// KEYS and the members ARGV[3], ARGV[5]... scored ARGV[2+2i], skipping ARGV[1] members and
-// returning ARGV[2], after the union's size. One set and no other members page in Redis's own
-// ZRANGE; otherwise the union is sorted here: its size is what one caller may read.
+// unionPage is one page, oldest first (by score, then member), of the union of disjoint
+// sorted sets KEYS[2]... and the members ARGV[4], ARGV[6]... (in none of them) scored ARGV[3],
+// ARGV[5]..., skipping ARGV[1] members and returning ARGV[2], after the union's size; or -1
+// alone while mark KEYS[1] (orgProjectsBuilt) is missing. One set and no other members page in
+// Redis's own ZRANGE; otherwise the sets are walked side by side in chunks up to the page's
+// end, as mergedPage walks them newest first.
 var unionPage = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
 local skip, want = tonumber(ARGV[1]), tonumber(ARGV[2])
-if #KEYS == 1 and #ARGV == 2 then
-  local out = {redis.call('ZCARD', KEYS[1])}
-  for _, m in ipairs(redis.call('ZRANGE', KEYS[1], skip, skip + want - 1)) do out[#out+1] = m end
-  return out
-end
 local function before(a, b)
   if a[2] ~= b[2] then return a[2] < b[2] end
   for k = 1, math.min(#a[1], #b[1]) do
@@ -123,24 +128,48 @@ local function before(a, b)
   end
   return #a[1] < #b[1]
 end
-local cmd = {'ZUNION', #KEYS}
-for _, k in ipairs(KEYS) do cmd[#cmd+1] = k end
-cmd[#cmd+1], cmd[#cmd+2], cmd[#cmd+3] = 'AGGREGATE', 'MIN', 'WITHSCORES'
-local got = redis.call(unpack(cmd))
-local all, seen = {}, {}
-for j = 1, #got, 2 do
-  all[#all+1] = {got[j], tonumber(got[j+1])}
-  seen[got[j]] = true
+-- Source 1 is the members of ARGV, whole and sorted here; source i > 1 is set KEYS[i].
+local bufs, pos, taken, cards = {{}}, {1}, {0}, {0}
+for j = 3, #ARGV, 2 do bufs[1][#bufs[1]+1] = {ARGV[j+1], tonumber(ARGV[j])} end
+table.sort(bufs[1], before)
+taken[1], cards[1] = #bufs[1], #bufs[1]
+local total, nonempty, only = cards[1], 0, nil
+for i = 2, #KEYS do
+  cards[i] = redis.call('ZCARD', KEYS[i])
+  total = total + cards[i]
+  if cards[i] > 0 then nonempty, only = nonempty + 1, i end
 end
-for j = 3, #ARGV, 2 do
-  if not seen[ARGV[j+1]] then
-    all[#all+1] = {ARGV[j+1], tonumber(ARGV[j])}
-    seen[ARGV[j+1]] = true
+local out = {total}
+if skip >= total then return out end
+if cards[1] == 0 and nonempty == 1 then
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[only], skip, skip + want - 1)) do out[#out+1] = m end
+  return out
+end
+local chunk = math.min(math.max(skip + want, 16), 512)
+local function fill(i)
+  if pos[i] > #bufs[i] and taken[i] < cards[i] then
+    local got = redis.call('ZRANGE', KEYS[i], taken[i], taken[i] + chunk - 1, 'WITHSCORES')
+    local b = {}
+    for j = 1, #got, 2 do b[#b+1] = {got[j], tonumber(got[j+1])} end
+    taken[i] = taken[i] + #b
+    bufs[i], pos[i] = b, 1
   end
 end
-table.sort(all, before)
-local out = {#all}
-for j = skip + 1, math.min(skip + want, #all) do out[#out+1] = all[j][1] end
+for i = 2, #KEYS do bufs[i], pos[i], taken[i] = {}, 1, 0; fill(i) end
+local n = 0
+while #out - 1 < want do
+  local best
+  for i = 1, #KEYS do
+    local e = bufs[i][pos[i]]
+    if e and (not best or before(e, bufs[best][pos[best]])) then best = i end
+  end
+  if not best then break end
+  local e = bufs[best][pos[best]]
+  pos[best] = pos[best] + 1
+  fill(best)
+  n = n + 1
+  if n > skip then out[#out+1] = e[1] end
+end
 return out
 `)
 
@@ -173,14 +202,10 @@ func (s *Store) projectsByID(ctx context.Context, ids []string) ([]herald.Projec
 }
 
 // buildOrgProjectIndexes adds every project of the index of all projects to its
-// organization's index, once: projects stored before those indexes existed are listed by
-// organization too. It reads the projects a page at a time; running it twice (two API
-// processes at once) adds nothing twice.
+// organization's index and marks them built: projects stored before those indexes existed are
+// listed by organization too. It reads the projects a page at a time; running it twice (two
+// API processes at once) adds nothing twice.
 func (s *Store) buildOrgProjectIndexes(ctx context.Context) error {
-	n, err := s.rdb.Exists(ctx, orgProjectsBuilt()).Result()
-	if err != nil || n == 1 {
-		return err
-	}
 	for off := int64(0); ; off += repairPage {
 		ids, err := s.rdb.ZRange(ctx, projectIndex(), off, off+repairPage-1).Result()
 		if err != nil {

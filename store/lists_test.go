@@ -133,3 +133,44 @@ func TestReadableProjectsAfterUpgrade(t *testing.T) {
 	ps, total, err = f.st.ReadableProjects(ctx, []string{f.a.ID}, nil, store.Page{Offset: 0, Limit: 10})
 	wantProjects(t, "org a after upgrade", ps, total, err, 4, "a0", "a1", "a2", "a3")
 }
+
+// Pages of several organizations' projects and projects named one by one, read at every size
+// and offset, are the slices of the whole list in creation order: none missing, none twice,
+// across the chunks the merge reads its indexes in.
+func TestReadableProjectsPagesAreSlicesOfTheWhole(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(storetest.Redis(t))
+	orgs := []string{herald.NewID(time.Now()), herald.NewID(time.Now()), herald.NewID(time.Now())}
+	start := time.Now().Add(-time.Hour).Truncate(time.Second)
+	var want, named []string
+	for i := range 60 {
+		at := start.Add(time.Duration(i/2) * time.Second) // two projects a second: ties break by id
+		p, _ := herald.NewProject("p"+herald.NewID(at), orgs[i*7%3], nil, at)
+		if err := st.CreateProject(ctx, p, nil, herald.NewEvent(herald.EventGroupCreated, herald.Principal{}, herald.Scope{OrgID: p.OrgID}, at)); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case p.OrgID != orgs[2]:
+			want = append(want, p.ID)
+		case i%4 == 0:
+			want = append(want, p.ID)
+			named = append(named, p.ID, p.ID) // named twice, listed once
+		}
+	}
+	named = append(named, want[0]) // in a listed organization: listed once
+	for _, size := range []int{1, 7, 16, 17, 33, 500} {
+		var got []string
+		for off := 0; off < len(want)+size; off += size {
+			ps, total, err := st.ReadableProjects(ctx, orgs[:2], named, store.Page{Offset: off, Limit: size})
+			if err != nil || total != len(want) {
+				t.Fatalf("offset %d, size %d: total %d of %d, %v", off, size, total, len(want), err)
+			}
+			for _, p := range ps {
+				got = append(got, p.ID)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("pages of %d: %v\nwant %v", size, got, want)
+		}
+	}
+}
