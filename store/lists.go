@@ -156,22 +156,8 @@ local function fill(i)
   end
 end
 for i = 2, #KEYS do bufs[i], pos[i], taken[i] = {}, 1, 0; fill(i) end
-local n = 0
-while #out - 1 < want do
-  local best
-  for i = 1, #KEYS do
-    local e = bufs[i][pos[i]]
-    if e and (not best or before(e, bufs[best][pos[best]])) then best = i end
-  end
-  if not best then break end
-  local e = bufs[best][pos[best]]
-  pos[best] = pos[best] + 1
-  fill(best)
-  n = n + 1
-  if n > skip then out[#out+1] = e[1] end
-end
-return out
-`)
+local n, first = 0, before
+` + mergeWalk)
 
 // projectsByID reads the projects of ids that exist, in order: one pipeline, each document on
 // its own project's slot.

@@ -414,14 +414,18 @@ if skip > 0 then
 end
 chunk = math.min(math.max(skip + want, 16), 512)
 for i = 1, #KEYS do bufs[i], pos[i], taken[i] = {done = false}, 1, 0; fill(i) end
+local function first(e, b) return e[2] > b[2] or (e[2] == b[2] and after(e[1], b[1])) end
+` + mergeWalk)
+
+// mergeWalk ends a script that merges sorted sources: it takes the members of sources 1..#KEYS
+// (bufs[i] from pos[i], refilled by fill(i)) in the order of first(a, b), skipping skip of them
+// (n counts those taken) and appending want to out, which it returns.
+const mergeWalk = `
 while #out - 1 < want do
   local best
   for i = 1, #KEYS do
     local e = bufs[i][pos[i]]
-    if e then
-      local b = best and bufs[best][pos[best]]
-      if not b or e[2] > b[2] or (e[2] == b[2] and after(e[1], b[1])) then best = i end
-    end
+    if e and (not best or first(e, bufs[best][pos[best]])) then best = i end
   end
   if not best then break end
   local e = bufs[best][pos[best]]
@@ -431,7 +435,7 @@ while #out - 1 < want do
   if n > skip then out[#out+1] = e[1] end
 end
 return out
-`)
+`
 
 // listMerged is list, newest first, over the union of disjoint indexes (one status index each,
 // say). Two round trips, as list: the count and the page's ids, then the documents.
