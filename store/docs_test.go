@@ -37,6 +37,8 @@ func filled(t *testing.T, v any, n int) {
 			f.Set(reflect.ValueOf([]string{"a", name}))
 		case f.Type() == reflect.TypeFor[herald.Labels]():
 			f.Set(reflect.ValueOf(herald.Labels{"alertname": name, "job": "node"}))
+		case f.Type() == reflect.TypeFor[[]herald.Undeliverable]():
+			f.Set(reflect.ValueOf([]herald.Undeliverable{{Notification: n, TypeName: "SMS", Why: name + " ✓ \"quoted\"", Setting: "HERALD_SMS_URL"}}))
 		case f.Type() == reflect.TypeFor[map[string]any]():
 			f.Set(reflect.ValueOf(map[string]any{"status": "OPEN", "n": float64(n), "nested": map[string]any{"k": "v"}}))
 		default:
