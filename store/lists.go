@@ -26,6 +26,12 @@ func orgProjectIndex(orgID string) string { return key(globalTag, "groups", "org
 // first read that needs them (buildOrgProjectIndexes).
 func orgProjectsBuilt() string { return key(globalTag, "groups", "byorg") }
 
+// oldestFirst orders items created at a and b with ids aID and bID as the indexes do: by
+// score (the second), then id.
+func oldestFirst(a herald.Time, aID string, b herald.Time, bID string) int {
+	return cmp.Or(cmp.Compare(score(a), score(b)), cmp.Compare(aID, bID))
+}
+
 // Orgs lists all organizations, a page at a time, and how many there are.
 func (s *Store) Orgs(ctx context.Context, p Page) ([]herald.Org, int, error) {
 	return list[herald.Org](ctx, s, orgs(), orgs().index(), TimeRange{}, false, p)
@@ -39,9 +45,7 @@ func (s *Store) OrgsByID(ctx context.Context, ids []string) ([]herald.Org, error
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(os, func(a, b herald.Org) int {
-		return cmp.Or(cmp.Compare(score(a.Created), score(b.Created)), cmp.Compare(a.ID, b.ID))
-	})
+	slices.SortFunc(os, func(a, b herald.Org) int { return oldestFirst(a.Created, a.ID, b.Created, b.ID) })
 	return os, nil
 }
 
@@ -79,9 +83,7 @@ func (s *Store) ReadableProjects(ctx context.Context, orgIDs, groupIDs []string,
 		return drop
 	})
 	if len(orgIDs) == 0 {
-		slices.SortFunc(extra, func(a, b herald.Project) int {
-			return cmp.Or(cmp.Compare(score(a.Created), score(b.Created)), cmp.Compare(a.ID, b.ID))
-		})
+		slices.SortFunc(extra, func(a, b herald.Project) int { return oldestFirst(a.Created, a.ID, b.Created, b.ID) })
 		return extra[min(p.Offset, len(extra)):min(p.Offset+p.Limit, len(extra))], len(extra), nil
 	}
 	keys := []string{orgProjectsBuilt()}
