@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
@@ -19,10 +21,10 @@ type listFixture struct {
 	projects map[string]herald.Project
 }
 
-func newListFixture(t *testing.T) listFixture {
+func newListFixture(t *testing.T, rdb *redis.Client) listFixture {
 	t.Helper()
 	ctx := context.Background()
-	st := store.New(storetest.Redis(t))
+	st := store.New(rdb)
 	start := time.Now().Add(-time.Hour).Truncate(time.Second)
 	who := herald.Principal{APIKeyID: "k", PublicKey: "pub"}
 	f := listFixture{st: st, projects: map[string]herald.Project{}}
@@ -74,7 +76,7 @@ func wantProjects(t *testing.T, what string, ps []herald.Project, total int, err
 // All projects and organizations page oldest first, with their totals.
 func TestListAllOrgsAndProjects(t *testing.T) {
 	ctx := context.Background()
-	f := newListFixture(t)
+	f := newListFixture(t, storetest.Redis(t))
 	ps, total, err := f.st.Projects(ctx, store.Page{Offset: 1, Limit: 3})
 	wantProjects(t, "all projects, page 2 of 3", ps, total, err, 5, "b0", "a1", "b1")
 	ps, total, err = f.st.Projects(ctx, store.Page{Offset: 5, Limit: 3})
@@ -91,10 +93,16 @@ func TestListAllOrgsAndProjects(t *testing.T) {
 
 // An organization's projects page from its own index, merged in creation order with projects
 // of other organizations named one by one; a project named that is in a listed organization
-// counts once, and one that does not exist not at all.
+// counts once, and one that does not exist not at all. In Redis and in herald dev's embedded
+// store alike.
 func TestReadableProjects(t *testing.T) {
+	for name, rdb := range map[string]func(testing.TB) *redis.Client{"redis": storetest.Redis, "embedded": storetest.Embedded} {
+		t.Run(name, func(t *testing.T) { testReadableProjects(t, newListFixture(t, rdb(t))) })
+	}
+}
+
+func testReadableProjects(t *testing.T, f listFixture) {
 	ctx := context.Background()
-	f := newListFixture(t)
 	ps, total, err := f.st.ReadableProjects(ctx, []string{f.a.ID}, nil, store.Page{Offset: 0, Limit: 10})
 	wantProjects(t, "org a", ps, total, err, 3, "a0", "a1", "a2")
 	ps, total, err = f.st.ReadableProjects(ctx, []string{f.a.ID}, nil, store.Page{Offset: 1, Limit: 1})
@@ -119,7 +127,7 @@ func TestReadableProjects(t *testing.T) {
 // step by every project created after.
 func TestReadableProjectsAfterUpgrade(t *testing.T) {
 	ctx := context.Background()
-	f := newListFixture(t)
+	f := newListFixture(t, storetest.Redis(t))
 	if err := f.st.ForgetOrgProjectIndexes(ctx, f.a.ID, f.b.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +146,13 @@ func TestReadableProjectsAfterUpgrade(t *testing.T) {
 // and offset, are the slices of the whole list in creation order: none missing, none twice,
 // across the chunks the merge reads its indexes in.
 func TestReadableProjectsPagesAreSlicesOfTheWhole(t *testing.T) {
+	for name, rdb := range map[string]func(testing.TB) *redis.Client{"redis": storetest.Redis, "embedded": storetest.Embedded} {
+		t.Run(name, func(t *testing.T) { testPagesAreSlicesOfTheWhole(t, store.New(rdb(t))) })
+	}
+}
+
+func testPagesAreSlicesOfTheWhole(t *testing.T, st *store.Store) {
 	ctx := context.Background()
-	st := store.New(storetest.Redis(t))
 	orgs := []string{herald.NewID(time.Now()), herald.NewID(time.Now()), herald.NewID(time.Now())}
 	start := time.Now().Add(-time.Hour).Truncate(time.Second)
 	var want, named []string
