@@ -93,9 +93,13 @@ func TestFailedPeopleReadSendsNoResolutionAlone(t *testing.T) {
 func TestGroupRetryNeverFollowsTheResolution(t *testing.T) {
 	r, mail := newMailRig(t, nil)
 	r.twoOwners()
-	slow := make(chan struct{})
+	slow, held := make(chan struct{}), make(chan struct{}, 1)
 	mail.RefuseWith(func(m channelstest.Mail) error {
 		if strings.Contains(string(m.Data), "OPEN") && !strings.Contains(string(m.Data), "CLOSED") {
+			select {
+			case held <- struct{}{}:
+			default:
+			}
 			<-slow
 		}
 		return nil
@@ -106,8 +110,13 @@ func TestGroupRetryNeverFollowsTheResolution(t *testing.T) {
 		t.Fatal("the people were never read")
 	}
 	// The retry task is mailing the first person now (held at the slow server).
-	if !eventually(10*time.Second, func() bool { return len(r.attemptsOf(id)) == 0 && r.retryRunning() }) {
-		t.Fatalf("the opening's retry did not start: %v\n%s", r.attemptsOf(id), r.failedTasks())
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the opening's retry did not start mailing: %v\n%s", r.attemptsOf(id), r.failedTasks())
+	}
+	if !r.retryRunning() || len(r.attemptsOf(id)) != 0 {
+		t.Fatalf("the mail held is not the retry's first: %v\n%s", r.attemptsOf(id), r.failedTasks())
 	}
 	r.observe(hostDown("h1", false))
 	r.onlyAlert("CLOSED")
