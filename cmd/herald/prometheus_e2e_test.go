@@ -158,6 +158,26 @@ func (h *promHerald) quietFor(t *testing.T, fingerprint string, d time.Duration,
 	}
 }
 
+// runPrometheus runs prometheus on dir's prometheus.yml, keeping its data in dir and serving
+// on addr, until the test ends; when the test fails, its output is logged.
+func runPrometheus(t *testing.T, prometheus, dir, addr string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(prometheus, append([]string{"--config.file=" + filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + addr, "--log.level=warn"}, args...)...)
+	var promLog lockedBuffer
+	cmd.Stdout, cmd.Stderr = &promLog, &promLog
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("prometheus:\n%s", promLog.String())
+		}
+	})
+}
+
 // gauge is the scrape target: it exposes the gauge up_flag, which the test flips.
 type gauge struct{ v atomic.Int64 }
 
@@ -214,21 +234,7 @@ alerting:
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(prometheus, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+testkit.FreeLoopbackAddr(t),
-		"--rules.alert.resend-delay=1s", "--log.level=warn")
-	var promLog lockedBuffer
-	cmd.Stdout, cmd.Stderr = &promLog, &promLog
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("prometheus:\n%s", promLog.String())
-		}
-	})
+	runPrometheus(t, prometheus, dir, testkit.FreeLoopbackAddr(t), "--rules.alert.resend-delay=1s")
 
 	fp := herald.Labels{"alertname": "FlagUp", "instance": targetAddr, "job": "flag", "severity": "critical"}.Fingerprint()
 	waitFor(t, 60*time.Second, "the first notice of FlagUp", func() (bool, string) {
