@@ -46,6 +46,9 @@
 // No label takes user input or a secret: routes, kinds, outcomes, queues and states are
 // Herald's own fixed sets.
 //
+// The Grafana dashboard and the alerting rules in deploy/ read these names and labels;
+// cmd/herald's TestDashboardAndRulesAgainstHerald fails when one of theirs is not exported.
+//
 // It owns the metric names and labels. It must not be imported by the engine (package
 // dispatch reports through its Observer interface) nor decide anything.
 package metrics
