@@ -69,8 +69,7 @@ func dashboardExprs(t *testing.T) []promExpr {
 		}
 		Panels []panel
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&d); err != nil {
+	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatal(err)
 	}
 	if d.SchemaVersion < 39 {
@@ -424,6 +423,11 @@ func TestDashboardAndRulesAgainstHerald(t *testing.T) {
 			queries = append(queries, query{e.where + ": " + s.String(), s.String(), mayBeEmpty[s.String()] == ""})
 		}
 		queries = append(queries, query{e.where, e.expr, strings.HasPrefix(e.where, "panel") && mayBeEmpty[e.expr] == ""})
+	}
+	for allowed := range mayBeEmpty {
+		if !slices.ContainsFunc(queries, func(q query) bool { return q.expr == allowed }) {
+			t.Errorf("mayBeEmpty names %s, which neither the dashboard nor the rules read", allowed)
+		}
 	}
 	for _, q := range queries {
 		if !q.mustHave {
