@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/heraldhq/herald/channels/registry"
+	"github.com/heraldhq/herald/dispatch"
 )
 
 // drainSeconds is the longest Herald takes to stop after SIGTERM: the API drains requests for
@@ -99,6 +100,9 @@ func knownSettings(t *testing.T) map[string]bool {
 		for _, s := range k.Settings {
 			known[s.Env] = true
 		}
+	}
+	for kind := range dispatch.DefaultPaces { // the paces per target, one per kind paced
+		known[dispatch.PaceSetting(kind)] = true
 	}
 	for _, must := range []string{"HERALD_REDIS_URL", "HERALD_LISTEN", "HERALD_BOOTSTRAP_KEY"} {
 		if !known[must] {

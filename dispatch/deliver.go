@@ -48,6 +48,7 @@ const (
 	rejected
 	givenUp    // failed for good: a dead letter
 	superseded // not sent: no longer so (recorded with why)
+	paced      // not tried yet: its target's slot is later (pace.go)
 )
 
 // recipient is one delivery of a notice: the sender kind and what it is given.
@@ -60,6 +61,8 @@ type recipient struct {
 	// for no one, and its delivery fails for good at once (attempt), so that the notice ends a
 	// dead letter saying why rather than with no record at all.
 	nobody string
+	// pace is the bucket of the delivery's target, once pace took its slot there ("": none).
+	pace string
 }
 
 // notified is what a notice's delivery needs besides the notice.
@@ -149,15 +152,8 @@ func actor(kind herald.Kind, d channels.Delivery) string {
 	if kind.Actor == "" {
 		return kind.Name
 	}
-	if v := d.Notification.Field(kind.Actor); v != "" {
+	if v := fieldValue(kind, d, kind.Actor); v != "" {
 		return v
-	}
-	for _, f := range kind.Fields {
-		if f.Name == kind.Actor && f.Integration != "" && d.Integration != nil {
-			if v := d.Integration.Field(f.Integration); v != "" {
-				return v
-			}
-		}
 	}
 	return kind.Name
 }
@@ -206,12 +202,13 @@ func (e *Engine) attempt(ctx context.Context, n notice, r *recipient) (outcome, 
 
 // tryOnce is one try of delivery r and its record; again says that it may be tried again at
 // once: it failed for now, and the target asked for no longer a wait than quickRetryAfterMax,
-// which tryOnce has waited out.
+// which tryOnce has waited out. A paced target that asked for a wait is paused instead, and
+// the delivery waits in its line (paceTried).
 func (e *Engine) tryOnce(ctx context.Context, notifier channels.Notifier, n notice, r *recipient) (store.Attempt, bool, error) {
 	start := e.Clock.Now()
 	err := notifier.Notify(ctx, r.delivery)
 	rec := e.record(n, r, start, err)
-	if f := failureOf(err); f != nil && f.Retry && f.RetryAfter <= quickRetryAfterMax {
+	if f := failureOf(err); f != nil && f.Retry && f.RetryAfter <= quickRetryAfterMax && (r.pace == "" || f.RetryAfter == 0) {
 		select { // the target said when: no sooner
 		case <-ctx.Done():
 			return rec, false, ctx.Err()
@@ -288,6 +285,7 @@ type later struct {
 	n     notice
 	after time.Duration
 	kind  string
+	paced bool // after is the wait for its target's slot (paceAt)
 }
 
 // retryAfter is how long a failure asked to be left alone.
@@ -370,8 +368,10 @@ func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) se
 				switch res {
 				case delivered:
 					out.notified[n.AlertID] = s.e.Clock.Now()
-				case retryLater:
-					out.retry = append(out.retry, later{n: one, after: retryAfter(err)})
+				case retryLater: // a paced target that asked for a wait: in its line (paceTried)
+					out.retry = append(out.retry, later{n: one, after: retryAfter(err), paced: r.pace != "" && retryAfter(err) > 0})
+				case paced:
+					out.retry = append(out.retry, later{n: one, after: pacedWait(err), paced: true})
 				case rejected: // the credential is removed; the notice waits as a dead letter for a new one
 					out.refused = append(out.refused, refusal{*n, *r})
 					one.DeadLetter = deadLetterReason(err)
@@ -456,7 +456,7 @@ func (s *session) settle(ctx context.Context, r *sent) error {
 		if kind == "" {
 			kind = s.kindOf(l.n)
 		}
-		if err := s.e.dispatcher.retry(ctx, l.n, kind, s.e.DeliveryRetries, l.after); err != nil {
+		if err := s.e.dispatcher.retryAt(ctx, l.n, kind, s.e.DeliveryRetries, retryTime(time.Now(), l.after, l.paced)); err != nil {
 			return err // the outbox keeps every notice: they come back after the lease
 		}
 		r.retry = r.retry[1:]
@@ -487,12 +487,27 @@ func (s *session) kindOf(n notice) string {
 // store error in that run leaves the spare, so the task runs again rather than being archived
 // without its record.
 func (d *Dispatcher) retry(ctx context.Context, n notice, kind string, retries int, after time.Duration) error {
+	return d.retryAt(ctx, n, kind, retries, retryTime(time.Now(), after, false))
+}
+
+// retryTime is when a retry task due after after from now is scheduled: a delivery that waits
+// in its target's line (paced) a little before its slot (paceAt), any other no sooner than a
+// second from now and after.
+func retryTime(now time.Time, after time.Duration, paced bool) time.Time {
+	if paced {
+		return paceAt(now, after)
+	}
+	return notBefore(now, max(time.Second, after))
+}
+
+// retryAt is retry with the task due at at.
+func (d *Dispatcher) retryAt(ctx context.Context, n notice, kind string, retries int, at time.Time) error {
 	id := n.DeliveryID
 	if n.UserID != "" {
 		id = personalID(id, n.UserID, n.Via)
 	}
 	_, err := d.client.EnqueueContext(ctx, newTask(TypeDelivery, n), asynq.Queue(DeliveryQueue(kind)),
-		asynq.TaskID("delivery:"+id), asynq.MaxRetry(retries+storeSpare), asynq.ProcessAt(notBefore(time.Now(), max(time.Second, after))))
+		asynq.TaskID("delivery:"+id), asynq.MaxRetry(retries+storeSpare), asynq.ProcessAt(at))
 	if errors.Is(err, asynq.ErrTaskIDConflict) {
 		return nil
 	}
@@ -748,10 +763,18 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 			if err := e.dispatcher.retry(ctx, one, r.via, e.DeliveryRetries, 0); err != nil {
 				return storeFailed(err)
 			}
-		case fanned && res == retryLater:
-			if err := e.dispatcher.retry(ctx, one, r.via, e.DeliveryRetries, retryAfter(err)); err != nil {
+		case fanned && (res == retryLater || res == paced):
+			wait, inLine := lineWait(&r, res, err)
+			if !inLine {
+				wait = retryAfter(err)
+			}
+			if err := e.dispatcher.retryAt(ctx, one, r.via, e.DeliveryRetries, retryTime(time.Now(), wait, inLine)); err != nil {
 				return storeFailed(err)
 			}
+		case res == paced:
+			failed = err // runs again at its slot, no failed try
+		case res == retryLater && r.pace != "" && retryAfter(err) > 0:
+			failed = &pacedError{wait: retryAfter(err), failure: err} // in its target's line (paceTried)
 		case final:
 			failed = fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 		case res == retryLater:

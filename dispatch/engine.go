@@ -57,6 +57,9 @@ type EngineConfig struct {
 	Mailer Mailer
 	// Linker makes the action links of notices read by people (nil: notices carry none).
 	Linker *actlink.Linker
+	// Paces are the paces of each kind's targets, by kind name (pace.go; DefaultPaces are the
+	// services' documented limits). A kind missing, or off, is not paced; nil paces nothing.
+	Paces map[string]store.Pace
 	// Observer is told of every delivery attempt and due step, for metrics (nil: nobody).
 	Observer Observer
 	Clock    herald.Clock

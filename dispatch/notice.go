@@ -147,6 +147,9 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if errors.Is(err, errStore) {
 		return storeRetryDelay
 	}
+	if wait := pacedWait(err); wait > 0 {
+		return max(wait-paceLead, 0) // started before its slot, it waits for it (pace.go)
+	}
 	var f *channels.Failure
 	if errors.As(err, &f) && f.RetryAfter > 0 {
 		// asynq keeps the retry's due time in whole seconds and may start it early: a second
@@ -161,10 +164,11 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 
 // isFailure says whether a task's error is a failed try, which asynq counts against the task's
 // retries (and retryDelay backs off by): a busy project, a resolution waiting for its
-// opening, an owners' notice waiting for its removal, or a delivery task's store error, is no
-// failure of the work or of its target.
+// opening, an owners' notice waiting for its removal, a delivery waiting for its target's
+// slot (pace.go), or a delivery task's store error, is no failure of the work or of its
+// target.
 func isFailure(err error) bool {
-	return !errors.Is(err, errBusy) && !waiting(err) && !errors.Is(err, errStore)
+	return !errors.Is(err, errBusy) && !waiting(err) && !errors.Is(err, errStore) && !onlyPaced(err)
 }
 
 // errStore marks a delivery task's store error: the task runs again after storeRetryDelay,

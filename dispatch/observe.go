@@ -19,6 +19,9 @@ type Observer interface {
 	// EngineError: n things the engine could not do that no caller hears of (its log line
 	// says which), by what went wrong: one of EngineErrors.
 	EngineError(what string, n int)
+	// Paced: a notice of kind (a notification typeName, or EMAIL or SMS for a person) waits
+	// for its target's next slot (pace.go).
+	Paced(kind string)
 }
 
 // What EngineError counts.
@@ -46,5 +49,6 @@ type nopObserver struct{}
 
 func (nopObserver) Delivery(string, string, time.Duration) {}
 func (nopObserver) Lateness(time.Duration)                 {}
+func (nopObserver) Paced(string)                           {}
 func (nopObserver) Reclaimed(int, int, error)              {}
 func (nopObserver) EngineError(string, int)                {}

@@ -20,6 +20,7 @@ type recorder struct {
 	durations    []time.Duration
 	lateness     []time.Duration
 	engineErrors []string
+	paced        []string // kinds
 }
 
 func (r *recorder) Delivery(kind, outcome string, d time.Duration) {
@@ -36,6 +37,12 @@ func (r *recorder) Lateness(d time.Duration) {
 }
 
 func (r *recorder) Reclaimed(int, int, error) {}
+
+func (r *recorder) Paced(kind string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.paced = append(r.paced, kind)
+}
 
 func (r *recorder) EngineError(what string, n int) {
 	r.mu.Lock()

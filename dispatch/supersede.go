@@ -77,7 +77,16 @@ func (e *Engine) try(ctx context.Context, n notice, r *recipient, retry bool) (o
 		case v == store.CloseNeverOpened:
 			return superseded, []store.Attempt{e.superseded(n, r.delivery.ID, r.kind, r.via, herald.SupersededNeverOpened)}, nil
 		}
-		return e.attempt(ctx, n, r)
+		if ok, wait, rec, err := e.pace(ctx, n, r, retry); !ok {
+			return pacedOutcome(wait, rec, err)
+		}
+		res, records, err := e.attempt(ctx, n, r)
+		e.paceTried(ctx, r, err)
+		return res, records, err
+	}
+	// Paced before its target is marked tried: a paced opening has reached nothing there.
+	if ok, wait, rec, err := e.pace(ctx, n, r, retry); !ok {
+		return pacedOutcome(wait, rec, err)
 	}
 	var began store.Try
 	var err error
@@ -93,6 +102,7 @@ func (e *Engine) try(ctx context.Context, n notice, r *recipient, retry bool) (o
 		return superseded, []store.Attempt{e.superseded(n, r.delivery.ID, r.kind, r.via, herald.SupersededClosed)}, nil
 	}
 	res, records, err := e.attempt(ctx, n, r)
+	e.paceTried(ctx, r, err)
 	if reached := mayHaveReached(res, err); retry || !reached {
 		if endErr := e.store.EndNotice(context.WithoutCancel(ctx), sc, n.AlertID, target, r.delivery.ID, began, reached); endErr != nil {
 			// The target stays marked tried: its resolution goes (a retry's waits for its mark

@@ -8,6 +8,7 @@
 //	herald_api_request_duration_seconds{route, method} histogram
 //	herald_deliveries_total{kind, outcome}            counter: delivery attempts
 //	herald_delivery_duration_seconds{kind}            histogram: one attempt
+//	herald_paced_total{kind}                          counter: notices that waited for their target's slot
 //	herald_schedule_lateness_seconds{task}            histogram: due time to start
 //	herald_tasks_reclaimed_total{outcome}             counter: dead workers' tasks (workers)
 //	herald_task_reclaim_errors_total                  counter: failed runs of the reclaimer

@@ -30,6 +30,7 @@ type Metrics struct {
 	reclaimErrors    prometheus.Counter
 	schedulerRuns    *prometheus.CounterVec
 	engineErrors     *prometheus.CounterVec
+	paced            *prometheus.CounterVec
 
 	// series are the requests' series by route, method and status, and deliveryKinds the
 	// deliveries' by kind and outcome, each found once: finding a series by its label values
@@ -111,12 +112,16 @@ func New() *Metrics {
 			Name: "herald_engine_errors_total",
 			Help: "What the alert engine could not do and no caller hears of, by what: a project lease not given back (lease_release), outbox entries that could not be read and were set aside (outbox_set_aside), batches of observations that could not be read and were set aside (observations_set_aside), how a try of a notice went left unrecorded (notice_end).",
 		}, []string{"what"}),
+		paced: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_paced_total",
+			Help: "Notices that waited for their target's next slot (HERALD_PACE_<KIND>), by kind: a notification typeName, or EMAIL or SMS for a person.",
+		}, []string{"kind"}),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.deliveries, m.deliveryDuration, m.lateness,
-		m.reclaimed, m.reclaimErrors, m.schedulerRuns, m.engineErrors,
+		m.reclaimed, m.reclaimErrors, m.schedulerRuns, m.engineErrors, m.paced,
 	)
 	// Every kind's series exist from the start, at zero, so that rate() and alerts on absence
 	// work before the first delivery: the kinds are the registry's senders (people are
@@ -126,6 +131,7 @@ func New() *Metrics {
 			m.deliveries.WithLabelValues(kind, strings.ToLower(outcome))
 		}
 		m.deliveryDuration.WithLabelValues(kind)
+		m.paced.WithLabelValues(kind)
 	}
 	for _, outcome := range reclaimOutcomes {
 		m.reclaimed.WithLabelValues(outcome)
@@ -211,6 +217,9 @@ func (m *Metrics) Delivery(kind, outcome string, d time.Duration) {
 func (m *Metrics) deliverySeries(k deliverySeriesKey) deliverySeries {
 	return deliverySeries{m.deliveries.WithLabelValues(k.kind, strings.ToLower(k.outcome)), m.deliveryDuration.WithLabelValues(k.kind)}
 }
+
+// Paced records a notice of kind that waits for its target's next slot.
+func (m *Metrics) Paced(kind string) { m.paced.WithLabelValues(kind).Inc() }
 
 // Lateness records how long after its due time an alert's step started.
 func (m *Metrics) Lateness(d time.Duration) { m.observeLateness(TaskAlert, d) }

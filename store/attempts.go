@@ -25,7 +25,7 @@ type Attempt struct {
 	DeliveryID string      `json:"deliveryId"`
 	Kind       string      `json:"typeName"`
 	Via        string      `json:"via,omitempty"` // EMAIL or SMS, when a notification fans out to people
-	Outcome    string      `json:"outcome"`       // DELIVERED, RETRYING, REJECTED, FAILED, DEAD_LETTER, SUPERSEDED
+	Outcome    string      `json:"outcome"`       // DELIVERED, RETRYING, REJECTED, FAILED, DEAD_LETTER, SUPERSEDED, PACED
 	StatusCode int         `json:"statusCode,omitempty"`
 	DurationMs int64       `json:"durationMs"`
 	Reason     string      `json:"reason,omitempty"`
@@ -39,6 +39,7 @@ const (
 	OutcomeFailed     = "FAILED"
 	OutcomeDeadLetter = "DEAD_LETTER"
 	OutcomeSuperseded = "SUPERSEDED" // not sent: what it said is no longer so (Reason says why)
+	OutcomePaced      = "PACED"      // not tried yet: it waits for its target's next slot (Reason says until when)
 )
 
 // AttemptOutcomes are the outcomes an attempt has when it is made. DEAD_LETTER is not one:

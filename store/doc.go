@@ -14,8 +14,8 @@
 // state shares {global}, API keys {keys}, users {users}, an organization's events {o:<id>},
 // the counters of failed authentications {authfail} (one script reads or bumps a request's
 // three counters at once), the signed callbacks of chat and SMS services already taken
-// {callback} (callbacks.go), and the last notice texted to a number {sms:<number>}
-// (smsreplies.go).
+// {callback} (callbacks.go), the last notice texted to a number {sms:<number>}
+// (smsreplies.go), and each paced target's bucket {pace:<kind>:<target hash>} (pace.go).
 // The engine's kicks (kicks.go) are a pub/sub channel, not a key: any worker may listen.
 // The few writes that must cross slots (registering a new project in the global index) are
 // ordered so that a crash between them leaves nothing a reader can trip on.

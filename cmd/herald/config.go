@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/store"
 )
 
 // common are the settings of the roles that serve or run the engine. Each role binds only the
@@ -51,6 +52,8 @@ type common struct {
 	Actions actionLinks
 	// Hooks are the settings of the service callbacks (the roles that serve the API).
 	Hooks hookSettings
+	// Paces are the paces of each kind's targets (HERALD_PACE_<KIND>), by kind name.
+	Paces map[string]store.Pace
 }
 
 // bindBase binds what every long-running role has: where Redis is, and the log level.
@@ -136,6 +139,7 @@ func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 		"the installation's administrators, comma-separated addresses, whom ADMIN notifications email (unset: the users holding GLOBAL_OWNER)")
 	c.services.bind(s)
 	c.Outbound.bind(s)
+	c.bindPaces(s)
 	s.duration(&c.Lease, "lease", "HERALD_ENGINE_LEASE", dispatch.DefaultLease, "how long a worker's claim on a project's work lasts unrenewed (a working session renews it every quarter): after a worker dies, its work resumes after this")
 	s.check(func() error {
 		switch {

@@ -104,6 +104,8 @@ func TestBadSettingStopsTheRole(t *testing.T) {
 		// words and lists of a form of their own
 		{role: "api", env: "HERALD_LOG_LEVEL", value: "loud", want: []string{`HERALD_LOG_LEVEL: "loud" is not a log level`, "debug, info, warn or error"}},
 		{role: "worker", env: "HERALD_LOG_LEVEL", value: "fatal", want: []string{`HERALD_LOG_LEVEL: "fatal" is not a log level`}},
+		{role: "worker", env: "HERALD_PACE_SMS", value: "fast", want: []string{`HERALD_PACE_SMS: "fast" is not "off", or a rate N/s, N/m or N/h`, "e.g. HERALD_PACE_SMS=1/s"}},
+		{role: "dev", env: "HERALD_PACE_EMAIL", value: "1/s,burst=0", want: []string{`HERALD_PACE_EMAIL: "1/s,burst=0"`, "the burst is a whole number from 1"}},
 		{role: "worker", env: "HERALD_QUEUE_PRIORITIES", value: "engine", want: []string{`HERALD_QUEUE_PRIORITIES: "engine" is not queue=priority`}},
 		{role: "worker", env: "HERALD_QUEUE_PRIORITIES", value: "engine=100000000", want: []string{"HERALD_QUEUE_PRIORITIES: the priority of engine must be a whole number from 0 to 100"}},
 		{role: "api", env: "HERALD_REDIS_URL", value: "http://127.0.0.1:6379", want: []string{"HERALD_REDIS_URL: http://127.0.0.1:6379 is not a Redis URL", "invalid URL scheme", "redis://[:password@]host:port/db", "e.g. HERALD_REDIS_URL=redis://"}},
