@@ -1,13 +1,18 @@
 package dispatch_test
 
 import (
+	"bytes"
+	"context"
 	"net/http"
+	"net/mail"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels/channelstest"
 	"github.com/heraldhq/herald/dispatch"
 	"github.com/heraldhq/herald/store"
 )
@@ -143,5 +148,74 @@ func TestPacedOpeningIsNotOvertaken(t *testing.T) {
 	}
 	if gap := got[1].At.Sub(got[0].At); gap < every-every/3 {
 		t.Errorf("the resolution came %s after the opening: it did not wait its turn behind the waiting opening", gap)
+	}
+}
+
+// A GROUP notification in a storm: each person's address is a target of its own, paced
+// apart from the others' (a burst at once, then one per interval), and each person gets every
+// alert exactly once.
+func TestPeoplePacedPerAddress(t *testing.T) {
+	const every, alerts = 250 * time.Millisecond, 6
+	r, smtp := newMailRig(t, func(c *dispatch.EngineConfig) {
+		c.Paces = map[string]store.Pace{"EMAIL": {Every: every, Burst: 2}}
+	})
+	var mu sync.Mutex
+	at := map[string][]time.Time{} // address -> when each message came
+	smtp.RefuseWith(func(m channelstest.Mail) error {
+		mu.Lock()
+		defer mu.Unlock()
+		at[m.To[0]] = append(at[m.To[0]], time.Now())
+		return nil
+	})
+	now := time.Now()
+	for _, name := range []string{"ana", "bo"} {
+		u := herald.User{ID: herald.NewID(now), Username: name, EmailAddress: name + "@example.com", FirstName: "A", LastName: "B",
+			Roles: []herald.Role{{GroupID: r.project, RoleName: herald.GroupOwner}}, Created: herald.At(now)}
+		if err := r.Store.CreateUser(context.Background(), u, herald.NewEvent(herald.EventUserCreated, herald.Principal{}, herald.Scope{}, now), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{map[string]any{
+		"typeName": "GROUP", "roles": []string{"GROUP_OWNER"}, "emailEnabled": true, "smsEnabled": false, "delayMin": 0, "intervalMin": 60}}})
+	var down []map[string]any
+	for i := range alerts {
+		down = append(down, hostDown("h"+string(rune('a'+i)), true))
+	}
+	r.observe(down...)
+	if !eventually(30*time.Second, func() bool { return len(smtp.Mails()) >= 2*alerts }) {
+		t.Fatalf("%d mails, want %d\n%s", len(smtp.Mails()), 2*alerts, r.failedTasks())
+	}
+	time.Sleep(every) // nothing more may come
+	// Messages by address and subject.
+	told := map[string]int{}
+	for _, m := range smtp.Mails() {
+		msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		told[m.To[0]+" "+msg.Header.Get("Subject")]++
+	}
+	if len(told) != 2*alerts || len(smtp.Mails()) != 2*alerts {
+		t.Errorf("%d mails on %d subjects, want each of %d alerts once to each of 2 owners: %v", len(smtp.Mails()), len(told), alerts, told)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for addr, times := range at {
+		if len(times) != alerts {
+			t.Errorf("%s got %d messages, want %d", addr, len(times), alerts)
+			continue
+		}
+		// The burst comes at once, then one per interval: never two within a third of it.
+		for i := 2; i < len(times); i++ {
+			if gap := times[i].Sub(times[i-1]); gap < every/3 {
+				t.Errorf("%s: messages %d and %d %s apart, want about %s", addr, i, i+1, gap, every)
+			}
+		}
+	}
+	// Each address has its own bucket: the second owner's burst does not wait for the first's.
+	if a, b := at["ana@example.com"], at["bo@example.com"]; len(a) > 0 && len(b) > 0 {
+		if d := a[0].Sub(b[0]).Abs(); d > every {
+			t.Errorf("the owners' first messages %s apart: their addresses share a bucket", d)
+		}
 	}
 }

@@ -121,8 +121,8 @@ func (e *Engine) attemptLine(t tried) {
 }
 
 // attemptLevel is the level and message of an attempt's line by its outcome: a delivery is
-// routine (debug), a retry or a superseded notice worth knowing (info), a delivery that failed
-// for good a warning.
+// routine (debug), and so is one that waits for its target's slot; a retry or a superseded
+// notice is worth knowing (info), a delivery that failed for good a warning.
 func attemptLevel(outcome string) (zapcore.Level, string) {
 	switch outcome {
 	case store.OutcomeDelivered:
@@ -131,6 +131,8 @@ func attemptLevel(outcome string) (zapcore.Level, string) {
 		return zapcore.InfoLevel, "delivery attempt failed: retrying"
 	case store.OutcomeSuperseded:
 		return zapcore.InfoLevel, "delivery superseded: not sent"
+	case store.OutcomePaced: // routine in a storm: one a notice
+		return zapcore.DebugLevel, "delivery paced: waiting for its target's slot"
 	case store.OutcomeDeadLetter:
 		return zapcore.WarnLevel, "delivery failed for good: a dead letter"
 	case store.OutcomeRejected:

@@ -30,13 +30,14 @@ func TestTransitions(t *testing.T) {
 	}
 }
 
-// A delivery is routine (debug); a retry or a superseded notice is worth knowing (info); a
+// A delivery is routine (debug), and so is a paced one; a retry or a superseded notice is worth knowing (info); a
 // delivery that failed for good is a warning.
 func TestAttemptLevel(t *testing.T) {
 	for outcome, want := range map[string]zapcore.Level{
 		store.OutcomeDelivered:  zapcore.DebugLevel,
 		store.OutcomeRetrying:   zapcore.InfoLevel,
 		store.OutcomeSuperseded: zapcore.InfoLevel,
+		store.OutcomePaced:      zapcore.DebugLevel,
 		store.OutcomeDeadLetter: zapcore.WarnLevel,
 		store.OutcomeRejected:   zapcore.WarnLevel,
 		store.OutcomeFailed:     zapcore.WarnLevel,
