@@ -30,6 +30,9 @@ func TestRetryDelay(t *testing.T) {
 		{"an owners' notice waiting for its removal: a second", 6, errRemovalPending, owners, time.Second},
 		{"a delivery whose worker died: at once, however often it failed", 6, asynq.ErrLeaseExpired, delivery, 100 * time.Millisecond},
 		{"a resolution waiting for its opening: a second, however often it failed", 6, errWaitingForOpening, delivery, time.Second},
+		{"a delivery waiting for its target's slot: due a second before it", 6, &pacedError{wait: 10 * time.Second}, delivery, 9 * time.Second},
+		{"a paced target that asked for a wait: due a second before its slot after it", 2,
+			&pacedError{wait: 30 * time.Second, failure: &channels.Failure{RetryAfter: 30 * time.Second}}, delivery, 29 * time.Second},
 	} {
 		if got := retryDelay(c.n, c.err, c.task); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
@@ -37,8 +40,9 @@ func TestRetryDelay(t *testing.T) {
 	}
 }
 
-// A busy project, or a resolution waiting for its opening, is no failed try: it spends none
-// of the task's retries. Anything else is one.
+// A busy project, a resolution waiting for its opening, or a delivery waiting for its target's
+// slot, is no failed try: it spends none of the task's retries. Anything else is one, a 429
+// from a paced target included.
 func TestIsFailure(t *testing.T) {
 	for _, c := range []struct {
 		err  error
@@ -48,6 +52,8 @@ func TestIsFailure(t *testing.T) {
 		{errWaitingForOpening, false},
 		{fmt.Errorf("person u1: %w", errWaitingForOpening), false},
 		{errRemovalPending, false},
+		{&pacedError{wait: time.Second}, false},
+		{&pacedError{wait: time.Second, failure: &channels.Failure{Status: 429, RetryAfter: time.Second}}, true},
 		{errors.New("500"), true},
 		{asynq.ErrLeaseExpired, true},
 	} {
