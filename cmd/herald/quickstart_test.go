@@ -1,0 +1,150 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// devSession starts herald dev and returns its address (host:port) and the key it printed.
+func devSession(t *testing.T) (addr, key string) {
+	t.Helper()
+	t.Setenv("HERALD_REDIS_URL", "")
+	out, _, stop := startDev(t)
+	t.Cleanup(stop)
+	banner := regexp.MustCompile(`Herald is running at http://(127\.0\.0\.1:\d+)/api/public/v1\.0\n(?s:.*?)public ([a-z]+)  private ([0-9a-f-]+)`)
+	var m []string
+	for deadline := time.Now().Add(10 * time.Second); m == nil; {
+		if m = banner.FindStringSubmatch(out.String()); m == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("no address and key in the banner:\n%s", out.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return m[1], m[2] + ":" + m[3]
+}
+
+// webhookEvents is a receiver on 127.0.0.1 that records each notice's X-Vendor-Event.
+type webhookEvents struct {
+	mu     sync.Mutex
+	events []string
+	url    string
+}
+
+func newWebhookEvents(t *testing.T) *webhookEvents {
+	w := &webhookEvents{}
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.mu.Lock()
+		w.events = append(w.events, r.Header.Get("X-Vendor-Event"))
+		w.mu.Unlock()
+		rw.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	w.url = srv.URL + "/"
+	return w
+}
+
+// waitFor waits until the receiver got every one of events.
+func (w *webhookEvents) waitFor(t *testing.T, events ...string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		w.mu.Lock()
+		got := strings.Join(w.events, " ")
+		w.mu.Unlock()
+		missing := false
+		for _, e := range events {
+			missing = missing || !strings.Contains(got, e)
+		}
+		if !missing {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the receiver got %q, want %v", got, events)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func requireCurl(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("curl"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("curl is not installed: CI runs the README's session with it")
+		}
+		t.Skip("curl is not installed")
+	}
+}
+
+// examples/quickstart.sh runs the README's session against herald dev under sh, capturing
+// its ids itself and following HERALD_LISTEN; the alert's opening and resolution reach the
+// receiver it is given.
+func TestQuickstartScript(t *testing.T) {
+	requireCurl(t)
+	addr, key := devSession(t)
+	recv := newWebhookEvents(t)
+	cmd := exec.Command("sh", "../../examples/quickstart.sh")
+	cmd.Env = append(os.Environ(), "HERALD_KEY="+key, "HERALD_LISTEN="+addr, "HERALD_RECEIVER="+recv.url)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("quickstart.sh: %v\n%s", err, out)
+	}
+	for _, want := range []string{"== Done: organization ", `"status": "CLOSED"`, `"outcome": "DELIVERED"`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("quickstart.sh's output lacks %q:\n%s", want, out)
+		}
+	}
+	recv.waitFor(t, "alert.open", "alert.close")
+}
+
+// The README's session, pasted as it is into bash and zsh (zsh when installed; CI installs
+// it), works: the key and addresses are the only things replaced.
+func TestREADMESessionInBashAndZsh(t *testing.T) {
+	requireCurl(t)
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(readme)
+	section = section[strings.Index(section, "## A session with curl"):]
+	section = section[:strings.Index(section[3:], "\n## ")+3]
+	var blocks []string
+	for _, b := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(section, -1) {
+		if !strings.Contains(b[1], "python3") { // the receiver runs in the test
+			blocks = append(blocks, b[1])
+		}
+	}
+	if len(blocks) != 2 {
+		t.Fatalf("%d shell blocks in the session, want 2 (the session, the alert's life)", len(blocks))
+	}
+	shells := []string{"bash"}
+	if _, err := exec.LookPath("zsh"); err == nil {
+		shells = append(shells, "zsh")
+	} else if os.Getenv("CI") != "" {
+		t.Fatal("zsh is not installed: CI runs the README's session in zsh")
+	}
+	for _, shell := range shells {
+		t.Run(shell, func(t *testing.T) {
+			addr, key := devSession(t)
+			recv := newWebhookEvents(t)
+			script := strings.NewReplacer("PUB:PRIV", key, "127.0.0.1:8080", addr, "http://127.0.0.1:9000/", recv.url).
+				Replace("set -e\n" + strings.Join(blocks, "\n"))
+			out, err := exec.Command(shell, "-c", script).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", shell, err, out)
+			}
+			for _, want := range []string{"HTTP/1.1 401", `"status": "CLOSED"`, `"acknowledgingUsername": "`} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("%s: the session's output lacks %q:\n%s", shell, want, out)
+				}
+			}
+			recv.waitFor(t, "alert.open", "alert.close")
+		})
+	}
+}
