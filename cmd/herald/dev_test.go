@@ -35,6 +35,20 @@ func startDev(t *testing.T) (out, logs *lockedBuffer, stop func()) {
 	}
 }
 
+// waitPrinted waits until out holds a match of re and returns its submatches; what fails
+// says what was missing.
+func waitPrinted(t *testing.T, out *lockedBuffer, re *regexp.Regexp, missing string) []string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			return m
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s:\n%s", missing, out.String())
+		}
+	}
+}
+
 // herald dev, as a newcomer runs it: it prints a key and a curl line, and the curl line works
 // as pasted. The private key is printed, never logged.
 func TestDevPrintsAWorkingCurlLine(t *testing.T) {
@@ -47,15 +61,7 @@ func TestDevPrintsAWorkingCurlLine(t *testing.T) {
 	defer stop()
 
 	line := regexp.MustCompile(`curl --digest -u '([a-z]+):([0-9a-f-]+)' '(http://127\.0\.0\.1:\d+/api/public/v1\.0/globalAlerts\?pretty=true)'`)
-	var m []string
-	for deadline := time.Now().Add(10 * time.Second); m == nil; {
-		if m = line.FindStringSubmatch(out.String()); m == nil {
-			if time.Now().After(deadline) {
-				t.Fatalf("no curl line printed:\n%s\n%s", out.String(), logs.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	m := waitPrinted(t, out, line, "no curl line printed")
 	res, err := exec.Command(curl, "-s", "-w", "\n%{http_code}", "--digest", "-u", m[1]+":"+m[2], m[3]).Output()
 	if err != nil {
 		t.Fatal(err)
@@ -87,15 +93,7 @@ func TestDevBootstrapKeyNotEchoed(t *testing.T) {
 	defer stop()
 
 	url := regexp.MustCompile(`'(http://127\.0\.0\.1:\d+/api/public/v1\.0/globalAlerts\?pretty=true)'`)
-	var m []string
-	for deadline := time.Now().Add(10 * time.Second); m == nil; {
-		if m = url.FindStringSubmatch(out.String()); m == nil {
-			if time.Now().After(deadline) {
-				t.Fatalf("no curl line printed:\n%s", out.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	m := waitPrinted(t, out, url, "no curl line printed")
 	res, err := exec.Command(curl, "-s", "-o", "/dev/null", "-w", "%{http_code}", "--digest", "-u", "bootkey:"+priv, m[1]).Output()
 	if err != nil || string(res) != "200" {
 		t.Fatalf("bootstrap key: %s %v", res, err)
@@ -246,15 +244,7 @@ func TestDevBannerAndAClosedStore(t *testing.T) {
 	out, logs, stop := startDev(t)
 	defer stop()
 	banner := regexp.MustCompile(`embedded store at (127\.0\.0\.1:\d+),[^\n]*\nAPI reference: (\S+)   Queues: (\S+)   Metrics: (\S+)`)
-	var m []string
-	for deadline := time.Now().Add(10 * time.Second); m == nil; {
-		if m = banner.FindStringSubmatch(out.String()); m == nil {
-			if time.Now().After(deadline) {
-				t.Fatalf("no store and URLs in the banner:\n%s", out.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	m := waitPrinted(t, out, banner, "no store and URLs in the banner")
 	// A local stranger connecting to the store's port is refused.
 	conn, err := net.DialTimeout("tcp", m[1], 2*time.Second)
 	if err != nil {

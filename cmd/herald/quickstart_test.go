@@ -19,15 +19,7 @@ func devSession(t *testing.T) (addr, key string) {
 	out, _, stop := startDev(t)
 	t.Cleanup(stop)
 	banner := regexp.MustCompile(`Herald is running at http://(127\.0\.0\.1:\d+)/api/public/v1\.0\n(?s:.*?)public ([a-z]+)  private ([0-9a-f-]+)`)
-	var m []string
-	for deadline := time.Now().Add(10 * time.Second); m == nil; {
-		if m = banner.FindStringSubmatch(out.String()); m == nil {
-			if time.Now().After(deadline) {
-				t.Fatalf("no address and key in the banner:\n%s", out.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	m := waitPrinted(t, out, banner, "no address and key in the banner")
 	return m[1], m[2] + ":" + m[3]
 }
 
