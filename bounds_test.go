@@ -208,7 +208,7 @@ func TestDocsStateTheBounds(t *testing.T) {
 	earliest := At(EarliestRequestTime).String()
 	hours := fmt.Sprintf("%d hours", int(MaxRequestTimeAhead/time.Hour))
 	for file, wants := range map[string][]string{
-		"README.md": {
+		"docs/security.md": {
 			"a time before " + earliest, hours + " ahead of the server's clock",
 			fmt.Sprintf("`delayMin` or `intervalMin` above %s (a year)", thousands(MaxIntervalMin)),
 		},

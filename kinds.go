@@ -13,7 +13,7 @@ import (
 // kind's package (channels/<kind>) and registered by channels/registry. Validation, masking,
 // credentials, fan-out to people, the retry queues and their priorities, and the senders
 // cmd/herald makes all read it; tests check that every kind has a sender, a served queue, and
-// its rows in the README and the settings example.
+// its rows in docs/engine.md and the settings example.
 
 // Kind is one kind of delivery.
 type Kind struct {

@@ -22,7 +22,7 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// The pages of notices' action links (README.md#act-from-a-notice). A link is /act/{token}:
+// The pages of notices' action links (docs/act.md). A link is /act/{token}:
 // the token (package actlink) names one alert, one action and the recipient the notice went
 // to, and is the only credential: no API key, no cookie, no Digest. A GET (a person, or a mail
 // scanner opening every link of a mail) only shows the alert; the page's one button POSTs to

@@ -13,9 +13,9 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// The README's Security section states the limits the code enforces.
-func TestReadmeStatesTheLimits(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+// The security page states the limits the code enforces.
+func TestSecurityPageStatesTheLimits(t *testing.T) {
+	b, err := os.ReadFile("../docs/security.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestReadmeStatesTheLimits(t *testing.T) {
 		fmt.Sprintf("waiting observations over %d MiB", store.DefaultObservationBacklog>>20),
 	} {
 		if !strings.Contains(readme, want) {
-			t.Errorf("README does not say %q", want)
+			t.Errorf("docs/security.md does not say %q", want)
 		}
 	}
 }

@@ -97,6 +97,6 @@
 // (<scenario>.idle.pprof) and a heap profile (<scenario>.idle.heap.pprof).
 //
 // It prints progress on stderr, then the report on stdout: one line per figure with its target
-// and PASS or MISS, and the same as a markdown table for the README. It exits 0 when every
+// and PASS or MISS, and the same as a markdown table for docs/performance.md. It exits 0 when every
 // target is met, 3 when one is missed, 1 when it could not measure, 2 for bad flags.
 package main

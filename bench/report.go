@@ -69,7 +69,7 @@ func (r *report) writePlain(w io.Writer) error {
 	return tw.Flush()
 }
 
-// writeMarkdown writes the report as a markdown table, for the README.
+// writeMarkdown writes the report as a markdown table, for docs/performance.md.
 func (r *report) writeMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured with `%s` on %s.\n\n", r.Command, r.Setup)

@@ -191,7 +191,7 @@ func proxyAddr(p *url.URL) string {
 
 // checkTarget refuses, before a request goes through a proxy, a target host that is or
 // resolves to an address that is not globally reachable. The proxy resolves the name again:
-// what it must enforce itself is in the README (Security, Outbound).
+// what it must enforce itself is in docs/security.md.
 func checkTarget(ctx context.Context, host string) error {
 	if a, err := netip.ParseAddr(host); err == nil {
 		if !netguard.Public(a) {

@@ -3,9 +3,9 @@
 // with the root package (herald.RegisterKinds), so that validation, masking, fan-out and the
 // queues know them: a program or test that handles notifications imports it.
 //
-// Adding a kind is its package, its line in Kinds, its row in README.md's table of kinds, its
+// Adding a kind is its package, its line in Kinds, its row in docs/engine.md's table of kinds, its
 // case in cmd/herald's end-to-end test of every kind and its fields in the API's documentation
-// (README.md's "Adding a kind" lists them); tests fail until each is there.
+// (docs/engine.md lists them); tests fail until each is there.
 package registry
 
 import (

@@ -9,7 +9,7 @@ import (
 	"github.com/heraldhq/herald/actlink"
 )
 
-// actionLinks are the settings of notices' action links (README.md#act-from-a-notice): the
+// actionLinks are the settings of notices' action links (docs/act.md): the
 // keys that sign and verify their tokens, and the external URL links start with. The workers
 // sign (their notices carry links), the API verifies (it serves the links' pages).
 type actionLinks struct {

@@ -17,7 +17,7 @@ import (
 )
 
 // Every kind of the registry is wired: a sender (once mail and SMS are configured), a queue the worker serves by default for both spellings of its typeName and for
-// its people's means, a row in README.md's table with its queue and priority, and each of its
+// its people's means, a row in docs/engine.md's table with its queue and priority, and each of its
 // sender's settings in deploy/herald.env.example. A kind added to the registry and forgotten
 // in any of these fails here.
 func TestEveryKindIsWired(t *testing.T) {
@@ -66,19 +66,19 @@ func TestEveryKindIsWired(t *testing.T) {
 	for _, k := range herald.Kinds() {
 		row, ok := rows[k.Name]
 		if !ok {
-			t.Errorf("README.md's table of kinds has no row for %s", k.Name)
+			t.Errorf("docs/engine.md's table of kinds has no row for %s", k.Name)
 			continue
 		}
 		if want := fmt.Sprintf("`%s` (%d)", k.Queue, k.Priority); row.queue != want {
-			t.Errorf("README.md says %s retries in %s, the registry %s", k.Name, row.queue, want)
+			t.Errorf("docs/engine.md says %s retries in %s, the registry %s", k.Name, row.queue, want)
 		}
 		if k.GlobalName != "" && !strings.Contains(row.kinds, "`"+k.GlobalName+"`") {
-			t.Errorf("README.md's row of %s does not name its global spelling %s", k.Name, k.GlobalName)
+			t.Errorf("docs/engine.md's row of %s does not name its global spelling %s", k.Name, k.GlobalName)
 		}
 	}
 	for name := range rows {
 		if _, ok := herald.LookupKind(name); !ok {
-			t.Errorf("README.md's table of kinds has a row for %s, which is no kind", name)
+			t.Errorf("docs/engine.md's table of kinds has a row for %s, which is no kind", name)
 		}
 	}
 
@@ -113,19 +113,19 @@ func TestEveryKindIsWired(t *testing.T) {
 	}
 }
 
-// kindRow is a row of README.md's table of kinds: its first cell and its queue cell.
+// kindRow is a row of docs/engine.md's table of kinds: its first cell and its queue cell.
 type kindRow struct{ kinds, queue string }
 
 // readmeKindRows reads the table of the "Deliveries by kind" section, by each kind it names.
 func readmeKindRows(t *testing.T) map[string]kindRow {
 	t.Helper()
-	src, err := os.ReadFile("../../README.md")
+	src, err := os.ReadFile("../../docs/engine.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(src), "### Deliveries by kind\n")
+	_, section, ok := strings.Cut(string(src), "## Deliveries by kind\n")
 	if !ok {
-		t.Fatal("README.md has no section Deliveries by kind")
+		t.Fatal("docs/engine.md has no section Deliveries by kind")
 	}
 	section, _, _ = strings.Cut(section, "\n#")
 	rows := map[string]kindRow{}
@@ -143,7 +143,7 @@ func readmeKindRows(t *testing.T) map[string]kindRow {
 		}
 	}
 	if len(rows) == 0 {
-		t.Fatal("README.md's table of kinds has no rows")
+		t.Fatal("docs/engine.md's table of kinds has no rows")
 	}
 	return rows
 }

@@ -290,7 +290,7 @@ func TestCreateKeyHintsOrg(t *testing.T) {
 	}
 }
 
-// The README's Configuration table lists every setting and, for each, exactly the roles whose
+// The Configuration page's table (docs/configuration.md) lists every setting and, for each, exactly the roles whose
 // --help lists it: the table is written by hand, the roles' settings are the code.
 func TestReadmeListsEachRolesSettings(t *testing.T) {
 	roles := []string{"dev", "api", "worker", "scheduler"}
@@ -305,11 +305,11 @@ func TestReadmeListsEachRolesSettings(t *testing.T) {
 			code[v] = append(code[v], role)
 		}
 	}
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	section, _, _ := strings.Cut(string(readme[bytes.Index(readme, []byte("## Configuration\n")):]), "\n## ")
+	section, _, _ := strings.Cut(string(page[bytes.Index(page, []byte("# Configuration\n")):]), "\n# ")
 	doc := map[string][]string{}
 	for line := range strings.Lines(section) {
 		cells := strings.Split(line, "|")
@@ -327,12 +327,12 @@ func TestReadmeListsEachRolesSettings(t *testing.T) {
 	for v, rs := range code {
 		slices.Sort(rs)
 		if !slices.Equal(doc[v], rs) {
-			t.Errorf("%s: the README's Configuration table says roles %v, --help of %v lists it", v, doc[v], rs)
+			t.Errorf("%s: docs/configuration.md says roles %v, --help of %v lists it", v, doc[v], rs)
 		}
 	}
 	for v := range doc {
 		if code[v] == nil {
-			t.Errorf("the README's Configuration table lists %s, which no role reads", v)
+			t.Errorf("docs/configuration.md lists %s, which no role reads", v)
 		}
 	}
 }
