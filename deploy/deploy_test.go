@@ -1,6 +1,7 @@
-// Package deploy holds Herald's deploy files: the Dockerfile, the compose file, the Kubernetes
-// manifests and the systemd units. Its tests check each the way the tool that reads it would
-// (Kubernetes' own types, systemd-analyze), plus what Herald needs of them: the roles, the
+// Package deploy holds Herald's deploy files: the image's build script and Dockerfile, the
+// compose file, the Kubernetes manifests and the systemd units. Its tests check each the way
+// the tool that reads it would (buildah and the image's own binary, Kubernetes' own types,
+// systemd-analyze), plus what Herald needs of them: the roles, the
 // settings' names, probes, resources, and grace periods that cover Herald's drain on SIGTERM.
 package deploy
 
@@ -650,10 +651,11 @@ func parseDockerfile(t *testing.T, path string) []dockerInstruction {
 	return out
 }
 
-func TestDockerfile(t *testing.T) {
-	ins := parseDockerfile(t, "Dockerfile")
+// dockerStages are the instructions of deploy/Dockerfile's stages, in order.
+func dockerStages(t *testing.T) [][]dockerInstruction {
+	t.Helper()
 	var stages [][]dockerInstruction
-	for _, in := range ins {
+	for _, in := range parseDockerfile(t, "Dockerfile") {
 		if in.op == "FROM" {
 			stages = append(stages, nil)
 		}
@@ -668,7 +670,80 @@ func TestDockerfile(t *testing.T) {
 	if len(stages) < 2 {
 		t.Fatalf("a builder stage and a runtime stage expected, found %d stages", len(stages))
 	}
+	return stages
+}
 
+// imageConfig is what an image runs and says of itself: what deploy/Dockerfile and
+// deploy/build-image.sh must agree on.
+type imageConfig struct {
+	User       string
+	Entrypoint []string
+	Cmd        []string
+	Ports      []string // sorted
+	Labels     map[string]string
+}
+
+// ociLabels are the labels both images carry; the build arguments name the version's and
+// the git hash's.
+var ociLabels = map[string]string{
+	"org.opencontainers.image.title":    "herald",
+	"org.opencontainers.image.source":   "https://github.com/heraldhq/herald",
+	"org.opencontainers.image.licenses": "Apache-2.0",
+	"org.opencontainers.image.version":  "${VERSION}",
+	"org.opencontainers.image.revision": "${GIT_HASH}",
+}
+
+// dockerfileConfig is the config deploy/Dockerfile's final stage gives its image when built
+// with the build arguments args. As with Docker, a stage sees only the arguments it declares.
+func dockerfileConfig(t *testing.T, args map[string]string) imageConfig {
+	t.Helper()
+	stages := dockerStages(t)
+	c := imageConfig{Labels: map[string]string{}}
+	declared := map[string]bool{}
+	expand := func(s string) string {
+		return os.Expand(s, func(k string) string {
+			if declared[k] {
+				return args[k]
+			}
+			return ""
+		})
+	}
+	execForm := func(in dockerInstruction) []string {
+		var v []string
+		if err := json.Unmarshal([]byte(in.args), &v); err != nil {
+			t.Fatalf("%s %s: the exec form (a JSON array) expected: %v", in.op, in.args, err)
+		}
+		return v
+	}
+	for _, in := range stages[len(stages)-1] {
+		switch in.op {
+		case "ARG":
+			name, _, _ := strings.Cut(in.args, "=")
+			declared[name] = true
+		case "USER":
+			c.User = expand(in.args)
+		case "ENTRYPOINT":
+			c.Entrypoint = execForm(in)
+		case "CMD":
+			c.Cmd = execForm(in)
+		case "EXPOSE":
+			c.Ports = append(c.Ports, strings.Fields(in.args)...)
+		case "LABEL":
+			for _, kv := range strings.Fields(in.args) {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					t.Fatalf("LABEL %s: key=value expected", in.args)
+				}
+				c.Labels[k] = expand(strings.Trim(v, `"`))
+			}
+		}
+	}
+	slices.Sort(c.Ports)
+	return c
+}
+
+func TestDockerfile(t *testing.T) {
+	stages := dockerStages(t)
 	builder, final := stages[0], stages[len(stages)-1]
 	from := strings.Fields(builder[0].args)
 	if len(from) != 3 || !strings.HasPrefix(from[0], "golang:1.26") || !strings.EqualFold(from[1], "AS") {
@@ -718,16 +793,32 @@ func TestDockerfile(t *testing.T) {
 	} else if strings.Trim(uid, "0123456789") != "" {
 		t.Errorf("USER %q: a numeric uid, so that Kubernetes can check runAsNonRoot", user)
 	}
-	if got := last("ENTRYPOINT"); got != `["herald"]` {
-		t.Errorf(`ENTRYPOINT %s, ["herald"] expected`, got)
+	buildArgs := map[string]string{"VERSION": "1.2.3", "GIT_HASH": "abc123"}
+	c := dockerfileConfig(t, buildArgs)
+	if !slices.Equal(c.Entrypoint, []string{"/herald"}) {
+		t.Errorf(`ENTRYPOINT %q, ["/herald"] expected`, c.Entrypoint)
 	}
-	if got := last("CMD"); !slices.ContainsFunc(roles, func(r string) bool { return got == `["`+r+`"]` }) {
-		t.Errorf("CMD %s: a role in exec form expected", got)
+	if len(c.Cmd) != 1 || !slices.Contains(roles, c.Cmd[0]) {
+		t.Errorf("CMD %q: a role expected", c.Cmd)
 	}
-	exposed := strings.Fields(last("EXPOSE"))
 	for _, r := range roles {
-		if port := fmt.Sprint(listens[r].port); !slices.Contains(exposed, port) {
-			t.Errorf("EXPOSE %v lacks %s, where herald %s listens", exposed, port, r)
+		if port := fmt.Sprint(listens[r].port); !slices.Contains(c.Ports, port) {
+			t.Errorf("EXPOSE %v lacks %s, where herald %s listens", c.Ports, port, r)
+		}
+	}
+	// The user exists by name with the ids USER gives, as in deploy/build-image.sh's image.
+	uid, gid, _ := strings.Cut(c.User, ":")
+	for _, re := range []string{`groupadd [^&]*--gid ` + gid + ` [^&]*herald\b`, `useradd [^&]*--uid ` + uid + ` --gid ` + gid + ` [^&]*herald\b`} {
+		if !slices.ContainsFunc(final, func(in dockerInstruction) bool {
+			return in.op == "RUN" && regexp.MustCompile(re).MatchString(in.args)
+		}) {
+			t.Errorf("the final stage runs no %s: the user herald must be %s", re, c.User)
+		}
+	}
+	for k, v := range ociLabels {
+		want := os.Expand(v, func(k string) string { return buildArgs[k] })
+		if c.Labels[k] != want {
+			t.Errorf("LABEL %s=%q, %q expected (a build argument is seen only by a stage that declares it)", k, c.Labels[k], want)
 		}
 	}
 }

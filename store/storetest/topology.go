@@ -313,3 +313,11 @@ func tail(log []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
 	return strings.Join(lines[max(0, len(lines)-10):], "\n")
 }
+
+// StartTCP starts a single redis-server on a free 127.0.0.1 port for a test, killed when it
+// ends, and returns its address: for a process that cannot reach the test's unix socket (one
+// started in a chroot). Like the topologies, it needs Debian's redis-server.
+func StartTCP(t testing.TB) string {
+	t.Helper()
+	return startServer(t, topologyBinary(t, "redis-server"), t.TempDir(), nil)
+}
