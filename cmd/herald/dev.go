@@ -111,8 +111,10 @@ Try it:
   curl --digest -u '%[3]s:%[4]s' '%[1]s%[2]s/globalAlerts?pretty=true'
   curl --digest -u '%[3]s:%[4]s' -H 'Content-Type: application/json' \
        -d '{"name":"My org"}' '%[1]s%[2]s/orgs?pretty=true'
+The README's whole session, from the repository:
+  HERALD_KEY='%[3]s:%[4]s' HERALD_LISTEN=%[10]s sh examples/quickstart.sh
 
-`, base, api.BasePath, publicKey, privateKey, keyLine, links, storeLine, api.DocsPath, api.MonitoringPath)
+`, base, api.BasePath, publicKey, privateKey, keyLine, links, storeLine, api.DocsPath, api.MonitoringPath, ln.Addr().String())
 
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
 	defer d.Close()

@@ -14,13 +14,19 @@ import (
 
 // devSession starts herald dev and returns its address (host:port) and the key it printed.
 func devSession(t *testing.T) (addr, key string) {
+	addr, key, _ = devSessionLine(t)
+	return addr, key
+}
+
+// devSessionLine is devSession with the line herald dev prints to run examples/quickstart.sh.
+func devSessionLine(t *testing.T) (addr, key, quickstart string) {
 	t.Helper()
 	t.Setenv("HERALD_REDIS_URL", "")
 	out, _, stop := startDev(t)
 	t.Cleanup(stop)
-	banner := regexp.MustCompile(`Herald is running at http://(127\.0\.0\.1:\d+)/api/public/v1\.0\n(?s:.*?)public ([a-z]+)  private ([0-9a-f-]+)`)
-	m := waitPrinted(t, out, banner, "no address and key in the banner")
-	return m[1], m[2] + ":" + m[3]
+	banner := regexp.MustCompile(`Herald is running at http://(127\.0\.0\.1:\d+)/api/public/v1\.0\n(?s:.*?)public ([a-z]+)  private ([0-9a-f-]+)(?s:.*?)\n  (HERALD_KEY=.*quickstart\.sh)\n`)
+	m := waitPrinted(t, out, banner, "no address, key and quickstart line in the banner")
+	return m[1], m[2] + ":" + m[3], m[4]
 }
 
 // webhookEvents is a receiver on 127.0.0.1 that records each notice's X-Vendor-Event.
@@ -74,15 +80,16 @@ func requireCurl(t *testing.T) {
 	}
 }
 
-// examples/quickstart.sh runs the README's session against herald dev under sh, capturing
-// its ids itself and following HERALD_LISTEN; the alert's opening and resolution reach the
-// receiver it is given.
+// examples/quickstart.sh, run by the line herald dev prints, runs the README's session under
+// sh, capturing its ids itself and following HERALD_LISTEN; the alert's opening and
+// resolution reach the receiver it is given.
 func TestQuickstartScript(t *testing.T) {
 	requireCurl(t)
-	addr, key := devSession(t)
+	_, _, line := devSessionLine(t)
 	recv := newWebhookEvents(t)
-	cmd := exec.Command("sh", "../../examples/quickstart.sh")
-	cmd.Env = append(os.Environ(), "HERALD_KEY="+key, "HERALD_LISTEN="+addr, "HERALD_RECEIVER="+recv.url)
+	cmd := exec.Command("sh", "-c", line) // as herald dev printed it, from the repository
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "HERALD_RECEIVER="+recv.url)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("quickstart.sh: %v\n%s", err, out)
