@@ -50,6 +50,7 @@ type Alert struct {
 	ClusterName            string        `json:"clusterName,omitempty"`
 	ShardName              string        `json:"shardName,omitempty"`
 	SourceTypeName         string        `json:"sourceTypeName,omitempty"`
+	HeartbeatName          string        `json:"heartbeatName,omitempty"`
 	MetricName             string        `json:"metricName,omitempty"`
 	CurrentValue           *CurrentValue `json:"currentValue,omitempty"`
 	Tags                   []string      `json:"tags,omitempty"`

@@ -23,6 +23,7 @@ const (
 	CategoryAgent      Category = "AGENT"
 	CategoryBackup     Category = "BACKUP"
 	CategoryPrometheus Category = "PROMETHEUS" // alerts a Prometheus server sent
+	CategoryHeartbeat  Category = "HEARTBEAT"  // a heartbeat missed or failed (heartbeat.go)
 	CategoryOther      Category = "OTHER"      // project, org, user, team... not silenceable
 )
 
@@ -122,6 +123,11 @@ var catalogEventTypes = map[string]EventTypeInfo{
 	// observations endpoint). Selected by labelMatchers, not matchers; a maintenance window
 	// silences them by naming PROMETHEUS.
 	EventTypePrometheusAlert: {Category: CategoryPrometheus},
+
+	// Heartbeats: the engine opens these when a heartbeat goes silent or reports a failure;
+	// their target is the heartbeat's name (matcher HEARTBEAT_NAME).
+	EventTypeHeartbeatMissed: {Category: CategoryHeartbeat},
+	EventTypeHeartbeatFailed: {Category: CategoryHeartbeat},
 }
 
 // LookupEventType reports what an alert configuration eventTypeName is.
@@ -147,9 +153,10 @@ var catalogMaintenanceAlertTypes = []string{
 	string(CategoryAgent),
 	string(CategoryBackup),
 	string(CategoryPrometheus),
+	string(CategoryHeartbeat),
 }
 
-// MaintenanceAlertTypes returns HOST, REPLICA_SET, CLUSTER, AGENT, BACKUP, PROMETHEUS.
+// MaintenanceAlertTypes returns HOST, REPLICA_SET, CLUSTER, AGENT, BACKUP, PROMETHEUS, HEARTBEAT.
 func MaintenanceAlertTypes() []string { return catalogClone(catalogMaintenanceAlertTypes) }
 
 // ValidMaintenanceAlertType reports whether s is an accepted alertTypeNames value.
@@ -169,6 +176,7 @@ var catalogMatcherFields = map[Category][]string{
 	CategoryHost:       {"HOSTNAME", "PORT", "HOSTNAME_AND_PORT", "REPLICA_SET_NAME", "TYPE_NAME"},
 	CategoryReplicaSet: {"REPLICA_SET_NAME", "SHARD_NAME", "CLUSTER_NAME"},
 	CategoryCluster:    {"CLUSTER_NAME", "SHARD_NAME"},
+	CategoryHeartbeat:  {"HEARTBEAT_NAME"},
 }
 
 // MatcherFields returns the matcher field names allowed for event types of

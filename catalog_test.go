@@ -128,7 +128,7 @@ func TestCatalogEnumerations(t *testing.T) {
 }
 
 func TestCatalogMaintenanceAlertTypes(t *testing.T) {
-	want := []string{"HOST", "REPLICA_SET", "CLUSTER", "AGENT", "BACKUP", "PROMETHEUS"}
+	want := []string{"HOST", "REPLICA_SET", "CLUSTER", "AGENT", "BACKUP", "PROMETHEUS", "HEARTBEAT"}
 	got := MaintenanceAlertTypes()
 	if !slices.Equal(got, want) {
 		t.Fatalf("MaintenanceAlertTypes() = %v, want %v", got, want)
@@ -150,6 +150,7 @@ func TestCatalogMatcherFields(t *testing.T) {
 		{CategoryHost, []string{"HOSTNAME", "PORT", "HOSTNAME_AND_PORT", "REPLICA_SET_NAME", "TYPE_NAME"}},
 		{CategoryReplicaSet, []string{"REPLICA_SET_NAME", "SHARD_NAME", "CLUSTER_NAME"}},
 		{CategoryCluster, []string{"CLUSTER_NAME", "SHARD_NAME"}},
+		{CategoryHeartbeat, []string{"HEARTBEAT_NAME"}},
 		{CategoryAgent, nil},
 		{CategoryBackup, nil},
 		{CategoryOther, nil},
@@ -199,6 +200,8 @@ func TestCatalogEventTypes(t *testing.T) {
 		"RESYNC_PERFORMED":                  CategoryBackup,
 		// Herald's own: alerts from Prometheus.
 		"PROMETHEUS_ALERT": CategoryPrometheus,
+		"HEARTBEAT_MISSED": CategoryHeartbeat,
+		"HEARTBEAT_FAILED": CategoryHeartbeat,
 		// The platform's usual alert types.
 		"HOST_RECOVERING":                 CategoryHost,
 		"HOST_ROLLBACK":                   CategoryHost,

@@ -98,6 +98,7 @@ const (
 	CodeHostNotFound              = "HOST_NOT_FOUND"
 	CodeDiskPartitionNotFound     = "DISK_PARTITION_NOT_FOUND"
 	CodeUserNotFound              = "USER_NOT_FOUND"
+	CodeHeartbeatNotFound         = "HEARTBEAT_NOT_FOUND"
 
 	CodeInvalidJSON               = "INVALID_JSON"
 	CodeInvalidAttribute          = "INVALID_ATTRIBUTE"
@@ -119,6 +120,7 @@ const (
 	CodeUsernameAlreadyExists     = "USER_ALREADY_EXISTS"
 	CodeGroupNameAlreadyExists    = "GROUP_ALREADY_EXISTS"
 	CodeOrgNameAlreadyExists      = "ORG_ALREADY_EXISTS"
+	CodeHeartbeatAlreadyExists    = "HEARTBEAT_ALREADY_EXISTS"
 	CodeRateLimited               = "RATE_LIMITED"
 	CodeBasicRequiresHTTPS        = "BASIC_AUTH_REQUIRES_HTTPS"
 	CodeObservationBacklogFull    = "OBSERVATION_BACKLOG_FULL"

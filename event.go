@@ -17,6 +17,9 @@ const (
 	EventWindowAdded              = "MAINTENANCE_WINDOW_ADDED_AUDIT"
 	EventWindowChanged            = "MAINTENANCE_WINDOW_CHANGED_AUDIT"
 	EventWindowDeleted            = "MAINTENANCE_WINDOW_DELETED_AUDIT"
+	EventHeartbeatAdded           = "HEARTBEAT_ADDED_AUDIT"
+	EventHeartbeatChanged         = "HEARTBEAT_CHANGED_AUDIT"
+	EventHeartbeatDeleted         = "HEARTBEAT_DELETED_AUDIT"
 	EventAPIKeyAddedToGroup       = "API_KEY_ADDED_TO_GROUP"
 	EventAPIKeyCreated            = "API_KEY_CREATED"
 	EventUserCreated              = "USER_CREATED_AUDIT"
@@ -59,6 +62,7 @@ type Event struct {
 	AlertID             string        `json:"alertId,omitempty"`
 	AlertConfigID       string        `json:"alertConfigId,omitempty"`
 	MaintenanceWindowID string        `json:"maintenanceWindowId,omitempty"`
+	HeartbeatID         string        `json:"heartbeatId,omitempty"`
 	APIKeyID            string        `json:"apiKeyId,omitempty"`
 	PublicKey           string        `json:"publicKey,omitempty"`
 	UserID              string        `json:"userId,omitempty"`

@@ -67,6 +67,7 @@ func NewAlert(id, groupID, configID string, rule AlertRule, o Observation, minut
 		ClusterName:     o.ClusterName,
 		ShardName:       o.ShardName,
 		SourceTypeName:  o.SourceTypeName,
+		HeartbeatName:   o.HeartbeatName,
 		CurrentValue:    observedValue(o),
 	}
 	if o.IsPrometheus() {

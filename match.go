@@ -37,6 +37,11 @@ func (o Observation) TargetKey() string {
 		b.WriteByte(':')
 		b.WriteString(s)
 	}
+	if o.HeartbeatName != "" {
+		b.WriteByte('b')
+		part(o.HeartbeatName)
+		return b.String()
+	}
 	if o.IsPrometheus() {
 		b.WriteByte('p')
 		labelSetKey(&b, o.Labels)
@@ -139,6 +144,8 @@ func matcherField(field string, o Observation) (string, bool) {
 		return o.ShardName, true
 	case "CLUSTER_NAME":
 		return o.ClusterName, true
+	case "HEARTBEAT_NAME":
+		return o.HeartbeatName, true
 	}
 	return "", false
 }

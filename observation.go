@@ -38,6 +38,10 @@ type Observation struct {
 	Annotations  Labels `json:"annotations,omitempty"`
 	GeneratorURL string `json:"generatorURL,omitempty"`
 	EndsAt       *Time  `json:"endsAt,omitempty"`
+
+	// The heartbeat a HEARTBEAT_MISSED or HEARTBEAT_FAILED condition is about (the engine
+	// makes these; agents cannot send them).
+	HeartbeatName string `json:"heartbeatName,omitempty"`
 }
 
 // Disk is a disk partition of a host.
@@ -103,8 +107,10 @@ func (o Observation) Validate(i int) error {
 		if o.EventTypeName == "" {
 			return missing("eventTypeName")
 		}
-		if _, ok := LookupEventType(o.EventTypeName); !ok {
+		if info, ok := LookupEventType(o.EventTypeName); !ok {
 			return bad("eventTypeName", "unknown event type %s", o.EventTypeName)
+		} else if info.Category == CategoryHeartbeat {
+			return bad("eventTypeName", "%s is reported by Herald's heartbeats, not by observations", o.EventTypeName)
 		}
 		if o.EventTypeName == "OUTSIDE_METRIC_THRESHOLD" {
 			return missing("metricName")
@@ -124,6 +130,9 @@ func (o Observation) Validate(i int) error {
 		if o.HostID == "" && o.ReplicaSetName == "" && o.ClusterID == "" && o.ClusterName == "" {
 			return missing("hostId")
 		}
+	}
+	if o.HeartbeatName != "" {
+		return bad("heartbeatName", "only Herald's heartbeats report a heartbeatName")
 	}
 	if err := o.prometheusOnly(bad); err != nil {
 		return err

@@ -52,6 +52,8 @@ func DefaultAlertConfigs() []AlertRule {
 		{EventTypeName: "TOO_MANY_ELECTIONS", Threshold: &Threshold{Operator: "GREATER_THAN", Threshold: 3}, Notifications: group(0)},
 		{EventTypeName: "OUTSIDE_METRIC_THRESHOLD", MetricThreshold: &MetricThreshold{MetricName: "OPLOG_SLAVE_LAG_MASTER_TIME", Mode: "AVERAGE", Operator: "GREATER_THAN", Threshold: 1, Units: "MINUTES"}, Notifications: group(5)},
 		{EventTypeName: "OUTSIDE_METRIC_THRESHOLD", MetricThreshold: &MetricThreshold{MetricName: "QUERY_TARGETING_SCANNED_OBJECTS_PER_RETURNED", Mode: "AVERAGE", Operator: "GREATER_THAN", Threshold: 1000, Units: "RAW"}, Notifications: group(10)},
+		{EventTypeName: EventTypeHeartbeatMissed, Notifications: group(0)},
+		{EventTypeName: EventTypeHeartbeatFailed, Notifications: group(0)},
 	}
 	for i := range rules {
 		rules[i].Enabled = true

@@ -79,6 +79,9 @@ func loggedPath(r *http.Request) string {
 	if strings.HasPrefix(r.URL.Path, ActPath) {
 		return actRoute
 	}
+	if strings.HasPrefix(r.URL.Path, PingPath) {
+		return pingRoute
+	}
 	return r.URL.Path
 }
 

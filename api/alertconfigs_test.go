@@ -182,16 +182,16 @@ func TestListAlertConfigsOfNewProject(t *testing.T) {
 
 	r := e.Owner.do("GET", path, nil).wantStatus(200)
 	wantKeys(t, r.Body, "links", "results", "totalCount")
-	if r.num("totalCount") != 8 {
-		t.Fatalf("totalCount %v, want the 8 default configurations", r.num("totalCount"))
+	if r.num("totalCount") != 10 {
+		t.Fatalf("totalCount %v, want the 10 default configurations", r.num("totalCount"))
 	}
 	wantSelf(t, r.Body, e.Base+path+"?itemsPerPage=100&pageNum=1")
 	if link(r.Body["links"], "next") != "" || link(r.Body["links"], "previous") != "" {
 		t.Errorf("one page has next or previous links: %s", r.Raw)
 	}
 	wantTypes := []string{"HOST_DOWN", "MONITORING_AGENT_DOWN", "BACKUP_AGENT_DOWN", "AUTOMATION_AGENT_DOWN", "NO_PRIMARY",
-		"TOO_MANY_ELECTIONS", "OUTSIDE_METRIC_THRESHOLD", "OUTSIDE_METRIC_THRESHOLD"}
-	wantDelays := []float64{5, 5, 5, 5, 15, 0, 5, 10}
+		"TOO_MANY_ELECTIONS", "OUTSIDE_METRIC_THRESHOLD", "OUTSIDE_METRIC_THRESHOLD", "HEARTBEAT_MISSED", "HEARTBEAT_FAILED"}
+	wantDelays := []float64{5, 5, 5, 5, 15, 0, 5, 10, 0, 0}
 	results := r.results()
 	if len(results) != len(wantTypes) {
 		t.Fatalf("%d results, want %d", len(results), len(wantTypes))
@@ -230,11 +230,11 @@ func TestListAlertConfigsOfNewProject(t *testing.T) {
 	}
 
 	// Paging: the last page of three.
-	r = e.Owner.do("GET", path+"?itemsPerPage=3&pageNum=3", nil).wantStatus(200)
-	if len(r.results()) != 2 || r.num("totalCount") != 8 || r.results()[0]["id"] != results[6]["id"] {
+	r = e.Owner.do("GET", path+"?itemsPerPage=4&pageNum=3", nil).wantStatus(200)
+	if len(r.results()) != 2 || r.num("totalCount") != 10 || r.results()[0]["id"] != results[8]["id"] {
 		t.Errorf("page 3 of 3: %s", r.Raw)
 	}
-	if link(r.Body["links"], "next") != "" || link(r.Body["links"], "previous") != e.Base+path+"?itemsPerPage=3&pageNum=2" {
+	if link(r.Body["links"], "next") != "" || link(r.Body["links"], "previous") != e.Base+path+"?itemsPerPage=4&pageNum=2" {
 		t.Errorf("page 3 links: %v", r.Body["links"])
 	}
 
@@ -282,8 +282,8 @@ func TestCreateAlertConfig(t *testing.T) {
 	if !reflect.DeepEqual(got.Body, r.Body) {
 		t.Errorf("GET differs from the creating response:\n%s\n%s", got.Raw, r.Raw)
 	}
-	list := e.Owner.do("GET", "/groups/"+p+"/alertConfigs?pageNum=3&itemsPerPage=4", nil).wantStatus(200)
-	if len(list.results()) != 1 || !reflect.DeepEqual(list.results()[0], r.Body) || list.num("totalCount") != 9 {
+	list := e.Owner.do("GET", "/groups/"+p+"/alertConfigs?pageNum=3&itemsPerPage=5", nil).wantStatus(200)
+	if len(list.results()) != 1 || !reflect.DeepEqual(list.results()[0], r.Body) || list.num("totalCount") != 11 {
 		t.Errorf("list's last page is not the new configuration: %s", list.Raw)
 	}
 	for where, text := range map[string]string{"GET": string(got.Raw), "the list": string(list.Raw), "the log": e.Logs()} {
@@ -327,8 +327,8 @@ func TestCreateAlertConfigRefused(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) { wantUnauthorized(c.do("POST", path, emailConfig(nil))) })
 	}
-	if n := configCount(t, e, p); n != 8 {
-		t.Errorf("%d configurations after refused requests, want 8", n)
+	if n := configCount(t, e, p); n != 10 {
+		t.Errorf("%d configurations after refused requests, want 10", n)
 	}
 	// Those allowed: the project's owner and monitoring admin, its organization's owner, a global monitoring admin.
 	for _, c := range []*client{
@@ -465,8 +465,8 @@ func TestCreateAlertConfigInvalid(t *testing.T) {
 			}
 		})
 	}
-	if n := configCount(t, e, p); n != 8 {
-		t.Errorf("%d configurations after invalid requests, want the 8 defaults", n)
+	if n := configCount(t, e, p); n != 10 {
+		t.Errorf("%d configurations after invalid requests, want the 10 defaults", n)
 	}
 	if evs := recordedEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigAdded); len(evs) != 0 {
 		t.Errorf("invalid requests recorded events: %+v", evs)
@@ -772,8 +772,8 @@ func TestDeleteAlertConfig(t *testing.T) {
 	}
 	e.Owner.do("GET", path, nil).wantError(404, herald.CodeAlertConfigNotFound)
 	e.Owner.do("DELETE", path, nil).wantError(404, herald.CodeAlertConfigNotFound)
-	if n := configCount(t, e, p); n != 8 {
-		t.Errorf("%d configurations, want the 8 defaults", n)
+	if n := configCount(t, e, p); n != 10 {
+		t.Errorf("%d configurations, want the 10 defaults", n)
 	}
 	evs := recordedEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigDeleted)
 	wantConfigEvent(t, evs, p, id, owner)

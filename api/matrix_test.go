@@ -74,6 +74,14 @@ var routeAccess = map[string]string{
 	"PATCH /groups/{groupId}/maintenanceWindows/{windowId}":      "writeMonitoring",
 	"DELETE /groups/{groupId}/maintenanceWindows/{windowId}":     "writeMonitoring",
 	"GET /groups/{groupId}/hosts/{hostId}/disks/{partitionName}": "readProject",
+	"GET /groups/{groupId}/heartbeats":                           "readProject",
+	"POST /groups/{groupId}/heartbeats":                          "writeMonitoring",
+	"GET /groups/{groupId}/heartbeats/{heartbeatId}":             "readProject",
+	"PATCH /groups/{groupId}/heartbeats/{heartbeatId}":           "writeMonitoring",
+	"DELETE /groups/{groupId}/heartbeats/{heartbeatId}":          "writeMonitoring",
+	"POST /groups/{groupId}/heartbeats/{heartbeatId}/pause":      "writeMonitoring",
+	"POST /groups/{groupId}/heartbeats/{heartbeatId}/resume":     "writeMonitoring",
+	"POST /groups/{groupId}/heartbeats/{heartbeatId}/token":      "writeMonitoring",
 	"POST /groups/{groupId}/observations":                        "writeMonitoring",
 	"GET /groups/{groupId}/integrations":                         "readProject",
 	"GET /groups/{groupId}/integrations/{integrationType}":       "readProject",
@@ -128,7 +136,7 @@ func TestRoleMatrix(t *testing.T) {
 	const none = "5f0000000000000000000000" // an id nothing has: authorization comes before lookups
 	ids := strings.NewReplacer("{groupId}", p, "{orgId}", org, "{integrationType}", "WEBHOOK", "{hostId}", "h1",
 		"{partitionName}", "sda1", "{alertConfigId}", none, "{alertId}", none, "{windowId}", none,
-		"{apiKeyId}", none, "{eventId}", none, "{userId}", none, "{deliveryId}", none, "{silenceId}", none)
+		"{apiKeyId}", none, "{eventId}", none, "{userId}", none, "{deliveryId}", none, "{silenceId}", none, "{heartbeatId}", none)
 	patterns := api.RoutePatterns()
 	for _, pattern := range patterns {
 		level, ok := routeAccess[pattern]

@@ -85,8 +85,8 @@ func TestCreateProject(t *testing.T) {
 		t.Errorf("stored: %+v, %v", p, err)
 	}
 	// The organization's owner acts in it, with the default configurations there.
-	if r := owner.do("GET", "/groups/"+id+"/alertConfigs", nil).wantStatus(200); r.num("totalCount") != 8 {
-		t.Errorf("a new project has %v configurations, want the 8 defaults", r.num("totalCount"))
+	if r := owner.do("GET", "/groups/"+id+"/alertConfigs", nil).wantStatus(200); r.num("totalCount") != 10 {
+		t.Errorf("a new project has %v configurations, want the 10 defaults", r.num("totalCount"))
 	}
 	evs := recordedEvents(t, e, store.EventScope{OrgID: org}, herald.EventGroupCreated)
 	if len(evs) != 1 || evs[0].GroupID != id || evs[0].OrgID != org || evs[0].APIKeyID != owner.KeyID {

@@ -56,6 +56,9 @@ func (s *Server) amPostAlerts(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
+	if obs, err = s.watchdog(c.ctx, p.ID, obs); err != nil {
+		return reply{}, err
+	}
 	if len(obs) == 0 {
 		return bare(nil), nil // Alertmanager takes an empty list
 	}

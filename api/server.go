@@ -65,6 +65,8 @@ type Config struct {
 	// HookClient posts what the service callbacks answer later (the update of a clicked chat
 	// message): the senders' guarded client. Nil: no update is posted.
 	HookClient *http.Client
+	// Minute is HERALD_MINUTE, the length of a heartbeat's minutes (default a minute).
+	Minute time.Duration
 	// Observe, when set, is told of every request: its method, its route pattern (the path
 	// when none matched), status and duration.
 	Observe func(method, route string, status int, d time.Duration)
@@ -85,6 +87,9 @@ type Engine interface {
 	DeadLetters(ctx context.Context, groupID string) ([]dispatch.DeadLetter, error)
 	// ReplayDeadLetter runs one of them again (NotFound when the project has none of that id).
 	ReplayDeadLetter(ctx context.Context, groupID, id string) error
+	// Queued: observations a heartbeat made were stored for the project; a session should
+	// evaluate them now.
+	Queued(ctx context.Context, groupID string) error
 }
 
 // Server is the HTTP API.
@@ -223,6 +228,16 @@ func (s *Server) routes() []route {
 		{"PATCH /groups/{groupId}/maintenanceWindows/{windowId}", s.updateWindow},
 		{"DELETE /groups/{groupId}/maintenanceWindows/{windowId}", s.deleteWindow},
 
+		// Heartbeats (docs/api.md#heartbeats; pinged at PingPath, outside the API).
+		{"GET /groups/{groupId}/heartbeats", s.listHeartbeats},
+		{"POST /groups/{groupId}/heartbeats", s.createHeartbeat},
+		{"GET /groups/{groupId}/heartbeats/{heartbeatId}", s.getHeartbeat},
+		{"PATCH /groups/{groupId}/heartbeats/{heartbeatId}", s.updateHeartbeat},
+		{"DELETE /groups/{groupId}/heartbeats/{heartbeatId}", s.deleteHeartbeat},
+		{"POST /groups/{groupId}/heartbeats/{heartbeatId}/pause", s.pauseHeartbeat},
+		{"POST /groups/{groupId}/heartbeats/{heartbeatId}/resume", s.resumeHeartbeat},
+		{"POST /groups/{groupId}/heartbeats/{heartbeatId}/token", s.reissueHeartbeatToken},
+
 		// Hosts and the observations that register them (docs/api.md#hosts-and-observations).
 		{"GET /groups/{groupId}/hosts/{hostId}/disks/{partitionName}", s.getDisk},
 		{"POST /groups/{groupId}/observations", s.postObservations},
@@ -320,6 +335,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(p, ActPath):
 		route = actRoute // never the token
 		s.serveAct(rec, r)
+		return
+	case strings.HasPrefix(p, PingPath):
+		route = pingRoute // never the token
+		s.servePing(rec, r)
 		return
 	case strings.HasPrefix(p, HooksPath):
 		route = HooksPath // a hook's own path below, not any path a caller makes up

@@ -35,6 +35,9 @@ func Subject(a herald.Alert) string {
 	if a.Labels != nil {
 		return prometheusSubject(a)
 	}
+	if a.HeartbeatName != "" {
+		return "heartbeat " + a.HeartbeatName
+	}
 	for _, s := range []string{a.HostnameAndPort, a.HostID, a.ReplicaSetName, a.ClusterName, a.ClusterID} {
 		if s = OneLine(s); s != "" {
 			return s
@@ -202,6 +205,8 @@ var eventWords = map[string]string{
 	"USERS_AWAITING_APPROVAL":           "Users awaiting approval",
 
 	herald.EventTypePrometheusAlert: "Prometheus alert",
+	herald.EventTypeHeartbeatMissed: "Heartbeat missed: no ping in time",
+	herald.EventTypeHeartbeatFailed: "Heartbeat reported a failure",
 }
 
 // EventWords says in words what an event type means ("Host down" for HOST_DOWN); an event type

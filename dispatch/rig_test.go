@@ -85,7 +85,7 @@ func newRigLogged(t *testing.T, minute time.Duration, log *zap.Logger, adjust fu
 	st := store.New(rdb)
 	d := dispatch.NewDispatcher(st, herald.SystemClock{})
 	t.Cleanup(func() { d.Close() })
-	srv := apitest.Serve(t, st, d, log, api.Config{})
+	srv := apitest.Serve(t, st, d, log, api.Config{Minute: minute})
 	k, priv := apitest.OwnerKey(t, st, "test")
 	r := &rig{t: t, Store: st, client: apiclient.New(srv.URL+api.BasePath, k.PublicKey, priv, 10*time.Second),
 		minute: minute, recv: newReceiver(t), faults: fs}

@@ -21,6 +21,7 @@ type Worker struct {
 	kicks   *store.Kicks
 	kicked  kickedLoops
 	reclaim *reclaimer // hands back the tasks of dead workers, sooner than asynq does
+	beats   *heartbeatWatch
 }
 
 // kickedLoops are the project loops a worker runs for kicks, beside asynq's tasks: at most
@@ -95,6 +96,7 @@ func (w *Worker) Start() error {
 	}
 	w.kicks = kicks
 	w.reclaim.start()
+	w.beats = w.engine.watchHeartbeats()
 	w.engine.loops.setStart(w.startKicked)
 	go func() {
 		for groupID := range kicks.C() {
@@ -129,6 +131,7 @@ func (w *Worker) startKicked(groupID string, p *projectLoops) bool {
 // lease: the batches and claims it did not finish stay in Redis, and their tasks are queued).
 func (w *Worker) Shutdown() {
 	w.reclaim.shutdown()
+	w.beats.stop()
 	w.srv.Stop() // no new tasks
 	if w.kicks != nil {
 		_ = w.kicks.Close()

@@ -199,6 +199,7 @@ type alertDoc struct {
 	ClusterName            string               `json:"cn,omitempty"`
 	ShardName              string               `json:"sh,omitempty"`
 	SourceTypeName         string               `json:"st,omitempty"`
+	HeartbeatName          string               `json:"hb,omitempty"`
 	MetricName             string               `json:"m,omitempty"`
 	CurrentValue           *herald.CurrentValue `json:"v,omitempty"`
 	Tags                   []string             `json:"tg,omitempty"`
@@ -217,7 +218,8 @@ func packAlert(a herald.Alert) alertDoc {
 		AcknowledgementComment: a.AcknowledgementComment, AcknowledgingUsername: a.AcknowledgingUsername,
 		HostID: a.HostID, HostnameAndPort: a.HostnameAndPort, ReplicaSetName: a.ReplicaSetName, ClusterID: a.ClusterID,
 		ClusterName: a.ClusterName, ShardName: a.ShardName, SourceTypeName: a.SourceTypeName, MetricName: a.MetricName,
-		CurrentValue: a.CurrentValue, Tags: a.Tags, HumanReadable: a.HumanReadable, Labels: a.Labels,
+		HeartbeatName: a.HeartbeatName,
+		CurrentValue:  a.CurrentValue, Tags: a.Tags, HumanReadable: a.HumanReadable, Labels: a.Labels,
 		Fingerprint: a.Fingerprint, Annotations: a.Annotations, GeneratorURL: a.GeneratorURL}
 	if !a.Updated.Equal(a.Created.Time) {
 		d.Updated = packTimeOrZero(a.Updated)
@@ -232,7 +234,8 @@ func (d alertDoc) unpack() herald.Alert {
 		AcknowledgementComment: d.AcknowledgementComment, AcknowledgingUsername: d.AcknowledgingUsername,
 		HostID: d.HostID, HostnameAndPort: d.HostnameAndPort, ReplicaSetName: d.ReplicaSetName, ClusterID: d.ClusterID,
 		ClusterName: d.ClusterName, ShardName: d.ShardName, SourceTypeName: d.SourceTypeName, MetricName: d.MetricName,
-		CurrentValue: d.CurrentValue, Tags: d.Tags, HumanReadable: d.HumanReadable, Labels: d.Labels,
+		HeartbeatName: d.HeartbeatName,
+		CurrentValue:  d.CurrentValue, Tags: d.Tags, HumanReadable: d.HumanReadable, Labels: d.Labels,
 		Fingerprint: d.Fingerprint, Annotations: d.Annotations, GeneratorURL: d.GeneratorURL}
 	a.Updated = a.Created
 	if d.Updated != nil {
@@ -254,6 +257,7 @@ type eventDoc struct {
 	AlertID             string                 `json:"a,omitempty"`
 	AlertConfigID       string                 `json:"c,omitempty"`
 	MaintenanceWindowID string                 `json:"w,omitempty"`
+	HeartbeatID         string                 `json:"hbi,omitempty"`
 	APIKeyID            string                 `json:"k,omitempty"`
 	PublicKey           string                 `json:"pk,omitempty"`
 	UserID              string                 `json:"ui,omitempty"`
@@ -278,7 +282,7 @@ type eventDoc struct {
 func packEvent(e herald.Event) eventDoc {
 	return eventDoc{Created: packTime(e.Created), EventTypeName: e.EventTypeName,
 		GroupID: packID(e.GroupID), OrgID: packID(e.OrgID), AlertID: packID(e.AlertID), AlertConfigID: packID(e.AlertConfigID),
-		MaintenanceWindowID: packID(e.MaintenanceWindowID), APIKeyID: packID(e.APIKeyID), PublicKey: e.PublicKey,
+		MaintenanceWindowID: packID(e.MaintenanceWindowID), HeartbeatID: packID(e.HeartbeatID), APIKeyID: packID(e.APIKeyID), PublicKey: e.PublicKey,
 		UserID: packID(e.UserID), Username: e.Username, RemoteAddress: e.RemoteAddress, IsGlobalAdmin: e.IsGlobalAdmin,
 		TargetPublicKey: e.TargetPublicKey, TargetUsername: e.TargetUsername, HostID: e.HostID, Hostname: e.Hostname,
 		Port: e.Port, ReplicaSetName: e.ReplicaSetName, ShardName: e.ShardName, ClusterID: e.ClusterID,
@@ -291,7 +295,7 @@ func (d eventDoc) unpack() herald.Event {
 	}
 	return herald.Event{ID: unpackID(d.ID), Created: unpackTime(d.Created), EventTypeName: d.EventTypeName,
 		GroupID: unpackID(d.GroupID), OrgID: unpackID(d.OrgID), AlertID: unpackID(d.AlertID), AlertConfigID: unpackID(d.AlertConfigID),
-		MaintenanceWindowID: unpackID(d.MaintenanceWindowID), APIKeyID: unpackID(d.APIKeyID), PublicKey: d.PublicKey,
+		MaintenanceWindowID: unpackID(d.MaintenanceWindowID), HeartbeatID: unpackID(d.HeartbeatID), APIKeyID: unpackID(d.APIKeyID), PublicKey: d.PublicKey,
 		UserID: unpackID(d.UserID), Username: d.Username, RemoteAddress: d.RemoteAddress, IsGlobalAdmin: d.IsGlobalAdmin,
 		TargetPublicKey: d.TargetPublicKey, TargetUsername: d.TargetUsername, HostID: d.HostID, Hostname: d.Hostname,
 		Port: d.Port, ReplicaSetName: d.ReplicaSetName, ShardName: d.ShardName, ClusterID: d.ClusterID,

@@ -137,7 +137,7 @@ func serveAPI(ctx context.Context, ln net.Listener, st *store.Store, engine api.
 	warnDefaultsUndeliverable(log, *delivery)
 	c.Actions.describeAPI(log)
 	handler, err := api.New(ctx, st, engine, log, api.Config{ExternalURL: c.ExternalURL, GitHash: buildGitHash(), Version: buildVersion(),
-		Delivery: delivery, BasicOverHTTP: c.BasicOverHTTP, ActionKeys: c.Actions.Keys,
+		Delivery: delivery, Minute: c.Minute, BasicOverHTTP: c.BasicOverHTTP, ActionKeys: c.Actions.Keys,
 		ChatBSigningSecret: c.Hooks.ChatBSigningSecret, ChatBURL: c.services["HERALD_CHAT_B_URL"], SMSToken: c.services["HERALD_SMS_TOKEN"],
 		HookClient: channels.NewHTTPClient(c.AllowPrivate, channels.DefaultTimeout),
 		Ready:      st.Ping, Monitoring: c.monitoringSettings.handler(st),

@@ -158,6 +158,8 @@ func (r *obsReader) member(o *herald.Observation, name []byte) bool {
 		s = &o.ShardName
 	case "sourceTypeName":
 		s = &o.SourceTypeName
+	case "heartbeatName":
+		s = &o.HeartbeatName
 	case "generatorURL":
 		s = &o.GeneratorURL
 	case "active":

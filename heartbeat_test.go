@@ -1,0 +1,65 @@
+package herald
+
+import (
+	"testing"
+	"time"
+)
+
+// A heartbeat's deadline is its last ping (or creation) plus its period plus its grace, in
+// HERALD_MINUTEs; paused or already missed, it has none. Its status follows.
+func TestHeartbeatDeadlineAndStatus(t *testing.T) {
+	t0 := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	h := Heartbeat{PeriodMin: 10, GraceMin: 2, Status: HeartbeatNew, Since: t0}
+	if got, want := h.Deadline(time.Second, nil), t0.Add(12*time.Second); !got.Equal(want) {
+		t.Fatalf("deadline %v, want %v", got, want)
+	}
+	if s := h.StatusAt(t0.Add(9*time.Second), time.Second, nil); s != HeartbeatNew {
+		t.Errorf("before its due time, never pinged: %s", s)
+	}
+	if s := h.StatusAt(t0.Add(10*time.Second), time.Second, nil); s != HeartbeatLate {
+		t.Errorf("past its due time: %s", s)
+	}
+	if obs := h.Ping(PingSuccess, "", t0.Add(5*time.Second)); len(obs) != 0 {
+		t.Errorf("a ping of a heartbeat without open alerts made %v", obs)
+	}
+	if got, want := h.Deadline(time.Second, nil), t0.Add(17*time.Second); !got.Equal(want) {
+		t.Fatalf("deadline after a ping %v, want %v", got, want)
+	}
+	o := h.Miss(t0.Add(17 * time.Second))
+	if o.EventTypeName != EventTypeHeartbeatMissed || !*o.Active || o.HeartbeatName != h.Name || !h.Deadline(time.Second, nil).IsZero() {
+		t.Fatalf("missed: %+v, deadline %v", o, h.Deadline(time.Second, nil))
+	}
+	if s := h.StatusAt(t0.Add(18*time.Second), time.Second, nil); s != HeartbeatDown {
+		t.Errorf("missed: %s", s)
+	}
+	obs := h.Ping(PingFailure, "boom", t0.Add(20*time.Second))
+	if len(obs) != 1 || obs[0].EventTypeName != EventTypeHeartbeatFailed || !*obs[0].Active {
+		t.Fatalf("a failure made %+v", obs)
+	}
+	obs = h.Ping(PingSuccess, "", t0.Add(21*time.Second))
+	if len(obs) != 2 || *obs[0].Active || *obs[1].Active || h.Missed || h.Failed || h.Status != HeartbeatUp {
+		t.Fatalf("a success after a miss and a failure made %+v (%+v)", obs, h)
+	}
+	h.Pause(t0)
+	if !h.Deadline(time.Second, nil).IsZero() || h.StatusAt(t0, time.Second, nil) != HeartbeatPaused {
+		t.Error("a paused heartbeat has a deadline")
+	}
+}
+
+// A heartbeat condition is about the heartbeat's name: its target, and HEARTBEAT_NAME's value;
+// an agent cannot report one.
+func TestHeartbeatObservations(t *testing.T) {
+	a := Heartbeat{Name: "a"}.Observation(EventTypeHeartbeatMissed, true, time.Now())
+	b := Heartbeat{Name: "b"}.Observation(EventTypeHeartbeatMissed, true, time.Now())
+	if a.TargetKey() == b.TargetKey() || a.TargetKey() == (Observation{}).TargetKey() {
+		t.Errorf("target keys %q %q", a.TargetKey(), b.TargetKey())
+	}
+	rule := AlertRule{EventTypeName: EventTypeHeartbeatMissed, Enabled: true,
+		Matchers: []Matcher{{FieldName: "HEARTBEAT_NAME", Operator: "EQUALS", Value: "a"}}}
+	if !rule.Matches(a) || rule.Matches(b) {
+		t.Error("HEARTBEAT_NAME does not select by the heartbeat's name")
+	}
+	if err := a.Validate(0); err == nil {
+		t.Error("an agent may report HEARTBEAT_MISSED")
+	}
+}

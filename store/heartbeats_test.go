@@ -1,0 +1,121 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/obsjson"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/storetest"
+)
+
+// The due set holds each heartbeat's deadline: DueHeartbeats hands out only those at or before
+// now, earliest first, at most limit; a change moves the deadline or (none) takes it out, and
+// queues its observations in the same step; names stay unique; tokens are found by hash and a
+// re-issued one replaces the old.
+func TestHeartbeatDueSet(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(storetest.Redis(t))
+	now, err := st.Now(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := herald.NewID(now)
+	mk := func(name string, due time.Duration) herald.Heartbeat {
+		h := herald.Heartbeat{ID: herald.NewID(now), GroupID: g, Name: name, PeriodMin: 1, GraceMin: 1,
+			Status: herald.HeartbeatNew, Created: herald.At(now), Updated: herald.At(now), TokenHash: "hash-" + name, Since: now}
+		if err := st.CreateHeartbeat(ctx, h, now.Add(due), herald.NewEvent(herald.EventHeartbeatAdded, herald.Principal{}, herald.Scope{GroupID: g}, now)); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	late, soon := mk("late", 2*time.Minute), mk("soon", time.Minute)
+	mk("later", 3*time.Minute)
+	dup := herald.Heartbeat{ID: herald.NewID(now), GroupID: g, Name: "soon", TokenHash: "x", Created: herald.At(now)}
+	if err := st.CreateHeartbeat(ctx, dup, now, herald.Event{}); herald.ErrorOf(err) == nil || herald.ErrorOf(err).Code != herald.CodeHeartbeatAlreadyExists {
+		t.Fatalf("a duplicate name: %v", err)
+	}
+	due := func(at time.Time, limit int) []string {
+		t.Helper()
+		refs, err := st.DueHeartbeats(ctx, at, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, r := range refs {
+			if r.GroupID != g {
+				t.Fatalf("ref %+v", r)
+			}
+			ids = append(ids, r.ID)
+		}
+		return ids
+	}
+	if got := due(now.Add(time.Minute-time.Millisecond), 10); len(got) != 0 {
+		t.Fatalf("before any deadline: %v", got)
+	}
+	if got := due(now.Add(time.Minute), 10); len(got) != 1 || got[0] != soon.ID {
+		t.Fatalf("at the first deadline: %v", got)
+	}
+	if got := due(now.Add(time.Hour), 2); len(got) != 2 || got[0] != soon.ID || got[1] != late.ID {
+		t.Fatalf("limit 2, earliest first: %v (the duplicate must not be there)", got)
+	}
+
+	// A ping moves the deadline and queues its observation in the same step.
+	active := false
+	_, err = st.UpdateHeartbeat(ctx, g, soon.ID, func(h *herald.Heartbeat) (store.HeartbeatWrite, error) {
+		h.TokenHash = "hash-new"
+		return store.HeartbeatWrite{Due: now.Add(5 * time.Minute),
+			Observations: []herald.Observation{{EventTypeName: herald.EventTypeHeartbeatMissed, Active: &active, HeartbeatName: "soon"}}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := due(now.Add(4*time.Minute), 10); len(got) != 2 {
+		t.Fatalf("after moving soon past the others: %v", got)
+	}
+	batches, err := st.PendingObservations(ctx, g, 10)
+	if err != nil || len(batches) != 1 {
+		t.Fatalf("queued batches %d, %v", len(batches), err)
+	}
+	obs, err := obsjson.Decode(batches[0])
+	if err != nil || len(obs) != 1 || obs[0].HeartbeatName != "soon" || *obs[0].Active {
+		t.Fatalf("queued %+v, %v", obs, err)
+	}
+	if ref, ok, _ := st.HeartbeatByToken(ctx, "hash-new"); !ok || ref.ID != soon.ID {
+		t.Errorf("the new token finds %+v %v", ref, ok)
+	}
+	if _, ok, _ := st.HeartbeatByToken(ctx, "hash-soon"); ok {
+		t.Error("the re-issued token still finds the heartbeat")
+	}
+	// No deadline (paused): out of the set. A name taken: refused, nothing written.
+	if _, err := st.UpdateHeartbeat(ctx, g, late.ID, func(*herald.Heartbeat) (store.HeartbeatWrite, error) { return store.HeartbeatWrite{}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := due(now.Add(4*time.Minute), 10); len(got) != 1 {
+		t.Fatalf("after taking late out: %v", got)
+	}
+	_, err = st.UpdateHeartbeat(ctx, g, late.ID, func(h *herald.Heartbeat) (store.HeartbeatWrite, error) {
+		h.Name = "later"
+		return store.HeartbeatWrite{Due: now}, nil
+	})
+	if herald.ErrorOf(err) == nil || herald.ErrorOf(err).Code != herald.CodeHeartbeatAlreadyExists {
+		t.Fatalf("renaming to a taken name: %v", err)
+	}
+	if h, _ := st.Heartbeat(ctx, g, late.ID); h.Name != "late" {
+		t.Errorf("a refused rename wrote %q", h.Name)
+	}
+	if err := st.DeleteHeartbeat(ctx, g, soon.ID, nil, herald.NewEvent(herald.EventHeartbeatDeleted, herald.Principal{}, herald.Scope{GroupID: g}, now)); err != nil {
+		t.Fatal(err)
+	}
+	if got := due(now.Add(time.Hour), 10); len(got) != 1 {
+		t.Fatalf("after deleting soon: %v", got)
+	}
+	if _, ok, _ := st.HeartbeatByToken(ctx, "hash-new"); ok {
+		t.Error("a deleted heartbeat's token still finds it")
+	}
+	if _, n, _ := st.Heartbeats(ctx, g, store.Page{Limit: 10}); n != 2 {
+		t.Errorf("%d heartbeats listed, want 2", n)
+	}
+}
