@@ -1,6 +1,7 @@
 package herald
 
 import (
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -59,6 +60,44 @@ const (
 	MaxHeartbeatName      = 200
 	MaxPingBody           = 10 << 10
 )
+
+// HeartbeatOutput is the annotation of a HEARTBEAT_FAILED alert that holds the last lines of
+// the failure ping's body (a job's output), for its notices.
+const HeartbeatOutput = "output"
+
+// The most of a failure ping's body its alert keeps: its last lines, within a size.
+const (
+	failureOutputLines = 20
+	failureOutputBytes = 2048
+)
+
+// LastLines is the end of s: at most n lines (a final newline ends the last, not starts
+// another) and at most max bytes, cut at a line, or else at a character.
+func LastLines(s string, n, max int) string {
+	s = strings.TrimRight(s, "\r\n")
+	for i, lines := len(s)-1, 0; i >= 0; i-- {
+		if s[i] == '\n' {
+			if lines++; lines == n {
+				s = s[i+1:]
+				break
+			}
+		}
+	}
+	if len(s) <= max {
+		return s
+	}
+	cut := s[len(s)-max:]
+	if s[len(s)-max-1] == '\n' {
+		return cut // starts a line
+	}
+	if i := strings.IndexByte(cut, '\n'); i >= 0 && i < len(cut)-1 {
+		return cut[i+1:]
+	}
+	for len(cut) > 0 && !utf8.RuneStart(cut[0]) {
+		cut = cut[1:]
+	}
+	return cut
+}
 
 // Cron is a parsed cron schedule: the first time of it after t (in the schedule's time zone).
 type Cron interface {
@@ -245,7 +284,11 @@ func (h *Heartbeat) Ping(kind PingKind, body string, now time.Time) []Observatio
 		h.LastFailure = at
 		if !h.Failed {
 			h.Failed = true
-			obs = append(obs, h.Observation(EventTypeHeartbeatFailed, true, now))
+			o := h.Observation(EventTypeHeartbeatFailed, true, now)
+			if out := LastLines(body, failureOutputLines, failureOutputBytes); out != "" {
+				o.Annotations = Labels{HeartbeatOutput: out}
+			}
+			obs = append(obs, o)
 		}
 		h.Status = HeartbeatDown
 		return obs

@@ -63,3 +63,28 @@ func TestHeartbeatObservations(t *testing.T) {
 		t.Error("an agent may report HEARTBEAT_MISSED")
 	}
 }
+
+// A failure's alert keeps the last lines of the ping's body, within its bounds.
+func TestHeartbeatFailureOutput(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n, m int
+		want string
+	}{
+		{"a\nb\nc\n", 2, 100, "b\nc"},
+		{"a\nb\nc", 5, 100, "a\nb\nc"},
+		{"one\ntwo\nthree", 5, 9, "two\nthree"},
+		{"one\ntwo\nthree", 5, 8, "three"},
+		{"ééé", 5, 3, "é"},
+		{"", 5, 10, ""},
+	} {
+		if got := LastLines(c.in, c.n, c.m); got != c.want {
+			t.Errorf("LastLines(%q, %d, %d) = %q, want %q", c.in, c.n, c.m, got, c.want)
+		}
+	}
+	h := Heartbeat{Name: "job"}
+	obs := h.Ping(PingFailure, "step 1\nerror: disk full\n", time.Now())
+	if len(obs) != 1 || obs[0].Annotations[HeartbeatOutput] != "step 1\nerror: disk full" {
+		t.Fatalf("failure observation %+v", obs)
+	}
+}

@@ -74,6 +74,9 @@ func NewAlert(id, groupID, configID string, rule AlertRule, o Observation, minut
 		a.Labels, a.Annotations = maps.Clone(o.Labels), maps.Clone(o.Annotations)
 		a.Fingerprint, a.GeneratorURL = o.Labels.Fingerprint(), o.GeneratorURL
 	}
+	if o.HeartbeatName != "" && o.Annotations != nil {
+		a.Annotations = maps.Clone(o.Annotations) // a failure's output
+	}
 	if a.EventTypeName == "" {
 		a.EventTypeName = o.EventTypeName
 	}

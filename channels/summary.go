@@ -54,6 +54,14 @@ func Summary(a herald.Alert) string {
 		add("Source", a.GeneratorURL)
 	}
 
+	if a.HeartbeatName != "" {
+		add("Heartbeat", a.HeartbeatName)
+		if out := a.Annotations[herald.HeartbeatOutput]; out != "" {
+			b.WriteString("\nOutput (last lines):\n")
+			b.WriteString(out)
+		}
+	}
+
 	host := a.HostnameAndPort
 	if host == "" {
 		host = a.HostID

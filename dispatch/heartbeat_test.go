@@ -27,13 +27,15 @@ func pingURL(t *testing.T, method, url, body string) time.Time {
 
 // A job pings its heartbeat every 2 minutes (of 200 ms), then stops: HEARTBEAT_MISSED opens
 // after its period plus grace, not before, and its webhook arrives; the job pings again and
-// the alert closes with its resolution. A failure ping opens HEARTBEAT_FAILED at once.
+// the alert closes with its resolution. A failure ping opens HEARTBEAT_FAILED at once, and its
+// notices show the end of the ping's body.
 func TestHeartbeatMissedEndToEnd(t *testing.T) {
-	const minute = 200 * time.Millisecond
-	r := newRig(t, minute)
-	r.config(map[string]any{"eventTypeName": "HEARTBEAT_MISSED", "notifications": []any{r.webhook(0, 60)},
+	const minute = 200 * time.Millisecond // newMailRig's
+	r, mail := newMailRig(t, nil)
+	email := map[string]any{"typeName": "EMAIL", "emailAddress": "ops@example.com", "delayMin": 0, "intervalMin": 60}
+	r.config(map[string]any{"eventTypeName": "HEARTBEAT_MISSED", "notifications": []any{r.webhook(0, 60), email},
 		"matchers": []any{map[string]any{"fieldName": "HEARTBEAT_NAME", "operator": "EQUALS", "value": "backup"}}})
-	r.config(map[string]any{"eventTypeName": "HEARTBEAT_FAILED", "notifications": []any{r.webhook(0, 60)}})
+	r.config(map[string]any{"eventTypeName": "HEARTBEAT_FAILED", "notifications": []any{r.webhook(0, 60), email}})
 	const periodMin, graceMin = 5, 3
 	hb := r.do("POST", "/groups/"+r.project+"/heartbeats", map[string]any{"name": "backup", "periodMin": periodMin, "graceMin": graceMin}, 201)
 	url := hb["pingUrl"].(string)
@@ -61,6 +63,9 @@ func TestHeartbeatMissedEndToEnd(t *testing.T) {
 	if lateBy > 2*time.Second {
 		t.Errorf("the alert opened %s after the heartbeat's deadline", lateBy)
 	}
+	if !eventually(5*time.Second, func() bool { return len(mail.Mails()) >= 1 }) {
+		t.Fatal("no email of the missed heartbeat")
+	}
 	if got := r.do("GET", "/groups/"+r.project+"/heartbeats/"+hb["id"].(string), nil, 200); got["status"] != "DOWN" {
 		t.Errorf("status %v, want DOWN", got["status"])
 	}
@@ -71,10 +76,20 @@ func TestHeartbeatMissedEndToEnd(t *testing.T) {
 		t.Fatalf("after the ping: %s %v", closed.Event, closed.Alert)
 	}
 	// A failure opens HEARTBEAT_FAILED at once.
-	pingURL(t, "POST", url+"/fail", "error: disk full")
+	pingURL(t, "POST", url+"/fail", "step 1 of 2\nerror: disk full\n")
 	failed := r.recv.waitCount(t, 3, 5*time.Second)[2]
-	if failed.Event != "alert.open" || failed.Alert["eventTypeName"] != "HEARTBEAT_FAILED" {
+	if failed.Event != "alert.open" || failed.Alert["eventTypeName"] != "HEARTBEAT_FAILED" ||
+		!strings.Contains(failed.Alert["humanReadable"].(string), "step 1 of 2\nerror: disk full") {
 		t.Fatalf("after the failure: %s %v", failed.Event, failed.Alert)
+	}
+	var shown bool
+	if !eventually(5*time.Second, func() bool {
+		for _, m := range mail.Mails() {
+			shown = shown || strings.Contains(string(m.Data), "error: disk full")
+		}
+		return shown
+	}) {
+		t.Errorf("no email shows the failure's output: %d mails", len(mail.Mails()))
 	}
 	// Renamed, the heartbeat's alert about its old name closes.
 	r.do("PATCH", "/groups/"+r.project+"/heartbeats/"+hb["id"].(string), map[string]any{"name": "backup-v2"}, 200)
