@@ -65,11 +65,16 @@ func startNotices(t *testing.T) *notices {
 
 // count is how many notices with status came for the fingerprint.
 func (n *notices) count(fingerprint, status string) int {
+	return n.countWhere(func(a herald.Alert) bool { return a.Fingerprint == fingerprint && a.Status == status })
+}
+
+// countWhere is how many notices match.
+func (n *notices) countWhere(match func(herald.Alert) bool) int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	c := 0
 	for _, a := range n.alerts {
-		if a.Fingerprint == fingerprint && a.Status == status {
+		if match(a) {
 			c++
 		}
 	}
@@ -159,8 +164,8 @@ func (h *promHerald) quietFor(t *testing.T, fingerprint string, d time.Duration,
 }
 
 // runPrometheus runs prometheus on dir's prometheus.yml, keeping its data in dir and serving
-// on addr, until the test ends; when the test fails, its output is logged.
-func runPrometheus(t *testing.T, prometheus, dir, addr string, args ...string) {
+// on addr, until the test ends or kill is called; when the test fails, its output is logged.
+func runPrometheus(t *testing.T, prometheus, dir, addr string, args ...string) (kill func()) {
 	t.Helper()
 	cmd := exec.Command(prometheus, append([]string{"--config.file=" + filepath.Join(dir, "prometheus.yml"),
 		"--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + addr, "--log.level=warn"}, args...)...)
@@ -169,13 +174,20 @@ func runPrometheus(t *testing.T, prometheus, dir, addr string, args ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var once sync.Once
+	kill = func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		kill()
 		if t.Failed() {
 			t.Logf("prometheus:\n%s", promLog.String())
 		}
 	})
+	return kill
 }
 
 // gauge is the scrape target: it exposes the gauge up_flag, which the test flips.
@@ -211,30 +223,7 @@ func TestRealPrometheusAlertsThroughHerald(t *testing.T) {
           summary: the flag is up
           description: up_flag is {{ $value }}
 `
-	config := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files: [%q]
-scrape_configs:
-  - job_name: flag
-    static_configs:
-      - targets: [%q]
-alerting:
-  alertmanagers:
-    - scheme: http
-      path_prefix: %q
-      basic_auth:
-        username: %q
-        password: %q
-      static_configs:
-        - targets: [%q]
-`, filepath.Join(dir, "rules.yml"), targetAddr, api.PrometheusPath+"/groups/"+h.project, h.publicKey, h.privateKey, h.addr)
-	for name, body := range map[string]string{"rules.yml": rules, "prometheus.yml": config} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	runPrometheus(t, prometheus, dir, testkit.FreeLoopbackAddr(t), "--rules.alert.resend-delay=1s")
+	startPrometheus(t, prometheus, h, dir, rules, targetAddr)
 
 	fp := herald.Labels{"alertname": "FlagUp", "instance": targetAddr, "job": "flag", "severity": "critical"}.Fingerprint()
 	waitFor(t, 60*time.Second, "the first notice of FlagUp", func() (bool, string) {
@@ -311,4 +300,35 @@ func TestAmtoolAgainstHerald(t *testing.T) {
 	waitFor(t, 3*h.repeat, "the repeats to resume after the silence expired", func() (bool, string) {
 		return h.hooks.count(fp, herald.StatusOpen) > before, h.hooks.String()
 	})
+}
+
+// startPrometheus runs a real Prometheus in dir with rules (rules.yml), scraping target
+// (host:port) every second, evaluating every second and sending its alerts to h's front door
+// every second; it returns a function that kills it (runPrometheus).
+func startPrometheus(t *testing.T, prometheus string, h *promHerald, dir, rules, target string) (kill func()) {
+	t.Helper()
+	config := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: [%q]
+scrape_configs:
+  - job_name: flag
+    static_configs:
+      - targets: [%q]
+alerting:
+  alertmanagers:
+    - scheme: http
+      path_prefix: %q
+      basic_auth:
+        username: %q
+        password: %q
+      static_configs:
+        - targets: [%q]
+`, filepath.Join(dir, "rules.yml"), target, api.PrometheusPath+"/groups/"+h.project, h.publicKey, h.privateKey, h.addr)
+	for name, body := range map[string]string{"rules.yml": rules, "prometheus.yml": config} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return runPrometheus(t, prometheus, dir, testkit.FreeLoopbackAddr(t), "--rules.alert.resend-delay=1s")
 }
