@@ -45,10 +45,6 @@ func heartbeatPath(h herald.Heartbeat) string {
 	return "/groups/" + h.GroupID + "/heartbeats/" + h.ID
 }
 
-func heartbeatNotFound(id string) error {
-	return herald.NotFound(herald.CodeHeartbeatNotFound, "heartbeat", id)
-}
-
 // heartbeatEvent is an audit event about heartbeat h of project p.
 func (c *call) heartbeatEvent(typ string, p herald.Project, h herald.Heartbeat) herald.Event {
 	ev := c.event(typ, p.Scope())
@@ -289,6 +285,10 @@ func (s *Server) servePing(w *statusRecorder, r *http.Request) {
 		s.writeError(w, r, herald.Errorf(herald.KindNotFound, herald.CodeResourceNotFound, []any{pingRoute}, "There is no heartbeat at this address."))
 		return
 	}
+	ctx, address := r.Context(), clientNetwork(remoteAddress(r))
+	if s.refusedByThrottle(w, r, pingThrottleName, address) {
+		return
+	}
 	var body string
 	if r.Method == http.MethodPost {
 		b, err := io.ReadAll(io.LimitReader(r.Body, herald.MaxPingBody))
@@ -297,17 +297,6 @@ func (s *Server) servePing(w *statusRecorder, r *http.Request) {
 			return
 		}
 		body = strings.ToValidUTF8(string(b), "\uFFFD")
-	}
-	ctx, address := r.Context(), clientNetwork(remoteAddress(r))
-	wait, err := s.store.AuthRefused(ctx, pingThrottleName, address, s.cfg.AuthLimits)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if wait > 0 {
-		h.Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
-		s.writeError(w, r, herald.Errorf(herald.KindRateLimited, herald.CodeRateLimited, nil, "Too many pings to unknown heartbeats from this address."))
-		return
 	}
 	hash := hashPingToken(token)
 	ref, found, err := s.store.HeartbeatByToken(ctx, hash)
