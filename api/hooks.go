@@ -103,6 +103,12 @@ func (h *hookCall) throttled() bool {
 	return h.s.refusedByThrottle(h.w, h.r, h.throttleName(), clientNetwork(h.remote))
 }
 
+// counted counts a failure of the caller's address in the authentication throttle: a refused
+// callback, or an SMS reply that named nothing to act on (a guesser of numbers or codes is slowed).
+func (h *hookCall) counted() error {
+	return h.s.store.AuthFailed(h.r.Context(), h.throttleName(), clientNetwork(h.remote), h.s.cfg.AuthLimits)
+}
+
 // notConfigured answers a callback whose service Herald has no secret for: 404, as a path
 // nothing serves, saying what to set (the role's start log says it too).
 func (h *hookCall) notConfigured(setting string) {
@@ -116,7 +122,7 @@ func (h *hookCall) notConfigured(setting string) {
 func (h *hookCall) refuse(status int, code, detail string) {
 	h.s.log.Warn("callback refused", zap.String("service", h.service), zap.String("remote", h.remote),
 		zap.Int("status", status), zap.String("errorCode", code), zap.String("why", detail))
-	if err := h.s.store.AuthFailed(h.r.Context(), h.throttleName(), clientNetwork(h.remote), h.s.cfg.AuthLimits); err != nil {
+	if err := h.counted(); err != nil {
 		h.s.writeError(h.w, h.r, err)
 		return
 	}

@@ -148,12 +148,6 @@ func (s *Server) smsReply(ctx context.Context, h *hookCall, from, body string) (
 	return "Acknowledgement of " + a.EventTypeName + " withdrawn by " + who + ".", nil
 }
 
-// counted counts a reply that named nothing to act on (a number Herald texted nothing, a code
-// it does not know) in the authentication throttle: a guesser of numbers or codes is slowed.
-func (h *hookCall) counted() error {
-	return h.s.store.AuthFailed(h.r.Context(), h.throttleName(), clientNetwork(h.remote), h.s.cfg.AuthLimits)
-}
-
 // smsSender is whom a reply from number acts as: the username of the project's user with that
 // mobile number, else the number.
 func (s *Server) smsSender(ctx context.Context, last store.SMSNotice, number string) (string, error) {
