@@ -254,57 +254,37 @@ func (s *Server) act(ctx context.Context, r *http.Request, c actlink.Claims, a h
 	if !herald.Active(a.Status) {
 		return closed()
 	}
-	scope := herald.Scope{GroupID: c.Group}
-	if c.Global {
-		scope = herald.Scope{}
-	} else if p, err := s.store.Project(ctx, c.Group); err == nil {
-		scope = p.Scope()
-	} else if !herald.IsNotFound(err) {
-		return 0, a, err
-	}
-	ack := ackChange{global: c.Global, scope: scope, id: a.ID, comment: actComment, who: c.Recipient, now: now,
-		event: func(typ string) herald.Event {
-			ev := herald.NewEvent(typ, herald.Principal{RemoteAddress: remoteAddress(r)}, scope, now)
-			ev.Username = c.Recipient
-			ev.Raw["source"] = SourceNotice
-			ev.Raw["action"] = c.Action.String()
-			return ev
-		}}
-	if d := c.Action.Acknowledges(); d > 0 {
-		var kept bool
-		ack.until, ack.kept = herald.At(now.Add(d)), &kept
-		after, err := s.applyAck(ctx, ack)
-		if herald.ErrorOf(err) != nil && herald.ErrorOf(err).Code == herald.CodeAlertNotActive {
-			return closed()
-		}
-		if err != nil {
-			return 0, a, err
-		}
-		v.Tone = "ok"
-		v.Outcome = "Acknowledged until " + showTime(after.AcknowledgedUntil.Time) + " by " + after.AcknowledgingUsername
-		if kept {
-			v.Outcome = "Already acknowledged until " + showTime(after.AcknowledgedUntil.Time) + " by " + after.AcknowledgingUsername
-			v.Details = []string{"Nothing was changed."}
-		} else {
-			v.Details = []string{"Its notifications stop until then, as for an acknowledgement made through the API."}
-		}
-		return http.StatusOK, after, nil
-	}
-	// Unacknowledge.
-	if !a.Acknowledged(now) {
+	n := noticeAck{global: c.Global, group: c.Group, alertID: a.ID, who: c.Recipient, recipient: c.Recipient,
+		source: SourceNotice, action: c.Action.String(), comment: actComment, remote: remoteAddress(r), now: now}
+	var kept bool
+	acknowledges := c.Action.Acknowledges()
+	switch {
+	case acknowledges > 0:
+		n.until, n.kept = now.Add(acknowledges), &kept
+	case !a.Acknowledged(now):
 		v.Outcome, v.Details = "The alert is not acknowledged", []string{"There is no acknowledgement to withdraw. Nothing was changed."}
 		return http.StatusOK, a, nil
+	default: // Unacknowledge.
+		n.until = now
 	}
-	ack.until = herald.At(now)
-	after, err := s.applyAck(ctx, ack)
-	if herald.ErrorOf(err) != nil && herald.ErrorOf(err).Code == herald.CodeAlertNotActive {
+	after, err := s.applyNoticeAck(ctx, n)
+	if e := herald.ErrorOf(err); e != nil && e.Code == herald.CodeAlertNotActive {
 		return closed()
 	}
 	if err != nil {
 		return 0, a, err
 	}
-	v.Outcome, v.Tone = "Acknowledgement withdrawn", "ok"
-	v.Details = []string{"Its notifications resume."}
+	v.Tone = "ok"
+	switch {
+	case acknowledges == 0:
+		v.Outcome, v.Details = "Acknowledgement withdrawn", []string{"Its notifications resume."}
+	case kept:
+		v.Outcome = "Already acknowledged until " + showTime(after.AcknowledgedUntil.Time) + " by " + after.AcknowledgingUsername
+		v.Details = []string{"Nothing was changed."}
+	default:
+		v.Outcome = "Acknowledged until " + showTime(after.AcknowledgedUntil.Time) + " by " + after.AcknowledgingUsername
+		v.Details = []string{"Its notifications stop until then, as for an acknowledgement made through the API."}
+	}
 	return http.StatusOK, after, nil
 }
 

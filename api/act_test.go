@@ -264,7 +264,8 @@ func TestActLinkPostAcknowledgesOnce(t *testing.T) {
 	if len(evs) != 1 {
 		t.Fatalf("%d acknowledgement events, want 1", len(evs))
 	}
-	if ev := evs[0]; ev.Username != "ops@example.com" || ev.Raw["source"] != api.SourceNotice || ev.AlertID != e.alert.ID || ev.APIKeyID != "" {
+	if ev := evs[0]; ev.Username != "ops@example.com" || ev.Raw["source"] != api.SourceNotice || ev.Raw["action"] != "acknowledge1h" ||
+		ev.AlertID != e.alert.ID || ev.APIKeyID != "" {
 		t.Errorf("the event does not say the recipient acted from a notice: %+v", ev)
 	}
 

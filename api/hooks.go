@@ -146,8 +146,8 @@ func (h *hookCall) body() ([]byte, bool) {
 }
 
 // noticeAck is an acknowledgement (or its withdrawal, until not after now) made from a notice
-// by who, through source (CHAT_BUTTON, SMS_REPLY), of the alert a verified link or a texted
-// notice names.
+// by who, through source (NOTICE, CHAT_BUTTON, SMS_REPLY), of the alert a verified link or a
+// texted notice names.
 type noticeAck struct {
 	global         bool
 	group, alertID string
@@ -155,9 +155,11 @@ type noticeAck struct {
 	who            string // the chat user or the number (or the user of that number)
 	recipient      string // whom the notice went to: the channel, the number
 	source         string
+	action         string // an action link's action, for the event ("" for none)
 	comment        string // the acknowledgement's comment: where it came from
 	remote         string
 	now            time.Time
+	kept           *bool // as ackChange's kept
 }
 
 // applyNoticeAck makes the acknowledgement through applyAck, the one path the API's own takes, with an
@@ -172,12 +174,15 @@ func (s *Server) applyNoticeAck(ctx context.Context, n noticeAck) (herald.Alert,
 		scope = p.Scope()
 	}
 	return s.applyAck(ctx, ackChange{global: n.global, scope: scope, id: n.alertID, until: herald.At(n.until),
-		comment: n.comment, who: n.who, now: n.now, event: func(typ string) herald.Event {
+		comment: n.comment, who: n.who, now: n.now, kept: n.kept, event: func(typ string) herald.Event {
 			ev := herald.NewEvent(typ, herald.Principal{RemoteAddress: n.remote}, scope, n.now)
 			ev.Username = n.who
 			ev.Raw["source"] = n.source
 			ev.Raw["by"] = n.who
 			ev.Raw["recipient"] = n.recipient
+			if n.action != "" {
+				ev.Raw["action"] = n.action
+			}
 			return ev
 		}})
 }
