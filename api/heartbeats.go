@@ -76,12 +76,14 @@ func (c *call) heartbeatView(h herald.Heartbeat, token string) herald.Heartbeat 
 	return h.Public()
 }
 
-// newPingToken is a fresh token: 32 random bytes, base64url.
-func newPingToken() (token, hash string) {
+// newPingToken gives h a fresh token (32 random bytes, base64url), keeping only its hash and
+// its last characters, and returns it.
+func newPingToken(h *herald.Heartbeat) string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
-	token = base64.RawURLEncoding.EncodeToString(b)
-	return token, hashPingToken(token)
+	token := base64.RawURLEncoding.EncodeToString(b)
+	h.TokenHash, h.TokenTail = hashPingToken(token), token[len(token)-4:]
+	return token
 }
 
 func hashPingToken(token string) string {
@@ -142,8 +144,8 @@ func (s *Server) createHeartbeat(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	token, hash := newPingToken()
-	h.Since, h.TokenHash, h.TokenTail = since, hash, token[len(token)-4:]
+	h.Since = since
+	token := newPingToken(&h)
 	if err := s.store.CreateHeartbeat(c.ctx, h, dispatch.HeartbeatDeadline(h, s.minute()),
 		c.heartbeatEvent(herald.EventHeartbeatAdded, p, h)); err != nil {
 		return reply{}, err
@@ -162,16 +164,16 @@ func (s *Server) getHeartbeat(c *call) (reply, error) {
 
 // changeHeartbeat applies change to the {heartbeatId} heartbeat of the {groupId} project (the
 // caller needs WriteMonitoring), recording HEARTBEAT_CHANGED_AUDIT and setting its deadline, and
-// answers it with status, its ping URL holding token when given.
-func (c *call) changeHeartbeat(change func(h *herald.Heartbeat, now time.Time) ([]herald.Observation, error), token func() string) (reply, error) {
+// answers it, its ping URL in full when reissue gives it a new token.
+func (c *call) changeHeartbeat(change func(h *herald.Heartbeat, now time.Time) ([]herald.Observation, error), reissue bool) (reply, error) {
 	p, err := c.project(herald.WriteMonitoring)
 	if err != nil {
 		return reply{}, err
 	}
-	return c.changeHeartbeatOf(p, change, token)
+	return c.changeHeartbeatOf(p, change, reissue)
 }
 
-func (c *call) changeHeartbeatOf(p herald.Project, change func(h *herald.Heartbeat, now time.Time) ([]herald.Observation, error), token func() string) (reply, error) {
+func (c *call) changeHeartbeatOf(p herald.Project, change func(h *herald.Heartbeat, now time.Time) ([]herald.Observation, error), reissue bool) (reply, error) {
 	now, err := c.s.store.Now(c.ctx)
 	if err != nil {
 		return reply{}, err
@@ -183,9 +185,8 @@ func (c *call) changeHeartbeatOf(p herald.Project, change func(h *herald.Heartbe
 			return store.HeartbeatWrite{}, err
 		}
 		queued = len(obs) > 0
-		if token != nil {
-			t := token()
-			shown, h.TokenHash, h.TokenTail = t, hashPingToken(t), t[len(t)-4:]
+		if reissue {
+			shown = newPingToken(h)
 		}
 		h.Updated = herald.At(c.now)
 		return store.HeartbeatWrite{Events: []herald.Event{c.heartbeatEvent(herald.EventHeartbeatChanged, p, *h)},
@@ -219,7 +220,7 @@ func (s *Server) updateHeartbeat(c *call) (reply, error) {
 		// is missed again under its new name at its deadline.
 		h.Missed, h.Failed = false, false
 		return old.CloseAlerts(now), nil
-	}, nil)
+	}, false)
 }
 
 // POST /groups/{groupId}/heartbeats/{heartbeatId}/pause: no longer watched; its open alerts
@@ -227,7 +228,7 @@ func (s *Server) updateHeartbeat(c *call) (reply, error) {
 func (s *Server) pauseHeartbeat(c *call) (reply, error) {
 	return c.changeHeartbeat(func(h *herald.Heartbeat, now time.Time) ([]herald.Observation, error) {
 		return h.Pause(now), nil
-	}, nil)
+	}, false)
 }
 
 // POST /groups/{groupId}/heartbeats/{heartbeatId}/resume: watched again from now, as NEW.
@@ -235,14 +236,14 @@ func (s *Server) resumeHeartbeat(c *call) (reply, error) {
 	return c.changeHeartbeat(func(h *herald.Heartbeat, now time.Time) ([]herald.Observation, error) {
 		h.Resume(now)
 		return nil, nil
-	}, nil)
+	}, false)
 }
 
 // POST /groups/{groupId}/heartbeats/{heartbeatId}/token: a new token (the old one stops
 // working), shown in full in this answer only.
 func (s *Server) reissueHeartbeatToken(c *call) (reply, error) {
 	return c.changeHeartbeat(func(*herald.Heartbeat, time.Time) ([]herald.Observation, error) { return nil, nil },
-		func() string { t, _ := newPingToken(); return t })
+		true)
 }
 
 // DELETE /groups/{groupId}/heartbeats/{heartbeatId}: its open alerts close.
