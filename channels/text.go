@@ -28,15 +28,15 @@ func Title(a herald.Alert) string {
 }
 
 // Subject is the short name of what the alert is about, for one line: its host, else its
-// replica set, else its cluster; "" when it names none of them. An alert from Prometheus is
-// named by its alertname (else its fingerprint), its instance and its summary annotation:
-// "HighLatency on db1:9100: p99 over 1 s".
+// replica set, else its cluster; "" when it names none of them. An alert about a heartbeat is
+// "heartbeat " and its name; an alert from Prometheus is named by its alertname (else its
+// fingerprint), its instance and its summary annotation: "HighLatency on db1:9100: p99 over 1 s".
 func Subject(a herald.Alert) string {
 	if a.Labels != nil {
 		return prometheusSubject(a)
 	}
 	if a.HeartbeatName != "" {
-		return "heartbeat " + a.HeartbeatName
+		return OneLine("heartbeat " + a.HeartbeatName)
 	}
 	for _, s := range []string{a.HostnameAndPort, a.HostID, a.ReplicaSetName, a.ClusterName, a.ClusterID} {
 		if s = OneLine(s); s != "" {
@@ -48,10 +48,10 @@ func Subject(a herald.Alert) string {
 
 // Target is what the alert is about with its context, for a message people read: its host (and
 // replica set), else its replica set, else its cluster (and shard), else its project; for an
-// alert from Prometheus, its Subject.
+// alert from Prometheus or about a heartbeat, its Subject.
 func Target(a herald.Alert) string {
-	if a.Labels != nil {
-		return prometheusSubject(a)
+	if a.Labels != nil || a.HeartbeatName != "" {
+		return Subject(a)
 	}
 	host, cluster := Or(a.HostnameAndPort, a.HostID), Or(a.ClusterName, a.ClusterID)
 	var s string

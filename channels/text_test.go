@@ -50,6 +50,7 @@ func TestWhat(t *testing.T) {
 	prom := herald.Alert{EventTypeName: herald.EventTypePrometheusAlert, Labels: herald.Labels{"alertname": "HighLatency", "instance": "db1:9100"},
 		Annotations: herald.Labels{"summary": "p99 over 1 s"}}
 	project := herald.Alert{GroupID: "5f0c", EventTypeName: "USERS_AWAITING_APPROVAL"}
+	heartbeat := herald.Alert{GroupID: "5f0c", EventTypeName: herald.EventTypeHeartbeatMissed, HeartbeatName: "nightly\nbackup"}
 	for _, c := range []struct {
 		a    herald.Alert
 		want string
@@ -58,6 +59,7 @@ func TestWhat(t *testing.T) {
 		{channelstest.MetricAlert(), "Metric outside its threshold: CONNECTIONS at 512 RAW on db1.example.com:27017 (replica set rs0)"},
 		{prom, "HighLatency on db1:9100: p99 over 1 s"},
 		{project, "Users awaiting approval"},
+		{heartbeat, "Heartbeat missed: no ping in time: heartbeat nightly backup"},
 		{herald.Alert{EventTypeName: "NEW_TYPE", HostnameAndPort: "h:1\nFAKE LINE"}, "New type: h:1 FAKE LINE"},
 	} {
 		if got := What(c.a); got != c.want {
