@@ -12,7 +12,7 @@
 //
 // To is Delivery.To, else the notification's mobileNumber, with the spaces, dots, dashes and
 // parentheses people write in numbers taken out. The body is one line, in the words every
-// people's notice uses (channels: StatusWords, What, Since or Acknowledgement, Where), that fits
+// people's notice uses (channels.NoticeOf: status, what, since or acknowledgement, where), that fits
 // one segment (160 GSM 7-bit characters; any other character is sent as '?', since one would
 // make the whole text UCS-2, 70 to a segment): "Herald Open: Host down: db1.example.com:27017,
 // since 03:12 UTC, 14 min, project prod (organization Acme)".

@@ -55,6 +55,9 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	if !number.MatchString(to) {
 		return &channels.Failure{Reason: "the mobile number is not a phone number"}
 	}
+	if _, ok := channels.Headline(d.Event); !ok {
+		return channels.NoEvent()
+	}
 	if n.AccountSID == "" || n.AuthToken == "" {
 		return &channels.Failure{Reason: "no SMS gateway account configured (HERALD_SMS_ACCOUNT, HERALD_SMS_TOKEN)"}
 	}
@@ -92,21 +95,22 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	return err
 }
 
-// Text is the message of a delivery read at now, in the words of every people's notice:
-// "Herald Open: Host down: db1.example.com:27017, since 03:12 UTC, 14 min, project prod
-// (organization Acme)", in one segment of GSM 7-bit characters (others are sent as '?'). With
-// action links it ends with its reply code: "Reply 1 to ack 1h, 4 for 4h" for an open alert,
-// "Reply 0 to unack" for an acknowledged one; the text before it is cut to leave it room.
+// Text is the message of a delivery (of a known event) read at now, in the words of every
+// people's notice (channels.NoticeOf): "Herald Open: Host down: db1.example.com:27017, since
+// 03:12 UTC, 14 min, project prod (organization Acme)", in one segment of GSM 7-bit characters
+// (others are sent as '?'). With action links it ends with its reply code: "Reply 1 to ack 1h,
+// 4 for 4h" for an open alert, "Reply 0 to unack" for an acknowledged one; the text before it
+// is cut to leave it room.
 func Text(d channels.Delivery, now time.Time) string {
-	a := d.Alert
-	parts := []string{"Herald " + channels.StatusWords(d) + ": " + channels.What(a)}
-	if ack := channels.Acknowledgement(a, now); ack != "" {
-		parts = append(parts, "acknowledged "+ack)
-	} else if since := channels.Since(a, now); since != "" {
-		parts = append(parts, since)
+	n, _ := channels.NoticeOf(d, now)
+	parts := []string{"Herald " + n.Status + ": " + n.What}
+	if n.Ack != "" {
+		parts = append(parts, "acknowledged "+n.Ack)
+	} else if n.Since != "" {
+		parts = append(parts, n.Since)
 	}
-	if p := channels.Where(d); p != "" {
-		parts = append(parts, "project "+p)
+	if n.Where != "" {
+		parts = append(parts, "project "+n.Where)
 	}
 	code := ""
 	switch {

@@ -235,6 +235,7 @@ func TestConformance(t *testing.T) {
 	}
 	notANumber := conformance.Change{Name: "not a phone number", Change: func(d *channels.Delivery) { d.To = "call me" }}
 	conformance.Run(t, conformance.Case{Kind: sms.Kind, Settings: settings, Fields: conformance.Fixed("mobileNumber", "+1 (555) 123-4567"),
-		Accept: created, OperatorCredentials: true, Secrets: []string{token}, Unsendable: []conformance.Change{notANumber},
-		Links: conformance.NoLinks}) // its texts carry reply codes rather than links (TestReplyCode)
+		Accept: created, OperatorCredentials: true, Secrets: []string{token},
+		Unsendable: []conformance.Change{notANumber, conformance.NoEvent, conformance.UnknownEvent},
+		Links:      conformance.NoLinks}) // its texts carry reply codes rather than links (TestReplyCode)
 }
