@@ -103,17 +103,12 @@ func Summary(a herald.Alert) string {
 			ack += " by " + a.AcknowledgingUsername
 		}
 		if a.AcknowledgementComment != "" {
-			ack += ": " + oneLine(a.AcknowledgementComment)
+			ack += ": " + OneLine(a.AcknowledgementComment)
 		}
 		add("Acknowledged", ack)
 	}
 	add("Alert ID", a.ID)
 	return b.String()
-}
-
-// oneLine keeps user text (an acknowledgement comment) on its line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // Notice is what a notice meant for people says, in words, each part on one line: the
