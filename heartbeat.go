@@ -219,7 +219,7 @@ func (h Heartbeat) Due(minute time.Duration, cron Cron) time.Time {
 	if cron != nil {
 		return cron.Next(h.Since)
 	}
-	return h.Since.Add(time.Duration(h.PeriodMin) * minute)
+	return h.Since.Add(minutes(h.PeriodMin, minute))
 }
 
 // Deadline is when h, not pinged since Since, is missed: its due time plus its grace. A paused
@@ -228,7 +228,7 @@ func (h Heartbeat) Deadline(minute time.Duration, cron Cron) time.Time {
 	if h.Status == HeartbeatPaused || h.Missed {
 		return time.Time{}
 	}
-	return h.Due(minute, cron).Add(time.Duration(h.GraceMin) * minute)
+	return h.Due(minute, cron).Add(minutes(h.GraceMin, minute))
 }
 
 // StatusAt is the status h reads back at now: PAUSED, DOWN while one of its alerts is open,

@@ -88,3 +88,17 @@ func TestHeartbeatFailureOutput(t *testing.T) {
 		t.Fatalf("failure observation %+v", obs)
 	}
 }
+
+// A long HERALD_MINUTE times the longest period and grace does not wrap round: the heartbeat
+// is due and missed after it was last seen, never before.
+func TestHeartbeatDeadlineDoesNotWrap(t *testing.T) {
+	t0 := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	h := Heartbeat{PeriodMin: MaxHeartbeatPeriodMin, GraceMin: MaxHeartbeatGraceMin, Status: HeartbeatUp, Since: t0, LastPing: At(t0)}
+	minute := 1_000_000 * time.Hour
+	if due, deadline := h.Due(minute, nil), h.Deadline(minute, nil); !due.After(t0) || deadline.Before(due) {
+		t.Errorf("since %v: due %v, deadline %v", t0, due, deadline)
+	}
+	if s := h.StatusAt(t0.Add(time.Hour), minute, nil); s != HeartbeatUp {
+		t.Errorf("an hour after its ping: %s", s)
+	}
+}
