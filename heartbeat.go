@@ -3,6 +3,7 @@ package herald
 import (
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -142,7 +143,7 @@ func (in HeartbeatInput) Apply(h *Heartbeat, creating bool, parse CronParser) er
 	}
 	if in.Name != nil {
 		n := *in.Name
-		if n == "" || len(n) > MaxHeartbeatName || !utf8.ValidString(n) || hasControl(n) {
+		if n == "" || len(n) > MaxHeartbeatName || !utf8.ValidString(n) || strings.IndexFunc(n, unicode.IsControl) >= 0 {
 			return InvalidAttribute("name", "name is 1 to %d bytes of printable UTF-8.", MaxHeartbeatName)
 		}
 		h.Name = n
@@ -202,15 +203,6 @@ func (in HeartbeatInput) Apply(h *Heartbeat, creating bool, parse CronParser) er
 		h.LabelMatchers = ms
 	}
 	return nil
-}
-
-func hasControl(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return true
-		}
-	}
-	return false
 }
 
 // Due is when h is next expected to ping (after Since): Since plus its period, or the next

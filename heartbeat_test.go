@@ -102,3 +102,20 @@ func TestHeartbeatDeadlineDoesNotWrap(t *testing.T) {
 		t.Errorf("an hour after its ping: %s", s)
 	}
 }
+
+// A heartbeat's name is printable: no control character, C0 or C1 (U+0085 breaks lines too).
+func TestHeartbeatNameIsPrintable(t *testing.T) {
+	noCron := func(string, string) (Cron, error) { return nil, nil }
+	for _, name := range []string{"", "a\nb", "a\tb", "a\x7fb", "a\u0085b", "a\u009bb", "\xff"} {
+		var h Heartbeat
+		err := HeartbeatInput{Name: &name}.Apply(&h, false, noCron)
+		if e, ok := err.(*Error); !ok || e.Kind != KindInvalid || h.Name != "" {
+			t.Errorf("name %q: %v, stored %q", name, err, h.Name)
+		}
+	}
+	name := "nightly backup – eu"
+	var h Heartbeat
+	if err := (HeartbeatInput{Name: &name}).Apply(&h, false, noCron); err != nil || h.Name != name {
+		t.Errorf("name %q: %v, stored %q", name, err, h.Name)
+	}
+}
