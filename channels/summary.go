@@ -164,6 +164,20 @@ func (n Notice) Lines() []string {
 	return lines
 }
 
+// Facts are the notice's parts as a card lays them out, name and value, for the alert a it is
+// about: Status, Event type, Target, Project, When and Acknowledged, those with nothing to say
+// left out.
+func (n Notice) Facts(a herald.Alert) [][2]string {
+	var out [][2]string
+	for _, f := range [][2]string{{"Status", n.Status}, {"Event type", EventType(a)}, {"Target", Target(a)},
+		{"Project", n.Where}, {"When", n.When()}, {"Acknowledged", n.Ack}} {
+		if f[1] != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // When is the line that says since when: "Open since 03:12 UTC, 14 min", "Resolved, lasted
 // 14 min, 03:12 UTC to 03:26 UTC"; "" when the alert has no times.
 func (n Notice) When() string {

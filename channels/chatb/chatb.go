@@ -111,11 +111,8 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	a := d.Alert
 	title := channels.OneLine(notice.Headline + ": " + notice.What)
 	var fields []*textObj
-	for _, f := range [][2]string{{"Status", notice.Status}, {"Event type", channels.EventType(a)}, {"Target", channels.Target(a)},
-		{"Project", notice.Where}, {"When", notice.When()}, {"Acknowledged", notice.Ack}} {
-		if f[1] != "" {
-			fields = append(fields, plain(f[0]+": "+f[1], maxField))
-		}
+	for _, f := range notice.Facts(a) {
+		fields = append(fields, plain(f[0]+": "+f[1], maxField))
 	}
 	fallback := title
 	if notice.Where != "" {

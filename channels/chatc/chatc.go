@@ -76,11 +76,12 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	a := d.Alert
 	title := channels.OneLine(notice.Headline + ": " + notice.What)
 	var facts []fact
-	for _, f := range []fact{{"Status", notice.Status}, {"Event type", channels.EventType(a)}, {"Target", channels.Target(a)},
-		{"Project", notice.Where}, {"When", notice.When()}, {"Acknowledged", notice.Ack}, {"Created", timeOf(a.Created)}} {
-		if f.Value != "" {
-			facts = append(facts, fact{f.Name, channels.Truncate(channels.OneLine(f.Value), maxLine, "…")})
-		}
+	all := notice.Facts(a)
+	if !a.Created.IsZero() {
+		all = append(all, [2]string{"Created", a.Created.String()})
+	}
+	for _, f := range all {
+		facts = append(facts, fact{f[0], channels.Truncate(channels.OneLine(f[1]), maxLine, "…")})
 	}
 	var actions []action
 	for _, l := range notice.Links {
@@ -154,13 +155,6 @@ func webhookURL(d channels.Delivery) (string, error) {
 		return "", &channels.Failure{Reason: "CHAT_C webhook URL is not an absolute http or https URL"}
 	}
 	return v[0], nil
-}
-
-func timeOf(t herald.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.String()
 }
 
 // Kind is CHAT_C: an incoming-webhook URL (user input: a private address is refused unless
