@@ -110,16 +110,8 @@ func (n Notifier) Message(ctx context.Context, to, subject, body, messageID stri
 	return n.send(ctx, to, channels.OneLine(subject), []part{{"text/plain", body}}, messageID, n.Now.Time())
 }
 
-// Subject is the subject of a delivery's message read at now: "[Herald] Open: Host down:
+// subject is the subject of a notice's message: "[Herald] Open: Host down:
 // db1.example.com:27017 (replica set rs0), project Orders".
-func Subject(d channels.Delivery, now time.Time) string {
-	notice, ok := channels.NoticeOf(d, now)
-	if !ok {
-		return "[Herald] " + channels.Status(d) + " " + channels.EventType(d.Alert)
-	}
-	return subject(notice)
-}
-
 func subject(n channels.Notice) string {
 	return "[Herald] " + channels.Truncate(channels.OneLine(n.Subject()), maxSubject, "...")
 }
