@@ -7,7 +7,6 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -56,31 +55,17 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	}
 	a := d.Alert
 	a.HumanReadable = channels.Summary(a)
-	body, err := json.Marshal(a)
-	if err == nil && !d.Links.Empty() {
-		body, err = withLinks(body, d.Links)
-	}
+	body, err := json.Marshal(withLinks{a, d.Links})
 	if err != nil {
 		return &channels.Failure{Reason: "alert could not be encoded"}
 	}
 	return channels.Send(n.Client, request(ctx, target, body, d, secret))
 }
 
-// withLinks is the alert's object, body, with the delivery's links as its last member: what
-// comes before is left byte for byte as it was.
-func withLinks(body []byte, l herald.ActionLinks) ([]byte, error) {
-	links, err := json.Marshal(l)
-	if err != nil || len(body) < 2 || body[len(body)-1] != '}' {
-		return nil, errors.New("not an object")
-	}
-	out := make([]byte, 0, len(body)+len(`,"links":`)+len(links))
-	out = append(out, body[:len(body)-1]...)
-	if len(body) > 2 {
-		out = append(out, ',')
-	}
-	out = append(out, `"links":`...)
-	out = append(out, links...)
-	return append(out, '}'), nil
+// withLinks is the body: the alert as the API shows it, then the delivery's links, if any.
+type withLinks struct {
+	herald.Alert
+	Links herald.ActionLinks `json:"links,omitzero"`
 }
 
 // request is the POST of body to target, built from the URL webhookTarget parsed (rather than
