@@ -70,7 +70,7 @@ func buttons(l herald.ActionLinks) *block {
 	var els []button
 	add := func(link, id, label, style string) {
 		if link != "" {
-			els = append(els, button{Type: "button", ActionID: id, Text: plain(label, 75), Style: style, Value: Token(link)})
+			els = append(els, button{Type: "button", ActionID: id, Text: plain(label, 75), Style: style, Value: linkToken(link)})
 		}
 	}
 	add(l.Acknowledge1h, "acknowledge1h", "Acknowledge for 1 hour", "primary")
@@ -85,8 +85,8 @@ func buttons(l herald.ActionLinks) *block {
 	return &block{Type: "actions", BlockID: ActionsBlock, Elements: els}
 }
 
-// Token is the token of an action link, its last path segment.
-func Token(link string) string { return link[strings.LastIndexByte(link, '/')+1:] }
+// linkToken is the token of an action link, its last path segment.
+func linkToken(link string) string { return link[strings.LastIndexByte(link, '/')+1:] }
 
 type textObj struct {
 	Type string `json:"type"`
