@@ -290,7 +290,7 @@ func (s *Server) act(ctx context.Context, r *http.Request, c actlink.Claims, a h
 
 // showAlert fills v with alert a and the button of c's action, if it can act on a at now.
 func (s *Server) showAlert(ctx context.Context, c actlink.Claims, a herald.Alert, now time.Time, v *actView) error {
-	av := &alertView{ID: a.ID, What: eventWords(a.EventTypeName), Type: a.EventTypeName, Target: alertTarget(a), Status: a.Status,
+	av := &alertView{ID: a.ID, What: herald.What(a), Type: a.EventTypeName, Target: herald.Target(a), Status: a.Status,
 		Since: showTime(a.Created.Time) + " (" + ago(now.Sub(a.Created.Time)) + ")"}
 	if !a.Resolved.IsZero() {
 		av.Resolved = showTime(a.Resolved.Time)
@@ -298,9 +298,6 @@ func (s *Server) showAlert(ctx context.Context, c actlink.Claims, a herald.Alert
 	if a.Acknowledged(now) {
 		av.Acknowledged = "until " + showTime(a.AcknowledgedUntil.Time) + " by " + a.AcknowledgingUsername
 		av.Comment = a.AcknowledgementComment
-	}
-	if av.Target != "" {
-		av.What += ": " + av.Target
 	}
 	if a.GroupID != "" {
 		p, err := s.store.Project(ctx, a.GroupID)
@@ -369,39 +366,6 @@ func (s *Server) writeActPage(w http.ResponseWriter, r *http.Request, status int
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(b.Bytes())
 	}
-}
-
-// eventWords is an event type in words: HOST_DOWN is "Host down".
-func eventWords(typ string) string {
-	s := strings.ToLower(strings.ReplaceAll(typ, "_", " "))
-	if s == "" {
-		return "Alert"
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-// alertTarget is what a is about, as a person names it.
-func alertTarget(a herald.Alert) string {
-	var parts []string
-	if a.HostnameAndPort != "" {
-		parts = append(parts, a.HostnameAndPort)
-	}
-	if a.ReplicaSetName != "" {
-		parts = append(parts, "replica set "+a.ReplicaSetName)
-	}
-	if a.ShardName != "" {
-		parts = append(parts, "shard "+a.ShardName)
-	}
-	if a.ClusterName != "" {
-		parts = append(parts, "cluster "+a.ClusterName)
-	}
-	if name := a.Labels["alertname"]; name != "" {
-		parts = append(parts, name)
-		if inst := a.Labels["instance"]; inst != "" {
-			parts = append(parts, inst)
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 // showTime is t as the page shows it.

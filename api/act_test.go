@@ -207,7 +207,7 @@ func TestActLinkGetChangesNothing(t *testing.T) {
 	e := newActEnv(t, api.DefaultAuthLimits)
 	tok := signed(t, actKeys, e.claims(actlink.Acknowledge4h))
 	for range 2 {
-		wantPage(e.page("GET", tok, nil), 200, "Host down: db1.example.com:27017, replica set rs0", "prod", "OPEN",
+		wantPage(e.page("GET", tok, nil), 200, "<h1>Host down: db1.example.com:27017 (replica set rs0)</h1>", "prod", "OPEN",
 			"Acknowledge for 4 hours", `<form method="post">`)
 	}
 	if r := wantPage(e.page("HEAD", tok, nil), 200); len(r.Raw) != 0 {

@@ -21,14 +21,14 @@ func promAlert() herald.Alert {
 // carries its summary; the long text its description, labels, fingerprint and generator URL.
 func TestPrometheusTexts(t *testing.T) {
 	a := promAlert()
-	if got, want := Subject(a), "HighLatency on db1:9100: p99 over 1 s"; got != want {
+	if got, want := herald.Subject(a), "HighLatency on db1:9100: p99 over 1 s"; got != want {
 		t.Errorf("Subject = %q, want %q", got, want)
 	}
 	if got, want := Title(a), "OPEN PROMETHEUS_ALERT: HighLatency on db1:9100: p99 over 1 s"; got != want {
 		t.Errorf("Title = %q, want %q", got, want)
 	}
-	if Target(a) != Subject(a) {
-		t.Errorf("Target = %q, want the Subject", Target(a))
+	if herald.Target(a) != herald.Subject(a) {
+		t.Errorf("Target = %q, want the Subject", herald.Target(a))
 	}
 	want := strings.Join([]string{
 		"Alert OPEN: PROMETHEUS_ALERT",
@@ -49,7 +49,7 @@ func TestPrometheusTexts(t *testing.T) {
 	bare := a
 	bare.Labels, bare.Annotations, bare.GeneratorURL = herald.Labels{"job": "api"}, nil, ""
 	bare.Fingerprint = bare.Labels.Fingerprint()
-	if got, want := Subject(bare), "alert "+bare.Fingerprint; got != want {
+	if got, want := herald.Subject(bare), "alert "+bare.Fingerprint; got != want {
 		t.Errorf("Subject without alertname = %q, want %q", got, want)
 	}
 	// A label value cannot break out of its line.

@@ -2,6 +2,7 @@ package channels
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -60,12 +61,12 @@ func KeyedAlert(d Delivery) (herald.Alert, error) {
 
 // BaseURL is a service's address as a sender joins paths to it: given, else def, without a
 // trailing slash.
-func BaseURL(given, def string) string { return strings.TrimSuffix(Or(given, def), "/") }
+func BaseURL(given, def string) string { return strings.TrimSuffix(cmp.Or(given, def), "/") }
 
 // AbsoluteBaseURL is BaseURL, refused with a permanent *Failure naming kind unless it is an
 // absolute http or https URL.
 func AbsoluteBaseURL(kind, given, def string) (string, error) {
-	base := Or(given, def)
+	base := cmp.Or(given, def)
 	if !herald.ValidHTTPURL(base) {
 		return "", &Failure{Reason: kind + " base URL is not an absolute http or https URL"}
 	}

@@ -47,7 +47,7 @@ func Summary(a herald.Alert) string {
 	b.WriteString(event)
 	add("Project", a.GroupID)
 	if a.Labels != nil {
-		add("Prometheus alert", Subject(a))
+		add("Prometheus alert", herald.Subject(a))
 		add("Description", strings.TrimSpace(a.Annotations["description"]))
 		add("Labels", LabelList(a.Labels))
 		add("Fingerprint", a.Fingerprint)
@@ -76,7 +76,7 @@ func Summary(a herald.Alert) string {
 	add("Shard", a.ShardName)
 	add("Source", a.SourceTypeName)
 
-	value := value(a)
+	value := a.CurrentValue.Text()
 	switch {
 	case a.MetricName != "" && value != "":
 		add("Metric", a.MetricName+", current value "+value)
@@ -103,7 +103,7 @@ func Summary(a herald.Alert) string {
 			ack += " by " + a.AcknowledgingUsername
 		}
 		if a.AcknowledgementComment != "" {
-			ack += ": " + OneLine(a.AcknowledgementComment)
+			ack += ": " + herald.OneLine(a.AcknowledgementComment)
 		}
 		add("Acknowledged", ack)
 	}
@@ -130,7 +130,7 @@ func NoticeOf(d Delivery, now time.Time) (n Notice, ok bool) {
 		return Notice{}, false
 	}
 	a := d.Alert
-	return Notice{Headline: n.Headline, Status: StatusWords(d), What: What(a), Where: Where(d),
+	return Notice{Headline: n.Headline, Status: StatusWords(d), What: herald.What(a), Where: Where(d),
 		Since: Since(a, now), Ack: Acknowledgement(a, now), Links: Links(d.Links)}, true
 }
 
@@ -169,7 +169,7 @@ func (n Notice) Lines() []string {
 // left out.
 func (n Notice) Facts(a herald.Alert) [][2]string {
 	var out [][2]string
-	for _, f := range [][2]string{{"Status", n.Status}, {"Event type", EventType(a)}, {"Target", Target(a)},
+	for _, f := range [][2]string{{"Status", n.Status}, {"Event type", EventType(a)}, {"Target", herald.Target(a)},
 		{"Project", n.Where}, {"When", n.When()}, {"Acknowledged", n.Ack}} {
 		if f[1] != "" {
 			out = append(out, f)

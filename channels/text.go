@@ -1,12 +1,12 @@
 package channels
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald"
@@ -17,73 +17,14 @@ import (
 // Title is one line naming status, event type and what the alert is about (the project when
 // it names nothing else): "OPEN HOST_DOWN: db1.example.com:27017".
 func Title(a herald.Alert) string {
-	subject := Subject(a)
+	subject := herald.Subject(a)
 	if subject == "" {
-		subject = Or(OneLine(a.GroupID), "unknown")
+		subject = cmp.Or(herald.OneLine(a.GroupID), "unknown")
 		if a.GroupID != "" {
 			subject = "project " + subject
 		}
 	}
-	return OneLine(Or(a.Status, "UNKNOWN") + " " + EventType(a) + ": " + subject)
-}
-
-// Subject is the short name of what the alert is about, for one line: its host, else its
-// replica set, else its cluster; "" when it names none of them. An alert about a heartbeat is
-// "heartbeat " and its name; an alert from Prometheus is named by its alertname (else its
-// fingerprint), its instance and its summary annotation: "HighLatency on db1:9100: p99 over 1 s".
-func Subject(a herald.Alert) string {
-	if a.Labels != nil {
-		return prometheusSubject(a)
-	}
-	if a.HeartbeatName != "" {
-		return OneLine("heartbeat " + a.HeartbeatName)
-	}
-	for _, s := range []string{a.HostnameAndPort, a.HostID, a.ReplicaSetName, a.ClusterName, a.ClusterID} {
-		if s = OneLine(s); s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-// Target is what the alert is about with its context, for a message people read: its host (and
-// replica set), else its replica set, else its cluster (and shard), else its project; for an
-// alert from Prometheus or about a heartbeat, its Subject.
-func Target(a herald.Alert) string {
-	if a.Labels != nil || a.HeartbeatName != "" {
-		return Subject(a)
-	}
-	host, cluster := Or(a.HostnameAndPort, a.HostID), Or(a.ClusterName, a.ClusterID)
-	var s string
-	switch {
-	case host != "" && a.ReplicaSetName != "":
-		s = host + " (replica set " + a.ReplicaSetName + ")"
-	case host != "":
-		s = host
-	case a.ReplicaSetName != "":
-		s = "replica set " + a.ReplicaSetName
-	case cluster != "" && a.ShardName != "":
-		s = "cluster " + cluster + ", shard " + a.ShardName
-	case cluster != "":
-		s = "cluster " + cluster
-	case a.GroupID != "":
-		s = "project " + a.GroupID
-	default:
-		s = "(unknown target)"
-	}
-	return OneLine(s)
-}
-
-// prometheusSubject is the Subject of an alert from Prometheus.
-func prometheusSubject(a herald.Alert) string {
-	s := Or(a.Labels["alertname"], "alert "+a.Fingerprint)
-	if inst := a.Labels["instance"]; inst != "" {
-		s += " on " + inst
-	}
-	if sum := a.Annotations["summary"]; sum != "" {
-		s += ": " + sum
-	}
-	return OneLine(s)
+	return herald.OneLine(cmp.Or(a.Status, "UNKNOWN") + " " + EventType(a) + ": " + subject)
 }
 
 // LabelList is a label set on one line, in name order: `alertname="X", severity="critical"`.
@@ -92,7 +33,7 @@ func LabelList(ls herald.Labels) string {
 	for _, n := range slices.Sorted(maps.Keys(ls)) {
 		parts = append(parts, n+"="+strconv.Quote(ls[n]))
 	}
-	return OneLine(strings.Join(parts, ", "))
+	return herald.OneLine(strings.Join(parts, ", "))
 }
 
 // headlines are what a chat message says happened, by event.
@@ -112,7 +53,9 @@ func Headline(ev Event) (string, bool) {
 }
 
 // EventType is the alert's event type for a text, "(no event type)" when it has none.
-func EventType(a herald.Alert) string { return Or(OneLine(a.EventTypeName), "(no event type)") }
+func EventType(a herald.Alert) string {
+	return cmp.Or(herald.OneLine(a.EventTypeName), "(no event type)")
+}
 
 // Status names what a delivery tells: ACKNOWLEDGED for an acknowledgement, else the alert's
 // status, else what the event says.
@@ -120,7 +63,7 @@ func Status(d Delivery) string {
 	if d.Event == EventAcknowledge {
 		return "ACKNOWLEDGED"
 	}
-	if s := OneLine(d.Alert.Status); s != "" {
+	if s := herald.OneLine(d.Alert.Status); s != "" {
 		return s
 	}
 	switch d.Event {
@@ -132,18 +75,6 @@ func Status(d Delivery) string {
 	return herald.StatusOpen
 }
 
-// Or is s, or def when s is empty.
-func Or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-// OneLine folds every run of white space (newlines included) into one space: text that goes
-// into a header or a one-line field cannot break out of it.
-func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // Truncate cuts s to at most n characters (runes), ending a cut text with ellipsis.
 func Truncate(s string, n int, ellipsis string) string {
 	if utf8.RuneCountInString(s) <= n {
@@ -154,123 +85,14 @@ func Truncate(s string, n int, ellipsis string) string {
 
 // The words people read at 3 a.m.: what happened, where, since when, and what they can do.
 
-// eventWords say in words what each event type Herald knows means (the catalogue,
-// herald.EventTypeNames). An event type not here reads as its name made readable (Readable).
-var eventWords = map[string]string{
-	"HOST_DOWN":                  "Host down",
-	"HOST_EXPOSED":               "Host exposed to the internet",
-	"HOST_HAS_INDEX_SUGGESTIONS": "Host has index suggestions",
-	"HOST_NOT_ENOUGH_DISK_SPACE": "Host low on disk space",
-	"HOST_RECOVERING":            "Host recovering",
-	"HOST_ROLLBACK":              "Host rolled back writes",
-	"HOST_SSL_CERTIFICATE_STALE": "Host TLS certificate stale",
-	"OUTSIDE_METRIC_THRESHOLD":   "Metric outside its threshold",
-
-	"MEMBER_ADDED":               "Replica set member added",
-	"MEMBER_REMOVED":             "Replica set member removed",
-	"NO_PRIMARY":                 "No primary",
-	"PRIMARY_ELECTED":            "New primary elected",
-	"REPLICA_SET":                "Replica set alert",
-	"RS_BIND_ERROR":              "Replica set member cannot bind",
-	"TOO_FEW_HEALTHY_MEMBERS":    "Too few healthy members",
-	"TOO_MANY_ELECTIONS":         "Too many elections",
-	"TOO_MANY_UNHEALTHY_MEMBERS": "Too many unhealthy members",
-
-	"CLUSTER_MONGOS_IS_MISSING": "No mongos running",
-	"SHARD_REMOVED":             "Shard removed",
-	"SHARDED_CLUSTER":           "Sharded cluster alert",
-
-	"AUTOMATION_AGENT_DOWN":           "Automation agent down",
-	"AUTOMATION_AGENT_VERSION_BEHIND": "Automation agent out of date",
-	"BACKUP_AGENT_DOWN":               "Backup agent down",
-	"BACKUP_AGENT_VERSION_BEHIND":     "Backup agent out of date",
-	"MONITORING_AGENT_DOWN":           "Monitoring agent down",
-	"MONITORING_AGENT_VERSION_BEHIND": "Monitoring agent out of date",
-
-	"BACKUP":                            "Backup alert",
-	"BACKUP_IN_UNEXPECTED_STATE":        "Backup in an unexpected state",
-	"BACKUP_TOO_MANY_RETRIES":           "Backup failing after many retries",
-	"BAD_CLUSTERSHOTS":                  "Cluster snapshots failing",
-	"INCONSISTENT_BACKUP_CONFIGURATION": "Backup configuration inconsistent",
-	"OPLOG_BEHIND":                      "Backup oplog behind",
-	"RESYNC_PERFORMED":                  "Backup resync performed",
-	"RESYNC_REQUIRED":                   "Backup needs a resync",
-
-	"AUTOMATION_CONFIG_PUBLISHED_AUDIT": "Automation configuration published",
-	"DATA_EXPLORER":                     "Data explorer accessed",
-	"DATA_EXPLORER_CRUD":                "Data changed through the data explorer",
-	"JOINED_GROUP":                      "User joined the project",
-	"REMOVED_FROM_GROUP":                "User removed from the project",
-	"USER_ROLES_CHANGED_AUDIT":          "User roles changed",
-	"USERS_AWAITING_APPROVAL":           "Users awaiting approval",
-
-	herald.EventTypePrometheusAlert: "Prometheus alert",
-	herald.EventTypeHeartbeatMissed: "Heartbeat missed: no ping in time",
-	herald.EventTypeHeartbeatFailed: "Heartbeat reported a failure",
-}
-
-// EventWords says in words what an event type means ("Host down" for HOST_DOWN); an event type
-// Herald does not know reads as its name made readable, and none as "Alert".
-func EventWords(eventType string) string {
-	if w, ok := eventWords[eventType]; ok {
-		return w
-	}
-	return Or(Readable(eventType), "Alert")
-}
-
-// Readable makes an upper-case token a phrase: "OUTSIDE_METRIC_THRESHOLD" reads "Outside
-// metric threshold".
-func Readable(token string) string {
-	s := OneLine(strings.ToLower(strings.ReplaceAll(token, "_", " ")))
-	r, size := utf8.DecodeRuneInString(s)
-	if size == 0 {
-		return ""
-	}
-	return string(unicode.ToUpper(r)) + s[size:]
-}
-
-// What says what happened, on one line: the event type in words and what it is about ("Host
-// down: db1.example.com:27017 (replica set rs0)"); a metric alert names its metric and value;
-// an alert from Prometheus keeps its alertname, instance and summary (Subject).
-func What(a herald.Alert) string {
-	if a.Labels != nil {
-		return prometheusSubject(a)
-	}
-	s, about := EventWords(a.EventTypeName), Subject(a) != ""
-	sep := ": "
-	if a.MetricName != "" {
-		s += ": " + a.MetricName
-		if v := value(a); v != "" {
-			s += " at " + v
-		}
-		sep = " on "
-	}
-	if about {
-		s += sep + Target(a)
-	}
-	return OneLine(s)
-}
-
-// value is the alert's current value with its units ("512 RAW"), "" when it has none.
-func value(a herald.Alert) string {
-	if a.CurrentValue == nil {
-		return ""
-	}
-	v := strconv.FormatFloat(a.CurrentValue.Number, 'f', -1, 64)
-	if a.CurrentValue.Units != "" {
-		v += " " + a.CurrentValue.Units
-	}
-	return v
-}
-
 // Where names the alert's project for people: its name and its organization's ("Orders
 // (organization Acme)"), else its id when the dispatcher found no name.
 func Where(d Delivery) string {
-	p := OneLine(d.Project)
+	p := herald.OneLine(d.Project)
 	if p == "" {
-		p = OneLine(d.Alert.GroupID)
+		p = herald.OneLine(d.Alert.GroupID)
 	}
-	if org := OneLine(d.Org); org != "" && p != "" {
+	if org := herald.OneLine(d.Org); org != "" && p != "" {
 		p += " (organization " + org + ")"
 	}
 	return p
@@ -280,7 +102,7 @@ func Where(d Delivery) string {
 // Resolved, Cancelled (Status made readable).
 func StatusWords(d Delivery) string {
 	if s := Status(d); s != herald.StatusClosed {
-		return Readable(s)
+		return herald.Readable(s)
 	}
 	return "Resolved"
 }
@@ -331,7 +153,7 @@ func Since(a herald.Alert, now time.Time) string {
 		return ""
 	}
 	if !a.Resolved.IsZero() {
-		s := Or(Duration(a.Resolved.Sub(a.Created.Time)), "under a minute")
+		s := cmp.Or(Duration(a.Resolved.Sub(a.Created.Time)), "under a minute")
 		return "lasted " + s + ", " + Clock(a.Created.Time, now) + " to " + Clock(a.Resolved.Time, now)
 	}
 	s := "since " + Clock(a.Created.Time, now)
@@ -348,10 +170,10 @@ func Acknowledgement(a herald.Alert, now time.Time) string {
 		return ""
 	}
 	s := "until " + Clock(a.AcknowledgedUntil.Time, now)
-	if who := OneLine(a.AcknowledgingUsername); who != "" {
+	if who := herald.OneLine(a.AcknowledgingUsername); who != "" {
 		s += " by " + who
 	}
-	if c := OneLine(a.AcknowledgementComment); c != "" {
+	if c := herald.OneLine(a.AcknowledgementComment); c != "" {
 		s += ": " + c
 	}
 	return s

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -132,7 +133,7 @@ func (e *Engine) recipients(n notice, nc noticeContext) ([]recipient, error) {
 			}
 			d := base
 			d.ID, d.To = personalID(n.DeliveryID, u.ID, via.kind), via.to
-			d.Links = links(channels.Or(u.Username, via.to))
+			d.Links = links(cmp.Or(u.Username, via.to))
 			out = append(out, recipient{kind: via.kind, via: via.kind, userID: u.ID, delivery: d})
 		}
 	}

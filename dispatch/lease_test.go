@@ -2,7 +2,6 @@ package dispatch_test
 
 import (
 	"context"
-	"github.com/heraldhq/herald/dispatch/dispatchtest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/dispatch/dispatchtest"
 
 	"github.com/redis/go-redis/v9"
 

@@ -83,7 +83,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 			Priority:    "P1",
 			Source:      "Herald",
 			Tags:        tags(a),
-			Entity:      channels.Truncate(channels.Subject(a), maxEntity, "…"),
+			Entity:      channels.Truncate(herald.Subject(a), maxEntity, "…"),
 			Details: map[string]string{
 				"groupId":       a.GroupID,
 				"alertConfigId": a.AlertConfigID,

@@ -61,7 +61,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		EntityDisplayName: channels.Title(a),
 		StateMessage:      channels.Summary(a),
 		MonitoringTool:    "Herald",
-		HostName:          channels.OneLine(a.HostnameAndPort),
+		HostName:          herald.OneLine(a.HostnameAndPort),
 	}
 	if !a.Created.IsZero() {
 		m.StateStartTime = a.Created.Unix()
@@ -111,7 +111,7 @@ func quote(msg string, secrets []string) string {
 			}
 		}
 	}
-	return channels.Truncate(channels.OneLine(msg), maxReason, "…")
+	return channels.Truncate(herald.OneLine(msg), maxReason, "…")
 }
 
 // Kind is ALERTING_B: an API key and a routing key, from the notification or its project's

@@ -109,7 +109,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		return channels.NoEvent()
 	}
 	a := d.Alert
-	title := channels.OneLine(notice.Headline + ": " + notice.What)
+	title := herald.OneLine(notice.Headline + ": " + notice.What)
 	var fields []*textObj
 	for _, f := range notice.Facts(a) {
 		fields = append(fields, plain(f[0]+": "+f[1], maxField))

@@ -74,14 +74,14 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		return channels.NoEvent()
 	}
 	a := d.Alert
-	title := channels.OneLine(notice.Headline + ": " + notice.What)
+	title := herald.OneLine(notice.Headline + ": " + notice.What)
 	var facts []fact
 	all := notice.Facts(a)
 	if !a.Created.IsZero() {
 		all = append(all, [2]string{"Created", a.Created.String()})
 	}
 	for _, f := range all {
-		facts = append(facts, fact{f[0], channels.Truncate(channels.OneLine(f[1]), maxLine, "…")})
+		facts = append(facts, fact{f[0], channels.Truncate(herald.OneLine(f[1]), maxLine, "…")})
 	}
 	var actions []action
 	for _, l := range notice.Links {

@@ -2,6 +2,7 @@ package email
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -107,13 +108,13 @@ func (n Notifier) Message(ctx context.Context, to, subject, body, messageID stri
 		_, _ = rand.Read(b[:]) // never fails
 		messageID = hex.EncodeToString(b[:])
 	}
-	return n.send(ctx, to, channels.OneLine(subject), []part{{"text/plain", body}}, messageID, n.Now.Time())
+	return n.send(ctx, to, herald.OneLine(subject), []part{{"text/plain", body}}, messageID, n.Now.Time())
 }
 
 // subject is the subject of a notice's message: "[Herald] Open: Host down:
 // db1.example.com:27017 (replica set rs0), project Orders".
 func subject(n channels.Notice) string {
-	return "[Herald] " + channels.Truncate(channels.OneLine(n.Subject()), maxSubject, "...")
+	return "[Herald] " + channels.Truncate(herald.OneLine(n.Subject()), maxSubject, "...")
 }
 
 // send has one SMTP conversation that delivers one message: its parts are the alternatives of
@@ -128,7 +129,7 @@ func (n Notifier) send(ctx context.Context, to, subject string, parts []part, me
 	if err != nil {
 		return &channels.Failure{Reason: "the recipient address " + err.Error()}
 	}
-	hello := channels.Or(n.Hello, defaultHello)
+	hello := cmp.Or(n.Hello, defaultHello)
 	if strings.ContainsAny(hello, "\r\n \t") {
 		return &channels.Failure{Reason: "the EHLO name is not a single word"}
 	}
@@ -231,7 +232,7 @@ func compose(from, to *mail.Address, subject string, parts []part, messageID str
 	header := func(name, value string) { b.WriteString(name + ": " + value + "\n") }
 	header("From", from.String())
 	header("To", to.String())
-	header("Subject", mime.QEncoding.Encode("utf-8", channels.OneLine(subject)))
+	header("Subject", mime.QEncoding.Encode("utf-8", herald.OneLine(subject)))
 	header("Date", now.Format(time.RFC1123Z))
 	header("Message-ID", "<"+msgIDPart(messageID)+"@herald>")
 	header("MIME-Version", "1.0")
@@ -374,7 +375,7 @@ func transportFailure(ctx context.Context, stage string, err error) error {
 
 // serverText is the server's reply text, on one line and short, in parentheses.
 func serverText(msg string) string {
-	msg = channels.Truncate(channels.OneLine(msg), 200, "...")
+	msg = channels.Truncate(herald.OneLine(msg), 200, "...")
 	if msg == "" {
 		return ""
 	}

@@ -94,7 +94,7 @@ func dedupKey(a herald.Alert) string {
 func source(a herald.Alert) string {
 	for _, s := range []string{a.Labels["instance"], a.Labels["job"], a.HostnameAndPort, a.ReplicaSetName, a.ClusterName, a.ClusterID, a.HostID, a.GroupID} {
 		if s != "" {
-			return channels.OneLine(s)
+			return herald.OneLine(s)
 		}
 	}
 	return "Herald"

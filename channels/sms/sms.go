@@ -119,7 +119,7 @@ func Text(d channels.Delivery, now time.Time) string {
 	case d.Links.Unacknowledge != "":
 		code = replyWithdraw
 	}
-	return cutGSM(toGSM(channels.OneLine(strings.Join(parts, ", "))), MaxBody-gsmLen(code), "...") + code
+	return cutGSM(toGSM(herald.OneLine(strings.Join(parts, ", "))), MaxBody-gsmLen(code), "...") + code
 }
 
 // normalize takes out what people write in phone numbers besides digits and a leading +.
