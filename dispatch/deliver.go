@@ -369,10 +369,9 @@ func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) se
 				switch res {
 				case delivered:
 					out.notified[n.AlertID] = s.e.Clock.Now()
-				case retryLater: // a paced target that asked for a wait: in its line (paceTried)
-					out.retry = append(out.retry, later{n: one, after: retryAfter(err), paced: r.pace != "" && retryAfter(err) > 0})
-				case paced:
-					out.retry = append(out.retry, later{n: one, after: pacedWait(err), paced: true})
+				case retryLater, paced:
+					wait, inLine := lineWait(r, res, err)
+					out.retry = append(out.retry, later{n: one, after: wait, paced: inLine})
 				case rejected: // the credential is removed; the notice waits as a dead letter for a new one
 					out.refused = append(out.refused, refusal{*n, *r})
 					one.DeadLetter = deadLetterReason(err)
@@ -766,20 +765,18 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 			}
 		case fanned && (res == retryLater || res == paced):
 			wait, inLine := lineWait(&r, res, err)
-			if !inLine {
-				wait = retryAfter(err)
-			}
 			if err := e.dispatcher.retryAt(ctx, one, r.via, e.DeliveryRetries, retryTime(time.Now(), wait, inLine)); err != nil {
 				return storeFailed(err)
 			}
+		case final: // its last try, recorded as the dead letter: no spare run tries again
+			failed = fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 		case res == paced:
 			failed = err // runs again at its slot, no failed try
-		case res == retryLater && r.pace != "" && retryAfter(err) > 0:
-			failed = &pacedError{wait: retryAfter(err), failure: err} // in its target's line (paceTried)
-		case final:
-			failed = fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 		case res == retryLater:
 			failed = err
+			if wait, inLine := lineWait(&r, res, err); inLine {
+				failed = &pacedError{wait: wait, failure: err} // in its target's line (paceTried)
+			}
 		}
 	}
 	return failed

@@ -134,17 +134,17 @@ func onlyPaced(err error) bool {
 	return errors.As(err, &p) && p.failure == nil
 }
 
-// lineWait is how long delivery r, tried with res and err, waits in its target's line (the
-// slot pace gave it, or the one paceTried did after its paced target asked for a wait);
-// inLine is false when it waits in no line.
+// lineWait is how long delivery r, tried with res and err (paced or retryLater), waits
+// before its next try: inLine, in its target's line (the slot pace gave it, or the one
+// paceTried did after its paced target asked for a wait), else as long as the failure asked.
 func lineWait(r *recipient, res outcome, err error) (wait time.Duration, inLine bool) {
 	switch {
 	case res == paced:
 		return pacedWait(err), true
-	case res == retryLater && r.pace != "" && retryAfter(err) > 0:
+	case r.pace != "" && retryAfter(err) > 0:
 		return retryAfter(err), true
 	}
-	return 0, false
+	return retryAfter(err), false
 }
 
 // paceKey is the bucket of delivery r's target, "" when its kind is not paced: a person's

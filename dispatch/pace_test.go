@@ -219,3 +219,30 @@ func TestPeoplePacedPerAddress(t *testing.T) {
 		}
 	}
 }
+
+// A paced target that answers every try with a 429 and Retry-After: the delivery's last try
+// makes it a dead letter, recorded once, and nothing is sent to the target after it.
+func TestPacedRetryAfterEndsOneDeadLetter(t *testing.T) {
+	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) {
+		c.DeliveryRetries = 1
+		c.Paces = map[string]store.Pace{"WEBHOOK": {Every: 100 * time.Millisecond, Burst: 1}}
+	})
+	r.recv.respond = func(_ int, w http.ResponseWriter) {
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	r.observe(hostDown("h1", true))
+	a := r.onlyAlert("OPEN")
+	r.waitArchived(dispatch.DeliveryQueue("WEBHOOK"), 1, 30*time.Second)
+	tries := len(r.recv.deliveries())
+	dead := 0
+	for _, at := range r.attemptsOf(a["id"].(string)) {
+		if at["outcome"] == store.OutcomeDeadLetter {
+			dead++
+		}
+	}
+	if dead != 1 || tries != 3 {
+		t.Errorf("%d requests and %d dead-letter records, want the first try and %d retries, the last one dead", tries, dead, 2)
+	}
+}
