@@ -134,37 +134,13 @@ func (e *Engine) checkHeartbeat(ctx context.Context, ref store.HeartbeatRef, now
 	return missed, err
 }
 
-// heartbeatWatch runs CheckHeartbeats every heartbeatPoll until stopped.
-type heartbeatWatch struct {
-	done, stopped chan struct{}
-}
-
-func (e *Engine) watchHeartbeats() *heartbeatWatch {
-	w := &heartbeatWatch{done: make(chan struct{}), stopped: make(chan struct{})}
-	go func() {
-		defer close(w.stopped)
-		t := time.NewTicker(heartbeatPoll)
-		defer t.Stop()
-		for {
-			select {
-			case <-w.done:
-				return
-			case <-t.C:
-				ctx, cancel := context.WithTimeout(context.Background(), 10*heartbeatPoll)
-				if _, err := e.CheckHeartbeats(ctx); err != nil {
-					e.Log.Warn("looking for missed heartbeats failed; the next look tries again", zap.Error(err))
-				}
-				cancel()
-			}
+// watchHeartbeats runs CheckHeartbeats at once and then every heartbeatPoll, until stopped.
+func (e *Engine) watchHeartbeats() *background {
+	return every(heartbeatPoll, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*heartbeatPoll)
+		defer cancel()
+		if _, err := e.CheckHeartbeats(ctx); err != nil {
+			e.Log.Warn("looking for missed heartbeats failed; the next look tries again", zap.Error(err))
 		}
-	}()
-	return w
-}
-
-func (w *heartbeatWatch) stop() {
-	if w == nil {
-		return
-	}
-	close(w.done)
-	<-w.stopped
+	})
 }

@@ -34,8 +34,7 @@ type reclaimer struct {
 	observer Observer
 	log      *zap.Logger
 
-	done    chan struct{} // closed by shutdown
-	stopped chan struct{} // closed when the loop has returned
+	loop *background // nil until started
 }
 
 const (
@@ -70,32 +69,10 @@ func newReclaimer(st *store.Store, queues map[string]int, observer Observer, log
 
 // start runs the reclaimer in the background: a run at once (a worker restarted after a crash
 // takes what is due already), then one every interval.
-func (r *reclaimer) start() {
-	r.done, r.stopped = make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(r.stopped)
-		t := time.NewTimer(0)
-		defer t.Stop()
-		for {
-			select {
-			case <-r.done:
-				return
-			case <-t.C:
-				r.run()
-				t.Reset(r.interval)
-			}
-		}
-	}()
-}
+func (r *reclaimer) start() { r.loop = every(r.interval, r.run) }
 
 // shutdown stops the reclaimer and waits for its run under way, if any (at most an interval).
-func (r *reclaimer) shutdown() {
-	if r.done == nil { // never started
-		return
-	}
-	close(r.done)
-	<-r.stopped
-}
+func (r *reclaimer) shutdown() { r.loop.stop() }
 
 // run reclaims once, and tells the observer and the log what it did or why it failed (the
 // next run tries again).

@@ -66,7 +66,7 @@ func TestReclaimerStartsAndStopsWithWorker(t *testing.T) {
 	obs.wait(t) // and again, an interval later
 	w.Shutdown()
 	select {
-	case <-w.reclaim.stopped:
+	case <-w.reclaim.loop.stopped:
 	default:
 		t.Fatal("the reclaimer still runs after the worker's Shutdown")
 	}

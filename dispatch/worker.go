@@ -20,8 +20,8 @@ type Worker struct {
 	engine  *Engine
 	kicks   *store.Kicks
 	kicked  kickedLoops
-	reclaim *reclaimer // hands back the tasks of dead workers, sooner than asynq does
-	beats   *heartbeatWatch
+	reclaim *reclaimer  // hands back the tasks of dead workers, sooner than asynq does
+	beats   *background // looks for missed heartbeats
 }
 
 // kickedLoops are the project loops a worker runs for kicks, beside asynq's tasks: at most
@@ -183,4 +183,39 @@ func (e *Engine) configTask(ctx context.Context, t *asynq.Task) error {
 		}
 		return s.cancelConfig(ctx, sc, p.ConfigID, p.Before)
 	})
+}
+
+// background is a function a worker runs in a goroutine of its own: at once, then interval
+// after each run ends, until stopped.
+type background struct {
+	done    chan struct{} // closed by stop
+	stopped chan struct{} // closed when the loop has returned
+}
+
+func every(interval time.Duration, run func()) *background {
+	b := &background{done: make(chan struct{}), stopped: make(chan struct{})}
+	go func() {
+		defer close(b.stopped)
+		t := time.NewTimer(0)
+		defer t.Stop()
+		for {
+			select {
+			case <-b.done:
+				return
+			case <-t.C:
+				run()
+				t.Reset(interval)
+			}
+		}
+	}()
+	return b
+}
+
+// stop ends the loop and waits for its run under way, if any; a nil one was never started.
+func (b *background) stop() {
+	if b == nil {
+		return
+	}
+	close(b.done)
+	<-b.stopped
 }
