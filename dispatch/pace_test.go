@@ -63,7 +63,7 @@ func TestPacedTargetPausesOnRetryAfter(t *testing.T) {
 	}
 	r.observe(down...)
 	got := r.recv.waitCount(t, alerts+1, 30*time.Second)
-	time.Sleep(every) // nothing more may come: each alert was delivered once
+	r.waitDeliveriesDrained(10 * time.Second) // nothing more may come: each alert was delivered once
 	got = r.recv.deliveries()
 	if len(got) != alerts+1 || refused != 3 {
 		t.Fatalf("%d requests (the 429 at %d), want %d: every alert once, and the refused one again", len(got), refused, alerts+1)
@@ -140,7 +140,7 @@ func TestPacedOpeningIsNotOvertaken(t *testing.T) {
 	if !hasAttempt(r.attemptsOf(pacedID), store.OutcomePaced, "") {
 		t.Errorf("the waiting opening has no PACED record: %v", r.attemptsOf(pacedID))
 	}
-	time.Sleep(every) // nothing more may come
+	r.waitDeliveriesDrained(10 * time.Second) // nothing more may come
 	got := r.recv.deliveries()
 	if len(got) != 2 || got[0].Alert["id"] != sentID || got[0].Event != "alert.open" ||
 		got[1].Alert["id"] != sentID || got[1].Event != "alert.close" {
@@ -185,7 +185,7 @@ func TestPeoplePacedPerAddress(t *testing.T) {
 	if !eventually(30*time.Second, func() bool { return len(smtp.Mails()) >= 2*alerts }) {
 		t.Fatalf("%d mails, want %d\n%s", len(smtp.Mails()), 2*alerts, r.failedTasks())
 	}
-	time.Sleep(every) // nothing more may come
+	r.waitDeliveriesDrained(10 * time.Second) // nothing more may come
 	// Messages by address and subject.
 	told := map[string]int{}
 	for _, m := range smtp.Mails() {

@@ -261,6 +261,35 @@ func (r *rig) waitEngineIdle(within time.Duration) {
 	}
 }
 
+// waitDeliveriesDrained waits until no delivery queue holds a task to run (waiting, running,
+// scheduled or to retry): every delivery was tried for the last time, and a test may check
+// that nothing more came.
+func (r *rig) waitDeliveriesDrained(within time.Duration) {
+	r.t.Helper()
+	ins := asynq.NewInspectorFromRedisClient(r.Store.Redis())
+	left := ""
+	if !eventually(within, func() bool {
+		queues, err := ins.Queues() // those that ever held a task
+		if err != nil {
+			left = err.Error()
+			return false
+		}
+		for _, q := range queues {
+			if q == dispatch.QueueEngine {
+				continue
+			}
+			info, err := ins.GetQueueInfo(q)
+			if err != nil || info.Pending+info.Active+info.Scheduled+info.Retry > 0 {
+				left = fmt.Sprintf("%s: %+v %v", q, info, err)
+				return false
+			}
+		}
+		return true
+	}) {
+		r.t.Fatalf("the delivery queues still hold tasks after %s: %s", within, left)
+	}
+}
+
 // waitArchived waits for n dead letters (archived tasks) in queue and returns them.
 func (r *rig) waitArchived(queue string, n int, within time.Duration) []*asynq.TaskInfo {
 	r.t.Helper()
