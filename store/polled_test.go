@@ -4,21 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
 )
 
-// polledAlert is a project with an open alert, read by ReadProjectAlert as the polled endpoint
-// reads it.
-func polledAlert(t *testing.T, st *store.Store) (herald.Project, herald.Alert) {
+// polledAlert is a store with a project and its open alert, read by ReadProjectAlert as the
+// polled endpoint reads it.
+func polledAlert(t *testing.T) (*store.Store, herald.Project, herald.Alert) {
 	t.Helper()
+	st := store.New(storetest.Redis(t))
 	ctx, now := context.Background(), time.Now()
 	org := herald.Org{ID: herald.NewID(now), Name: "acme", Created: herald.At(now)}
 	proj, _ := herald.NewProject("prod", org.ID, []string{"db"}, now)
@@ -31,7 +29,7 @@ func polledAlert(t *testing.T, st *store.Store) (herald.Project, herald.Alert) {
 			t.Fatal(err)
 		}
 	}
-	return proj, a
+	return st, proj, a
 }
 
 // readPolled reads alert id of project gid as the polled endpoint does.
@@ -50,8 +48,7 @@ func readPolled(t *testing.T, st *store.Store, gid, id string) *store.ProjectAle
 // A polled alert's documents, unchanged since the last read, are not decoded again: a read
 // that finds what it read before decodes without allocating.
 func TestPolledReadDecodesUnchangedDocumentsOnce(t *testing.T) {
-	st := store.New(storetest.Redis(t))
-	proj, a := polledAlert(t, st)
+	st, proj, a := polledAlert(t)
 	readPolled(t, st, proj.ID, a.ID) // the first read decodes
 	r := readPolled(t, st, proj.ID, a.ID)
 	if allocs := testing.AllocsPerRun(100, func() { _, _ = r.Decode() }); allocs > 0 {
@@ -67,8 +64,7 @@ func TestPolledReadDecodesUnchangedDocumentsOnce(t *testing.T) {
 // never answered for it.
 func TestPolledReadFollowsChanges(t *testing.T) {
 	ctx, now := context.Background(), time.Now()
-	st := store.New(storetest.Redis(t))
-	proj, a := polledAlert(t, st)
+	st, proj, a := polledAlert(t)
 	other := a
 	other.ID, other.HostID = herald.NewID(now), "h2"
 	if err := st.SaveAlert(ctx, other, false, ""); err != nil {
@@ -105,9 +101,7 @@ func TestPolledReadFollowsChanges(t *testing.T) {
 // moved out of the documents.
 func TestAlertPageReadsLastNotifiedWithTheDocuments(t *testing.T) {
 	ctx, now := context.Background(), time.Now()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	gid := herald.NewID(now)
+	rdb, st, gid := newProject(t)
 	notified := map[string]time.Time{}
 	var ids []string
 	for i := range 4 {
@@ -124,15 +118,14 @@ func TestAlertPageReadsLastNotifiedWithTheDocuments(t *testing.T) {
 	if err := st.MarkNotified(ctx, store.Scope{GroupID: gid}, notified); err != nil {
 		t.Fatal(err)
 	}
-	trips := &tripCounter{}
-	rdb.AddHook(trips)
+	trips := watchRoundTrips(rdb, false)
 	for _, f := range []store.AlertFilter{{}, {Status: herald.StatusOpen}} {
-		before := trips.n.Load()
+		before := len(trips.sent())
 		page, total, err := st.Alerts(ctx, gid, f, store.Page{Limit: 10})
 		if err != nil || total != len(ids) || len(page) != len(ids) {
 			t.Fatalf("status %q: %d of %d, %v", f.Status, len(page), total, err)
 		}
-		if n := trips.n.Load() - before; n != 2 {
+		if n := len(trips.sent()) - before; n != 2 {
 			t.Errorf("status %q: %d round trips, want 2", f.Status, n)
 		}
 		for _, a := range page {
@@ -144,31 +137,12 @@ func TestAlertPageReadsLastNotifiedWithTheDocuments(t *testing.T) {
 	}
 }
 
-// tripCounter counts the round trips a client makes: each command sent alone, and each
-// pipeline.
-type tripCounter struct{ n atomic.Int64 }
-
-func (c *tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-func (c *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmds)
-	}
-}
-
 // A polled read's encoding of its alert is made once for the same documents, lastNotified and
 // tag, and again once any of them changed: what is answered is always the encoding of the
 // alert as read.
 func TestPolledReadKeepsItsEncodingUntilAChange(t *testing.T) {
 	ctx, now := context.Background(), time.Now()
-	st := store.New(storetest.Redis(t))
-	proj, a := polledAlert(t, st)
+	st, proj, a := polledAlert(t)
 	made := 0
 	encode := func(a *herald.Alert) ([]byte, error) {
 		made++
