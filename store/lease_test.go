@@ -503,12 +503,8 @@ func unwatched(t *testing.T, other, rdb *redis.Client, sc store.Scope, name stri
 // On a real Redis Cluster, a fenced transaction commits, and one whose lease was taken
 // commits nothing.
 func TestTransactOnACluster(t *testing.T) {
-	cl := storetest.StartCluster(t, 3)
 	ctx := context.Background()
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, Protocol: store.Protocol})
-	t.Cleanup(func() { _ = rdb.Close() })
-	slotErrs := storetest.WatchSlotErrors(rdb)
-	st := store.New(rdb)
+	_, st, slotErrs := newCluster(t)
 	gid := herald.NewID(time.Now())
 	l, ok, err := st.LockProject(ctx, gid, time.Hour)
 	if err != nil || !ok {

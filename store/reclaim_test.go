@@ -273,12 +273,8 @@ func TestReclaimTasksGrace(t *testing.T) {
 // On a real Redis Cluster, queues on slots of their own: each queue's expired task is
 // reclaimed, its count written beside it, and no command touches a key off its slot.
 func TestReclaimTasksOnACluster(t *testing.T) {
-	cl := storetest.StartCluster(t, 3)
 	ctx := context.Background()
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, Protocol: store.Protocol})
-	t.Cleanup(func() { _ = rdb.Close() })
-	slotErrs := storetest.WatchSlotErrors(rdb)
-	st := store.New(rdb)
+	rdb, st, slotErrs := newCluster(t)
 	now := time.Now()
 	queues := []string{"engine", "deliveries-webhook", "deliveries-email", "deliveries-paging"}
 	for _, q := range queues {

@@ -23,6 +23,17 @@ func newProject(tb testing.TB) (*redis.Client, *store.Store, string) {
 	return rdb, store.New(rdb), herald.NewID(time.Now())
 }
 
+// newCluster is a store on a Redis Cluster of three masters of the test's own, its client, and
+// the record of the slot errors its commands get.
+func newCluster(t *testing.T) (*redis.ClusterClient, *store.Store, *storetest.SlotErrors) {
+	t.Helper()
+	cl := storetest.StartCluster(t, 3)
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, Protocol: store.Protocol})
+	t.Cleanup(func() { _ = rdb.Close() })
+	slotErrs := storetest.WatchSlotErrors(rdb)
+	return rdb, store.New(rdb), slotErrs
+}
+
 func newConfig(groupID string, now time.Time) herald.AlertConfig {
 	return herald.AlertConfig{ID: herald.NewID(now), GroupID: groupID, Created: herald.At(now), Updated: herald.At(now),
 		AlertRule: herald.AlertRule{EventTypeName: "HOST_DOWN", Matchers: []herald.Matcher{},
