@@ -225,7 +225,7 @@ func TestEveryEngineWriteIsFenced(t *testing.T) {
 	}
 	// The stale session's lease lapses (as Redis expires it) and another session takes the
 	// project.
-	if err := rdb.Del(ctx, "herald:{g:"+gid+"}:obs-lock").Err(); err != nil {
+	if err := rdb.Del(ctx, holderKey(gid)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	holder, ok, err := st.LockProject(ctx, gid, time.Hour)
@@ -353,7 +353,7 @@ func TestTransactStalledPastItsLease(t *testing.T) {
 		var second *store.ProjectLock
 		_, err = first.Transact(ctx, sc, nil, func([]store.Tracked) ([]store.Change, error) {
 			if second == nil { // the first try: the lease lapses and another session takes over and writes
-				if err := rdb.Del(ctx, "herald:{g:"+gid+"}:obs-lock").Err(); err != nil {
+				if err := rdb.Del(ctx, holderKey(gid)).Err(); err != nil {
 					return nil, err
 				}
 				var ok bool
@@ -459,7 +459,7 @@ func TestTransactEndedBeforeItsCommitLeavesNoWatch(t *testing.T) {
 		unwatched(t, base, rdb, sc, e.name)
 	}
 	// Another session takes the project: the first one's transaction ends lost.
-	if err := base.Del(ctx, "herald:{g:"+gid+"}:obs-lock").Err(); err != nil {
+	if err := base.Del(ctx, holderKey(gid)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, err := st.LockProject(ctx, gid, time.Hour); err != nil || !ok {
@@ -480,7 +480,7 @@ var errBoom = errors.New("boom")
 func unwatched(t *testing.T, other, rdb *redis.Client, sc store.Scope, name string) {
 	t.Helper()
 	ctx := context.Background()
-	due := "herald:{g:" + sc.GroupID + "}:due"
+	due := dueKey(sc)
 	if err := other.ZAdd(ctx, due, redis.Z{Score: 1, Member: "x"}).Err(); err != nil {
 		t.Fatal(err)
 	}

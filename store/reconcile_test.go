@@ -26,6 +26,9 @@ func dueKey(sc store.Scope) string {
 	return "herald:{g:" + sc.GroupID + "}:due"
 }
 
+// holderKey is the key of project gid's lease: deleting it lapses the lease, as Redis expires it.
+func holderKey(gid string) string { return "herald:{g:" + gid + "}:obs-lock" }
+
 func outboxKey(sc store.Scope) string {
 	if sc.Global {
 		return "herald:{global}:outbox:" + sc.GroupID
