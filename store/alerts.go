@@ -166,6 +166,7 @@ func (s *Store) UpdateAlert(ctx context.Context, global bool, groupID, id string
 		evc = events("", "")
 	}
 	var prev string
+	var notified *redis.StringCmd // read in the commit: on the document's slot, a global alert's too
 	a, err := update(ctx, s, cs.doc(id), errAlertNotFound(id), evc,
 		func(a *herald.Alert) ([]herald.Event, error) {
 			prev = a.Status
@@ -174,11 +175,12 @@ func (s *Store) UpdateAlert(ctx context.Context, global bool, groupID, id string
 		func(a herald.Alert, pipe redis.Pipeliner) {
 			keepNotified(ctx, pipe, cs, &a)
 			indexAlert(ctx, pipe, cs, a, prev)
+			notified = pipe.HGet(ctx, alertScope(cs, &a).reach(id), notifiedField)
 		})
 	if err != nil {
 		return a, err
 	}
-	return a, setNotified(&a, s.rdb.HGet(ctx, alertScope(cs, &a).reach(id), notifiedField))
+	return a, setNotified(&a, notified)
 }
 
 // GlobalConfigAlertsOfProject lists the active alerts a global configuration opened in one

@@ -328,3 +328,34 @@ func BenchmarkMarkNotified(b *testing.B) {
 	b.ReportMetric(usec*1000/float64(b.N*alerts), "redis-ns/alert")
 	b.ReportMetric(0, "ns/op")
 }
+
+// An acknowledgement answers the alert with its lastNotified, read in the transaction that
+// writes it: three round trips (the watch, the read, the commit), a project's or a global
+// alert's.
+func TestUpdateAlertReadsLastNotifiedInItsCommit(t *testing.T) {
+	ctx, now := context.Background(), time.Now()
+	rdb, st, gid := newProject(t)
+	trips := watchRoundTrips(rdb, false)
+	for _, global := range []bool{false, true} {
+		a := herald.Alert{ID: herald.NewID(now), GroupID: gid, AlertConfigID: "c", EventTypeName: "HOST_DOWN",
+			Status: herald.StatusOpen, Created: herald.At(now), Updated: herald.At(now)}
+		if err := st.SaveAlert(ctx, a, global, ""); err != nil {
+			t.Fatal(err)
+		}
+		sent := now.Add(time.Minute)
+		if err := st.MarkNotified(ctx, store.Scope{GroupID: gid, Global: global}, map[string]time.Time{a.ID: sent}); err != nil {
+			t.Fatal(err)
+		}
+		before := len(trips.sent())
+		got, err := st.UpdateAlert(ctx, global, gid, a.ID, func(a *herald.Alert) ([]herald.Event, error) {
+			_, err := a.Acknowledge(herald.At(now.Add(time.Hour)), "on it", "ann", now)
+			return nil, err
+		})
+		if err != nil || got.AcknowledgingUsername != "ann" || !got.LastNotified.Equal(herald.At(sent).Time) {
+			t.Fatalf("global %v: %+v, %v; want acknowledged, notified at %s", global, got, err, sent)
+		}
+		if n := len(trips.sent()) - before; n != 3 {
+			t.Errorf("global %v: an acknowledgement took %d round trips, want 3", global, n)
+		}
+	}
+}

@@ -303,8 +303,8 @@ func recordEvent(ctx context.Context, pipe redis.Pipeliner, c collection, e hera
 }
 
 // update reads the document at key into a fresh T and lets change modify it and say which
-// audit events (of scope evs) the change makes; extra may queue more writes on the same slot.
-// The document, the events and the extra writes commit atomically: if anything else writes
+// audit events (of scope evs) the change makes; extra may queue more writes on the same slot,
+// and reads (whose replies are there once update returns). The document, the events and the extra writes commit atomically: if anything else writes
 // the document meanwhile, it starts again (optimistic locking with WATCH). An error from
 // change writes nothing.
 func update[T any](ctx context.Context, s *Store, key string, notFound error, evs collection,
@@ -330,6 +330,9 @@ func update[T any](ctx context.Context, s *Store, key string, notFound error, ev
 				}
 				return set(ctx, pipe, key, v)
 			})
+			if errors.Is(err, redis.Nil) { // a read of extra's found nothing: the rest are writes
+				err = nil
+			}
 			out = v
 			return err
 		}, key)
