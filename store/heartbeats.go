@@ -198,20 +198,29 @@ func (s *Store) UpdateHeartbeat(ctx context.Context, groupID, id string, change 
 // DeleteHeartbeat removes a heartbeat, queueing obs (the observations that close its open
 // alerts) and recording ev in the same step.
 func (s *Store) DeleteHeartbeat(ctx context.Context, groupID, id string, obs []herald.Observation, ev herald.Event) error {
-	h, err := s.Heartbeat(ctx, groupID, id)
-	if err != nil {
-		return err
+	if !herald.ValidID(id) {
+		return errHeartbeatNotFound(id)
 	}
 	hs := heartbeats(groupID)
-	_, err = s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
-		pipe.Del(ctx, hs.doc(id))
-		pipe.ZRem(ctx, hs.index(), id)
-		pipe.HDel(ctx, heartbeatNames(groupID), h.Name)
-		if err := queueObservations(ctx, pipe, groupID, obs); err != nil {
+	docKey := hs.doc(id)
+	var h herald.Heartbeat
+	// Watched: the name freed is the one the heartbeat has when it goes, not one it had
+	// before a rename meanwhile.
+	err := s.watchRetry(ctx, func(tx *redis.Tx) error {
+		if err := get(ctx, tx, docKey, &h, errHeartbeatNotFound(id)); err != nil {
 			return err
 		}
-		return recordEvent(ctx, pipe, events(groupID, ""), ev)
-	})
+		_, err := tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+			pipe.Del(ctx, docKey)
+			pipe.ZRem(ctx, hs.index(), id)
+			pipe.HDel(ctx, heartbeatNames(groupID), h.Name)
+			if err := queueObservations(ctx, pipe, groupID, obs); err != nil {
+				return err
+			}
+			return recordEvent(ctx, pipe, events(groupID, ""), ev)
+		})
+		return err
+	}, docKey)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/internal/obsjson"
 	"github.com/heraldhq/herald/store"
@@ -117,5 +119,47 @@ func TestHeartbeatDueSet(t *testing.T) {
 	}
 	if _, n, _ := st.Heartbeats(ctx, g, store.Page{Limit: 10}); n != 2 {
 		t.Errorf("%d heartbeats listed, want 2", n)
+	}
+}
+
+// A heartbeat renamed while it is being deleted leaves no name behind: the name it had last is
+// free again once it is gone.
+func TestDeleteHeartbeatRenamedMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	rdb, st, g := newProject(t)
+	now := time.Now()
+	h := herald.Heartbeat{ID: herald.NewID(now), GroupID: g, Name: "nightly", PeriodMin: 1, GraceMin: 1,
+		Status: herald.HeartbeatNew, Created: herald.At(now), Updated: herald.At(now), TokenHash: "hash", Since: now}
+	if err := st.CreateHeartbeat(ctx, h, now.Add(time.Hour), herald.Event{}); err != nil {
+		t.Fatal(err)
+	}
+	// The rename lands between the delete's read of the heartbeat and its commit.
+	opt := *rdb.Options()
+	otherRdb := redis.NewClient(&opt) // without the hook
+	t.Cleanup(func() { _ = otherRdb.Close() })
+	other := store.New(otherRdb)
+	renamed := false
+	rdb.AddHook(eachCommand(func(cmd redis.Cmder) {
+		if renamed || cmd.Name() != "multi" {
+			return
+		}
+		renamed = true
+		if _, err := other.UpdateHeartbeat(ctx, g, h.ID, func(h *herald.Heartbeat) (store.HeartbeatWrite, error) {
+			h.Name = "weekly"
+			return store.HeartbeatWrite{Due: now.Add(time.Hour)}, nil
+		}); err != nil {
+			t.Error(err)
+		}
+	}))
+	if err := st.DeleteHeartbeat(ctx, g, h.ID, nil, herald.Event{}); err != nil {
+		t.Fatal(err)
+	}
+	if !renamed {
+		t.Fatal("the rename never came")
+	}
+	again := h
+	again.ID, again.Name, again.TokenHash = herald.NewID(now), "weekly", "hash2"
+	if err := st.CreateHeartbeat(ctx, again, now.Add(time.Hour), herald.Event{}); err != nil {
+		t.Errorf("the deleted heartbeat's last name: %v", err)
 	}
 }
