@@ -100,7 +100,7 @@ func (s *Store) alert(ctx context.Context, cs collection, id string) (herald.Ale
 	if _, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		doc = pipe.Get(ctx, cs.doc(id))
 		if g := cs.groupID(); g != "" {
-			notified = pipe.HGet(ctx, Scope{GroupID: g}.reach(id), notifiedField)
+			notified = readNotified(ctx, pipe, Scope{GroupID: g}, id)
 		}
 		return nil
 	}); err != nil && !errors.Is(err, redis.Nil) {
@@ -110,7 +110,7 @@ func (s *Store) alert(ctx context.Context, cs collection, id string) (herald.Ale
 		return a, err
 	}
 	if notified == nil {
-		notified = s.rdb.HGet(ctx, alertScope(cs, &a).reach(id), notifiedField)
+		notified = readNotified(ctx, s.rdb, alertScope(cs, &a), id)
 	}
 	return a, setNotified(&a, notified)
 }
@@ -175,7 +175,7 @@ func (s *Store) UpdateAlert(ctx context.Context, global bool, groupID, id string
 		func(a herald.Alert, pipe redis.Pipeliner) {
 			keepNotified(ctx, pipe, cs, &a)
 			indexAlert(ctx, pipe, cs, a, prev)
-			notified = pipe.HGet(ctx, alertScope(cs, &a).reach(id), notifiedField)
+			notified = readNotified(ctx, pipe, alertScope(cs, &a), id)
 		})
 	if err != nil {
 		return a, err

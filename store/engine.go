@@ -698,6 +698,12 @@ func (w *writes) change(sc Scope, c *Change) error {
 // start with a notification's index).
 const notifiedField = "n"
 
+// readNotified is the read of alert id's lastNotified, in the reach hash of scope sc: an
+// answer for setNotified.
+func readNotified(ctx context.Context, rdb redis.Cmdable, sc Scope, id string) *redis.StringCmd {
+	return rdb.HGet(ctx, sc.reach(id), notifiedField)
+}
+
 // markNotified sets the lastNotified of the alerts whose reach hashes are KEYS[2...] to
 // ARGV[2...] (unix seconds) where that is later, so that it never moves back. With a token
 // ARGV[1] it is fenced (KEYS[1] the holder key); with an empty one, as a retry task runs it,
@@ -705,8 +711,8 @@ const notifiedField = "n"
 var markNotified = redis.NewScript(`
 if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('` + leaseLostReply + `') end
 for i = 2, #KEYS do
-  local was = tonumber(redis.call('HGET', KEYS[i], 'n'))
-  if not was or was < tonumber(ARGV[i]) then redis.call('HSET', KEYS[i], 'n', ARGV[i]) end
+  local was = tonumber(redis.call('HGET', KEYS[i], '` + notifiedField + `'))
+  if not was or was < tonumber(ARGV[i]) then redis.call('HSET', KEYS[i], '` + notifiedField + `', ARGV[i]) end
 end
 return 1
 `)
@@ -772,7 +778,7 @@ func (s *Store) withNotified(ctx context.Context, cs collection, alerts []herald
 	cmds := make([]*redis.StringCmd, len(alerts))
 	if _, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for i := range alerts {
-			cmds[i] = pipe.HGet(ctx, alertScope(cs, &alerts[i]).reach(alerts[i].ID), notifiedField)
+			cmds[i] = readNotified(ctx, pipe, alertScope(cs, &alerts[i]), alerts[i].ID)
 		}
 		return nil
 	}); err != nil && !errors.Is(err, redis.Nil) {

@@ -150,7 +150,7 @@ func (s *Store) projectAlertDocs(ctx context.Context, c collection, groupID stri
 	if _, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		docs = pipe.MGet(ctx, keys...)
 		for i, id := range ids {
-			notified[i] = pipe.HGet(ctx, sc.reach(id), notifiedField)
+			notified[i] = readNotified(ctx, pipe, sc, id)
 		}
 		return nil
 	}); err != nil && !errors.Is(err, redis.Nil) {
