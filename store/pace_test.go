@@ -98,4 +98,11 @@ func TestPaceExpires(t *testing.T) {
 	if err != nil || ttl < time.Hour || ttl > 2*time.Hour {
 		t.Errorf("a bucket paused for an hour expires in %s (%v), want just over an hour", ttl, err)
 	}
+	idle := store.PaceKey("EMAIL", "b@example.com")
+	if _, err := st.ReservePace(ctx, idle, "a", store.Pace{Every: time.Second, Burst: 1}, now); err != nil {
+		t.Fatal(err)
+	}
+	if ttl, err := rdb.PTTL(ctx, idle).Result(); err != nil || ttl <= 0 || ttl > time.Hour {
+		t.Errorf("a bucket used once expires in %s (%v), want within minutes", ttl, err)
+	}
 }
