@@ -391,10 +391,8 @@ func openChange(sc store.Scope, host string, now time.Time) store.Change {
 // the documents with them) and its MULTI/EXEC, whether it opens alerts or changes loaded ones.
 func TestTransactCommitsInTwoRoundTrips(t *testing.T) {
 	ctx := context.Background()
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	gid := herald.NewID(time.Now())
-	l := lease(t, st, gid)
+	rdb, _, project, l := leasedProject(t)
+	gid := project.GroupID
 	trips := watchRoundTrips(rdb, false)
 	for _, global := range []bool{false, true} {
 		sc := store.Scope{GroupID: gid, Global: global}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/storetest"
 )
 
 // reachRig opens and closes alerts of one project and drives their reach records.
@@ -23,9 +22,9 @@ type reachRig struct {
 }
 
 func newReachRig(t *testing.T) *reachRig {
-	rdb := storetest.Redis(t)
-	r := &reachRig{t: t, ctx: context.Background(), rdb: rdb, st: store.New(rdb),
-		sc: store.Scope{GroupID: herald.NewID(time.Now())}, now: time.UnixMilli(time.Now().UnixMilli())}
+	rdb, st, gid := newProject(t)
+	r := &reachRig{t: t, ctx: context.Background(), rdb: rdb, st: st,
+		sc: store.Scope{GroupID: gid}, now: time.UnixMilli(time.Now().UnixMilli())}
 	if err := r.st.TrackReach(r.ctx, r.sc, r.now); err != nil {
 		t.Fatal(err)
 	}
