@@ -52,10 +52,7 @@ func waitPrinted(t *testing.T, out *lockedBuffer, re *regexp.Regexp, missing str
 // herald dev, as a newcomer runs it: it prints a key and a curl line, and the curl line works
 // as pasted. The private key is printed, never logged.
 func TestDevPrintsAWorkingCurlLine(t *testing.T) {
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		t.Skip("curl is not installed")
-	}
+	curl := requireCurl(t)
 	t.Setenv("HERALD_REDIS_URL", "")
 	out, logs, stop := startDev(t)
 	defer stop()
@@ -82,10 +79,7 @@ func TestDevPrintsAWorkingCurlLine(t *testing.T) {
 
 // With HERALD_BOOTSTRAP_KEY the given key works and its private part is never echoed.
 func TestDevBootstrapKeyNotEchoed(t *testing.T) {
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		t.Skip("curl is not installed")
-	}
+	curl := requireCurl(t)
 	const priv = "0f8b1c3e-5a7d-4e2b-9c6f-112233445566"
 	t.Setenv("HERALD_REDIS_URL", "")
 	t.Setenv("HERALD_BOOTSTRAP_KEY", "bootkey:"+priv)

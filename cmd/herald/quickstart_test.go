@@ -70,14 +70,18 @@ func (w *webhookEvents) waitFor(t *testing.T, events ...string) {
 	}
 }
 
-func requireCurl(t *testing.T) {
+// requireCurl is curl's path: a test that runs what Herald prints or the README's session
+// with it fails without it in CI (.ci/run installs it) and is skipped elsewhere.
+func requireCurl(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("curl"); err != nil {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatal("curl is not installed: CI runs the README's session with it")
+			t.Fatal("curl is not installed: CI runs what herald dev prints and the README's session with it")
 		}
 		t.Skip("curl is not installed")
 	}
+	return curl
 }
 
 // examples/quickstart.sh, run by the line herald dev prints, runs the README's session under
