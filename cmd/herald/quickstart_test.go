@@ -1,15 +1,15 @@
 package main
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/channels/channelstest"
 )
 
 // devSession starts herald dev and returns its address (host:port) and the key it printed.
@@ -29,44 +29,20 @@ func devSessionLine(t *testing.T) (addr, key, quickstart string) {
 	return m[1], m[2] + ":" + m[3], m[4]
 }
 
-// webhookEvents is a receiver on 127.0.0.1 that records each notice's X-Vendor-Event.
-type webhookEvents struct {
-	mu     sync.Mutex
-	events []string
-	url    string
-}
-
-func newWebhookEvents(t *testing.T) *webhookEvents {
-	w := &webhookEvents{}
-	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		w.mu.Lock()
-		w.events = append(w.events, r.Header.Get("X-Vendor-Event"))
-		w.mu.Unlock()
-		rw.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(srv.Close)
-	w.url = srv.URL + "/"
-	return w
-}
-
-// waitFor waits until the receiver got every one of events.
-func (w *webhookEvents) waitFor(t *testing.T, events ...string) {
+// waitForEvents waits until recv got a notice of every one of events (its X-Vendor-Event).
+func waitForEvents(t *testing.T, recv *channelstest.Receiver, events ...string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		w.mu.Lock()
-		got := strings.Join(w.events, " ")
-		w.mu.Unlock()
-		missing := false
-		for _, e := range events {
-			missing = missing || !strings.Contains(got, e)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var got []string
+		for _, r := range recv.Requests() {
+			got = append(got, r.Header.Get("X-Vendor-Event"))
 		}
-		if !missing {
+		if !slices.ContainsFunc(events, func(e string) bool { return !slices.Contains(got, e) }) {
 			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the receiver got %q, want %v", got, events)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -90,10 +66,10 @@ func requireCurl(t *testing.T) string {
 func TestQuickstartScript(t *testing.T) {
 	requireCurl(t)
 	_, _, line := devSessionLine(t)
-	recv := newWebhookEvents(t)
+	recv := channelstest.NewReceiver(t, nil)
 	cmd := exec.Command("sh", "-c", line) // as herald dev printed it, from the repository
 	cmd.Dir = "../.."
-	cmd.Env = append(os.Environ(), "HERALD_RECEIVER="+recv.url)
+	cmd.Env = append(os.Environ(), "HERALD_RECEIVER="+recv.URL+"/")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("quickstart.sh: %v\n%s", err, out)
@@ -103,7 +79,7 @@ func TestQuickstartScript(t *testing.T) {
 			t.Errorf("quickstart.sh's output lacks %q:\n%s", want, out)
 		}
 	}
-	recv.waitFor(t, "alert.open", "alert.close")
+	waitForEvents(t, recv, "alert.open", "alert.close")
 }
 
 // The README's session, pasted as it is into bash and zsh (zsh when installed; CI installs
@@ -135,8 +111,8 @@ func TestREADMESessionInBashAndZsh(t *testing.T) {
 	for _, shell := range shells {
 		t.Run(shell, func(t *testing.T) {
 			addr, key := devSession(t)
-			recv := newWebhookEvents(t)
-			script := strings.NewReplacer("PUB:PRIV", key, "127.0.0.1:8080", addr, "http://127.0.0.1:9000/", recv.url).
+			recv := channelstest.NewReceiver(t, nil)
+			script := strings.NewReplacer("PUB:PRIV", key, "127.0.0.1:8080", addr, "http://127.0.0.1:9000/", recv.URL+"/").
 				Replace("set -e\n" + strings.Join(blocks, "\n"))
 			out, err := exec.Command(shell, "-c", script).CombinedOutput()
 			if err != nil {
@@ -147,7 +123,7 @@ func TestREADMESessionInBashAndZsh(t *testing.T) {
 					t.Errorf("%s: the session's output lacks %q:\n%s", shell, want, out)
 				}
 			}
-			recv.waitFor(t, "alert.open", "alert.close")
+			waitForEvents(t, recv, "alert.open", "alert.close")
 		})
 	}
 }
