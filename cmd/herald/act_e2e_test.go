@@ -45,14 +45,7 @@ func TestActFromARealEmail(t *testing.T) {
 	dev := startRole(t, "dev", "herald dev", "HERALD_REDIS_URL="+storetest.URL(storetest.Redis(t)), "HERALD_LISTEN="+addr,
 		"HERALD_BOOTSTRAP_KEY="+publicKey+":"+privateKey, "HERALD_SMTP_ADDR="+smtp.Addr, "HERALD_MINUTE=1s", "HERALD_LOG_LEVEL=info",
 		"HERALD_ACTION_KEYS=", "HERALD_EXTERNAL_URL=")
-	waitFor(t, 20*time.Second, "herald dev to be ready", func() (bool, string) {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err != nil {
-			return false, err.Error()
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, resp.Status
-	})
+	waitReady(t, 20*time.Second, "herald dev", addr)
 	if out := dev.logs.String(); !strings.Contains(out, "Action links in notices start with http://"+addr) || !strings.Contains(out, "made for this run") {
 		t.Errorf("herald dev's banner does not say where action links go and that it made their key:\n%s", out)
 	}

@@ -81,14 +81,7 @@ func TestClusterSharesWorkAndSurvivesItsLeader(t *testing.T) {
 			"HERALD_RECONCILE_INTERVAL=1s", "HERALD_LOG_LEVEL=info"))
 	}
 
-	waitFor(t, 15*time.Second, "the API to be ready", func() (bool, string) {
-		resp, err := http.Get("http://" + apiAddr + "/readyz")
-		if err != nil {
-			return false, err.Error()
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, resp.Status
-	})
+	waitReady(t, 15*time.Second, "the API", apiAddr)
 	waitFor(t, 15*time.Second, "both workers to serve Herald's queues with their settings", func() (bool, string) {
 		return workersServing(inspector, workers)
 	})
@@ -335,6 +328,19 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() (bool,
 		}
 	}
 	t.Fatalf("waited %s for %s: %s", within.Round(time.Millisecond), what, state)
+}
+
+// waitReady waits until what (a process serving the API) answers 200 at addr's /readyz.
+func waitReady(t *testing.T, within time.Duration, what, addr string) {
+	t.Helper()
+	waitFor(t, within, what+" to be ready", func() (bool, string) {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status
+	})
 }
 
 // clusterAPI calls the API process with digest authentication, one request at a time.

@@ -112,14 +112,7 @@ func startPromHerald(t *testing.T) *promHerald {
 	h := &promHerald{addr: testkit.FreeLoopbackAddr(t), publicKey: "prom", privateKey: "7c0d2f4e-prometheus-e2e-key", hooks: startNotices(t)}
 	startRole(t, "dev", "herald dev", "HERALD_REDIS_URL="+redisURL, "HERALD_LISTEN="+h.addr,
 		"HERALD_BOOTSTRAP_KEY="+h.publicKey+":"+h.privateKey, "HERALD_MINUTE="+promMinute.String(), "HERALD_LOG_LEVEL=warn")
-	waitFor(t, 20*time.Second, "herald dev to be ready", func() (bool, string) {
-		resp, err := http.Get("http://" + h.addr + "/readyz")
-		if err != nil {
-			return false, err.Error()
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, resp.Status
-	})
+	waitReady(t, 20*time.Second, "herald dev", h.addr)
 	h.api = newClusterAPI("http://"+h.addr+api.BasePath, h.publicKey, h.privateKey)
 	var org, project struct{ ID string }
 	var defaults struct{ Results []struct{ ID string } }
