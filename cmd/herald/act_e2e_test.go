@@ -75,7 +75,7 @@ func TestActFromARealEmail(t *testing.T) {
 		if u, err := url.Parse(l); err != nil || u.Host != addr {
 			t.Fatalf("a link of the mail is not under herald dev's address %s: %s", addr, l)
 		}
-		if strings.Contains(get(t, l), "Acknowledge for 1 hour") {
+		if _, page := fetch(t, l); strings.Contains(page, "Acknowledge for 1 hour") {
 			ackLink = l
 		}
 	}
@@ -226,13 +226,6 @@ func actLinks(t *testing.T, data []byte) []string {
 	}
 	walk(msg.Header, msg.Body)
 	return slices.Compact(slices.Sorted(slices.Values(actLink.FindAllString(text.String(), -1))))
-}
-
-// get is the body of a GET of u (no credentials).
-func get(t *testing.T, u string) string {
-	t.Helper()
-	_, body := testkit.Get(t, u)
-	return body
 }
 
 // onlyOpenAlert is the id of the project's one open alert.

@@ -131,17 +131,6 @@ func startPromHerald(t *testing.T) *promHerald {
 	return h
 }
 
-// openAlertID is the id of the project's one open alert.
-func (h *promHerald) openAlertID(t *testing.T) string {
-	t.Helper()
-	var page struct{ Results []struct{ ID string } }
-	h.api.call(t, "GET", "/groups/"+h.project+"/alerts?status=OPEN", nil, http.StatusOK, &page)
-	if len(page.Results) != 1 {
-		t.Fatalf("%d open alerts, want 1", len(page.Results))
-	}
-	return page.Results[0].ID
-}
-
 // quietFor checks that no further OPEN notice of fingerprint comes for d (two repeat intervals:
 // the repeat the acknowledgement or silence should have stopped would have come by then).
 func (h *promHerald) quietFor(t *testing.T, fingerprint string, d time.Duration, why string) {
@@ -225,7 +214,7 @@ func TestRealPrometheusAlertsThroughHerald(t *testing.T) {
 	waitFor(t, 3*h.repeat, "a repeat of the notice", func() (bool, string) {
 		return h.hooks.count(fp, herald.StatusOpen) >= 2, h.hooks.String()
 	})
-	id := h.openAlertID(t)
+	id := onlyOpenAlert(t, h.api, h.project)
 	var a herald.Alert
 	h.api.call(t, "GET", "/groups/"+h.project+"/alerts/"+id, nil, http.StatusOK, &a)
 	if a.Fingerprint != fp || a.Labels["severity"] != "critical" || a.Annotations["summary"] != "the flag is up" || a.GeneratorURL == "" {
