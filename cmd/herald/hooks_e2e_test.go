@@ -1,9 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/channels/channelstest"
 	"github.com/heraldhq/herald/channels/sms"
 	"github.com/heraldhq/herald/internal/hooktest"
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 const (
@@ -44,19 +45,14 @@ func hooksRig(t *testing.T, svc *channelstest.Receiver) (*topologyRig, actlink.K
 // post sends a callback to the API's path (outside the base path) and returns its status and body.
 func (r *topologyRig) post(path string, body []byte, header http.Header) (int, string) {
 	r.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, strings.TrimSuffix(r.client.Base, api.BasePath)+path, strings.NewReader(string(body)))
+	req, err := http.NewRequest(http.MethodPost, strings.TrimSuffix(r.client.Base, api.BasePath)+path, bytes.NewReader(body))
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	req.Header = header
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	resp, text := testkit.Do(r.t, http.DefaultClient, req)
+	return resp.StatusCode, text
 }
 
 // alert is the project's one alert, read through the API.
