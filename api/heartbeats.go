@@ -361,7 +361,7 @@ func (s *Server) pingHeartbeat(ctx context.Context, ref store.HeartbeatRef, kind
 // those that match a heartbeat's labelMatchers: each firing one pings the heartbeats it
 // matches, and none opens an alert of its own (watchdog mode).
 func (s *Server) watchdog(ctx context.Context, groupID string, obs []herald.Observation) ([]herald.Observation, error) {
-	hs, _, err := s.store.Heartbeats(ctx, groupID, store.Page{Limit: maxWatchdogHeartbeats})
+	hs, err := s.store.WatchdogHeartbeats(ctx, groupID)
 	if err != nil {
 		return nil, err
 	}
@@ -392,9 +392,6 @@ func (s *Server) watchdog(ctx context.Context, groupID string, obs []herald.Obse
 	}
 	return kept, nil
 }
-
-// maxWatchdogHeartbeats is the most heartbeats of a project the front door looks at.
-const maxWatchdogHeartbeats = 1000
 
 // pingKind is what the path after the token reports: nothing a success, "start" a start,
 // "fail" a failure, an exit code 0 a success and 1 to 255 a failure.

@@ -26,6 +26,7 @@ import (
 
 func heartbeats(groupID string) collection      { return collection{groupTag(groupID), "hb"} }
 func heartbeatNames(groupID string) string      { return key(groupTag(groupID), "hbnames") }
+func heartbeatWatchdogs(groupID string) string  { return key(groupTag(groupID), "hbwatch") }
 func heartbeatToken(hash string) string         { return key(keysTag, "hbtoken", hash) }
 func heartbeatsDue() string                     { return key(globalTag, "hbdue") }
 func heartbeatMember(groupID, id string) string { return groupID + "/" + id }
@@ -84,6 +85,7 @@ func (s *Store) CreateHeartbeat(ctx context.Context, h herald.Heartbeat, due tim
 			}
 			pipe.ZAdd(ctx, hs.index(), redis.Z{Score: score(h.Created), Member: h.ID})
 			pipe.HSet(ctx, names, h.Name, h.ID)
+			indexWatchdog(ctx, pipe, h)
 			return recordEvent(ctx, pipe, events(h.GroupID, ""), ev)
 		})
 		return err
@@ -105,6 +107,25 @@ func (s *Store) watchRetry(ctx context.Context, fn func(*redis.Tx) error, keys .
 // Heartbeat reads one heartbeat.
 func (s *Store) Heartbeat(ctx context.Context, groupID, id string) (herald.Heartbeat, error) {
 	return getByID[herald.Heartbeat](ctx, s.rdb, heartbeats(groupID).doc, id, errHeartbeatNotFound)
+}
+
+// indexWatchdog keeps h in its project's set of heartbeats with label matchers, or out of it.
+func indexWatchdog(ctx context.Context, pipe redis.Pipeliner, h herald.Heartbeat) {
+	if len(h.LabelMatchers) > 0 {
+		pipe.SAdd(ctx, heartbeatWatchdogs(h.GroupID), h.ID)
+	} else {
+		pipe.SRem(ctx, heartbeatWatchdogs(h.GroupID), h.ID)
+	}
+}
+
+// WatchdogHeartbeats are a project's heartbeats with label matchers, which alerts posted to
+// the Alertmanager front door ping: one round trip when there are none.
+func (s *Store) WatchdogHeartbeats(ctx context.Context, groupID string) ([]herald.Heartbeat, error) {
+	ids, err := s.rdb.SMembers(ctx, heartbeatWatchdogs(groupID)).Result()
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	return getMany[herald.Heartbeat](ctx, s, heartbeats(groupID), ids)
 }
 
 // Heartbeats lists a project's heartbeats, oldest first.
@@ -178,6 +199,7 @@ func (s *Store) UpdateHeartbeat(ctx context.Context, groupID, id string, change 
 			if err := recordEvents(ctx, pipe, events(groupID, ""), w.Events); err != nil {
 				return err
 			}
+			indexWatchdog(ctx, pipe, h)
 			return set(ctx, pipe, hs.doc(id), h)
 		})
 		out = h
@@ -214,6 +236,7 @@ func (s *Store) DeleteHeartbeat(ctx context.Context, groupID, id string, obs []h
 			pipe.Del(ctx, docKey)
 			pipe.ZRem(ctx, hs.index(), id)
 			pipe.HDel(ctx, heartbeatNames(groupID), h.Name)
+			pipe.SRem(ctx, heartbeatWatchdogs(groupID), id)
 			if err := queueObservations(ctx, pipe, groupID, obs); err != nil {
 				return err
 			}

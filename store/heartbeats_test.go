@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -161,5 +163,64 @@ func TestDeleteHeartbeatRenamedMeanwhile(t *testing.T) {
 	again.ID, again.Name, again.TokenHash = herald.NewID(now), "weekly", "hash2"
 	if err := st.CreateHeartbeat(ctx, again, now.Add(time.Hour), herald.Event{}); err != nil {
 		t.Errorf("the deleted heartbeat's last name: %v", err)
+	}
+}
+
+// WatchdogHeartbeats are exactly the project's heartbeats with label matchers, however many
+// the project has: a change of matchers moves a heartbeat in or out, a delete takes it out.
+func TestWatchdogHeartbeats(t *testing.T) {
+	ctx := context.Background()
+	_, st, g := newProject(t)
+	now := time.Now()
+	watchdog := []herald.LabelMatcher{{Name: "alertname", Value: "Watchdog", IsEqual: true}}
+	var plain, dog herald.Heartbeat
+	for i := range 1100 {
+		h := herald.Heartbeat{ID: herald.NewID(now), GroupID: g, Name: fmt.Sprintf("job-%d", i), PeriodMin: 1, GraceMin: 1,
+			Status: herald.HeartbeatNew, Created: herald.At(now), Updated: herald.At(now), TokenHash: fmt.Sprintf("hash-%d", i), Since: now}
+		if i == 1099 { // the last one created: past any first page of the project's heartbeats
+			h.LabelMatchers = watchdog
+			dog = h
+		} else if i == 0 {
+			plain = h
+		}
+		if err := st.CreateHeartbeat(ctx, h, now.Add(time.Hour), herald.Event{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func() []string {
+		t.Helper()
+		hs, err := st.WatchdogHeartbeats(ctx, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range hs {
+			out = append(out, h.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := ids(); !slices.Equal(got, []string{dog.ID}) {
+		t.Fatalf("watchdogs %v, want only %s", got, dog.ID)
+	}
+	set := func(id string, ms []herald.LabelMatcher) {
+		t.Helper()
+		if _, err := st.UpdateHeartbeat(ctx, g, id, func(h *herald.Heartbeat) (store.HeartbeatWrite, error) {
+			h.LabelMatchers = ms
+			return store.HeartbeatWrite{Due: now.Add(time.Hour)}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(plain.ID, watchdog)
+	set(dog.ID, nil)
+	if got := ids(); !slices.Equal(got, []string{plain.ID}) {
+		t.Fatalf("after the matchers moved: %v, want %s", got, plain.ID)
+	}
+	if err := st.DeleteHeartbeat(ctx, g, plain.ID, nil, herald.Event{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(); len(got) != 0 {
+		t.Fatalf("after the delete: %v", got)
 	}
 }
