@@ -45,7 +45,7 @@ type common struct {
 	AdminEmail     string
 	Administrators []string
 	services
-	// Outbound is how the workers reach delivery targets: proxy and TLS files.
+	// Outbound is how workers and the API reach services: proxy and TLS files.
 	Outbound           outbound
 	monitoringSettings // bound by the roles that serve the API
 	// Actions are the settings of notices' action links (the API's, dev's and workers').
@@ -208,6 +208,7 @@ func bindServing(s settings, role, listenDefault string) *serving {
 		c.periodic.bind(s)
 	} else {
 		c.bindDeliveryWarnings(s)
+		c.Outbound.bind(s)
 	}
 	c.Actions.bind(s, &c.ExternalURL, false)
 	c.bindHooks(s, role)

@@ -26,7 +26,7 @@ const (
 
 // hooksRig is the API and a worker with action keys and the services' callback secrets; the
 // services' messages reach svc.
-func hooksRig(t *testing.T, svc *channelstest.Receiver) (*topologyRig, actlink.Keys) {
+func hooksRig(t *testing.T, svc *channelstest.Receiver, proxy ...string) (*topologyRig, actlink.Keys) {
 	t.Helper()
 	keys, err := actlink.ParseKeys("k1:" + strings.Repeat("action-key-", 4))
 	if err != nil {
@@ -38,6 +38,9 @@ func hooksRig(t *testing.T, svc *channelstest.Receiver) (*topologyRig, actlink.K
 		c.Hooks.ChatBSigningSecret = e2eSigningSecret
 		c.ExternalURL = e2eExternal
 		c.Actions.Keys, c.Actions.Base = keys, e2eExternal
+		if len(proxy) > 0 {
+			c.Outbound.Proxy = proxy[0]
+		}
 	})
 	return r, keys
 }
@@ -65,10 +68,22 @@ func (r *topologyRig) alert(project string) map[string]any {
 // acknowledge 1 h, signed as the service signs it, acknowledges the alert as the clicking user
 // (read back through the API), and the service's response_url gets the message saying so.
 // Its hostile twins change nothing: a bad signature, an old timestamp, a tampered token, a
-// response_url elsewhere; and the good click again is a replay.
+// response_url elsewhere; and the good click again is a replay. With HERALD_OUTBOUND_PROXY
+// set, the API's update of the message goes through the proxy, as deliveries do.
 func TestChatBButtonEndToEnd(t *testing.T) {
+	t.Run("direct", func(t *testing.T) { chatBButtonEndToEnd(t, nil) })
+	t.Run("through a proxy", func(t *testing.T) { chatBButtonEndToEnd(t, channelstest.StartTinyProxy(t, "", "")) })
+}
+
+func chatBButtonEndToEnd(t *testing.T, proxy *channelstest.TinyProxy) {
 	svc := chatBReceiver(t)
-	r, keys := hooksRig(t, svc)
+	var r *topologyRig
+	var keys actlink.Keys
+	if proxy != nil {
+		r, keys = hooksRig(t, svc, proxy.URL)
+	} else {
+		r, keys = hooksRig(t, svc)
+	}
 	project := r.openAlert(chatB())
 
 	var msg struct {
@@ -120,6 +135,10 @@ func TestChatBButtonEndToEnd(t *testing.T) {
 
 	good := click(ack.Value, responseURL)
 	header := signed(e2eSigningSecret, time.Now(), good)
+	proxied := 0
+	if proxy != nil {
+		proxied = proxy.Requests()
+	}
 	if status, body := r.post("/hooks/chat-b/actions", good, header); status != 200 {
 		t.Fatalf("the click: %d %s", status, body)
 	}
@@ -138,6 +157,9 @@ func TestChatBButtonEndToEnd(t *testing.T) {
 	})
 	if !strings.Contains(string(update.Body), `"replace_original":true`) || !strings.Contains(string(update.Body), "Acknowledged by ana until") {
 		t.Errorf("the update %s", update.Body)
+	}
+	if proxy != nil && proxy.Requests() == proxied {
+		t.Errorf("the message's update did not go through the proxy:\n%s", proxy.Log())
 	}
 	if status, _ := r.post("/hooks/chat-b/actions", good, header); status != 403 {
 		t.Errorf("the replayed click: %d, want 403", status)

@@ -21,8 +21,9 @@ import (
 	"github.com/heraldhq/herald/channels"
 )
 
-// outbound is how the workers reach delivery targets: an egress proxy, and the TLS files of
-// the connections to targets. The files are read at start and again on SIGHUP.
+// outbound is how Herald reaches services: an egress proxy, and the TLS files of the
+// connections. The workers deliver through it, the API updates clicked chat messages through
+// it. The files are read at start and again on SIGHUP.
 type outbound struct {
 	Proxy                     string // HERALD_OUTBOUND_PROXY; unset: the environment's
 	CAFile, CertFile, KeyFile string

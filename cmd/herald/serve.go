@@ -136,10 +136,15 @@ func serveAPI(ctx context.Context, ln net.Listener, st *store.Store, engine api.
 	delivery := deliverySetup(c.services, c.AllowPrivate)
 	warnDefaultsUndeliverable(log, *delivery)
 	c.Actions.describeAPI(log)
+	hooks, err := c.Outbound.transport(c.AllowPrivate)
+	if err != nil {
+		return err
+	}
+	c.Outbound.reloadOnHangup(ctx, hooks, log)
 	handler, err := api.New(ctx, st, engine, log, api.Config{ExternalURL: c.ExternalURL, GitHash: buildGitHash(), Version: buildVersion(),
 		Delivery: delivery, Minute: c.Minute, BasicOverHTTP: c.BasicOverHTTP, ActionKeys: c.Actions.Keys,
 		ChatBSigningSecret: c.Hooks.ChatBSigningSecret, ChatBURL: c.services["HERALD_CHAT_B_URL"], SMSToken: c.services["HERALD_SMS_TOKEN"],
-		HookClient: channels.NewHTTPClient(c.AllowPrivate, channels.DefaultTimeout),
+		HookClient: hooks.Client(channels.DefaultTimeout),
 		Ready:      st.Ping, Monitoring: c.monitoringSettings.handler(st),
 		Metrics: processMetrics().Handler(clusterMetrics(st, log)), Observe: processMetrics().ObserveRequest})
 	if err != nil {
