@@ -196,7 +196,7 @@ func (c *call) changeHeartbeatOf(p herald.Project, change func(h *herald.Heartbe
 		return reply{}, err
 	}
 	if queued {
-		_ = c.s.engine.Queued(c.ctx, p.ID) // the observations are stored: reconcile starts their session otherwise
+		c.s.engine.Queued(c.ctx, p.ID) // the observations are stored: reconcile starts their session otherwise
 	}
 	return c.one(http.StatusOK, c.heartbeatView(h, shown), heartbeatPath(h)), nil
 }
@@ -261,7 +261,7 @@ func (s *Server) deleteHeartbeat(c *call) (reply, error) {
 		return reply{}, err
 	}
 	if len(obs) > 0 {
-		_ = s.engine.Queued(c.ctx, p.ID) // the observations are stored: reconcile starts their session otherwise
+		s.engine.Queued(c.ctx, p.ID) // the observations are stored: reconcile starts their session otherwise
 	}
 	return noContent(), nil
 }
@@ -326,7 +326,7 @@ func (s *Server) servePing(w *statusRecorder, r *http.Request) {
 		return
 	}
 	if queued {
-		_ = s.engine.Queued(ctx, ref.GroupID) // the observation is stored: reconcile starts its session otherwise
+		s.engine.Queued(ctx, ref.GroupID) // the observation is stored: reconcile starts its session otherwise
 	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Content-Length", "3")
@@ -388,7 +388,7 @@ func (s *Server) watchdog(ctx context.Context, groupID string, obs []herald.Obse
 		}
 	}
 	if queued {
-		_ = s.engine.Queued(ctx, groupID) // the observations are stored: reconcile starts their session otherwise
+		s.engine.Queued(ctx, groupID) // the observations are stored: reconcile starts their session otherwise
 	}
 	return kept, nil
 }

@@ -89,7 +89,7 @@ type Engine interface {
 	ReplayDeadLetter(ctx context.Context, groupID, id string) error
 	// Queued: observations a heartbeat made were stored for the project; a session should
 	// evaluate them now.
-	Queued(ctx context.Context, groupID string) error
+	Queued(ctx context.Context, groupID string)
 }
 
 // Server is the HTTP API.

@@ -37,11 +37,19 @@ func (d *Dispatcher) Observe(ctx context.Context, groupID string, batch []byte) 
 	if err := d.store.AppendObservations(ctx, groupID, batch); err != nil {
 		return err
 	}
+	d.Queued(ctx, groupID)
+	return nil
+}
+
+// Queued makes sure a session of the project evaluates the observations the store queued for
+// it: its task, and a kick. A failure to queue the task is not the caller's: the next batch's
+// task, or the scheduler's reconcile, starts a session for any project with observations
+// waiting.
+func (d *Dispatcher) Queued(ctx context.Context, groupID string) {
 	if _, err := d.client.EnqueueContext(ctx, newTask(TypeObservations, projectTask{GroupID: groupID}),
 		asynq.Queue(QueueEngine), asynq.MaxRetry(50)); err == nil {
 		d.kick(ctx, groupID)
 	}
-	return nil
 }
 
 // kick tells the workers listening that project groupID has work queued (store.Kicks), so

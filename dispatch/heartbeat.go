@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/robfig/cron/v3"
 	"go.uber.org/zap"
 
@@ -71,17 +70,6 @@ func HeartbeatDeadline(h herald.Heartbeat, minute time.Duration) time.Time {
 	return h.Deadline(minute, HeartbeatCron(h))
 }
 
-// Queued makes sure a session of the project evaluates the observations the store queued for
-// it (a heartbeat's): its task, and a kick. A failure to queue the task is not the caller's:
-// the scheduler's reconcile starts a session for any project with observations waiting.
-func (d *Dispatcher) Queued(ctx context.Context, groupID string) error {
-	if _, err := d.client.EnqueueContext(ctx, newTask(TypeObservations, projectTask{GroupID: groupID}),
-		asynq.Queue(QueueEngine), asynq.MaxRetry(50)); err == nil {
-		d.kick(ctx, groupID)
-	}
-	return nil
-}
-
 // CheckHeartbeats marks missed every heartbeat past its deadline and queues the observations
 // that open their alerts; it answers how many it marked.
 func (e *Engine) CheckHeartbeats(ctx context.Context) (int, error) {
@@ -107,7 +95,7 @@ func (e *Engine) CheckHeartbeats(ctx context.Context) (int, error) {
 			}
 		}
 		for g := range projects {
-			_ = e.dispatcher.Queued(ctx, g)
+			e.dispatcher.Queued(ctx, g)
 		}
 		if len(refs) < heartbeatBatch {
 			return missed, nil
