@@ -153,7 +153,7 @@ func actor(kind herald.Kind, d channels.Delivery) string {
 	if kind.Actor == "" {
 		return kind.Name
 	}
-	if v := fieldValue(kind, d, kind.Actor); v != "" {
+	if v := (channels.Kind{Kind: kind}).Field(d, kind.Actor); v != "" {
 		return v
 	}
 	return kind.Name

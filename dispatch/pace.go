@@ -165,7 +165,7 @@ func (e *Engine) paceKey(r recipient) string {
 	var id strings.Builder
 	for _, f := range kind.Fields {
 		if f.Required {
-			id.WriteString(fieldValue(kind, r.delivery, f.Name))
+			id.WriteString(channels.Kind{Kind: kind}.Field(r.delivery, f.Name))
 			id.WriteByte(0)
 		}
 	}
@@ -233,20 +233,6 @@ func (e *Engine) paceTried(ctx context.Context, r *recipient, err error) {
 		}
 	}
 	_ = e.store.ReleasePace(ctx, r.pace, r.delivery.ID)
-}
-
-// fieldValue is the value of kind's field name for delivery d: the notification's, else its
-// integration's.
-func fieldValue(kind herald.Kind, d channels.Delivery, name string) string {
-	if v := d.Notification.Field(name); v != "" {
-		return v
-	}
-	for _, f := range kind.Fields {
-		if f.Name == name && f.Integration != "" && d.Integration != nil {
-			return d.Integration.Field(f.Integration)
-		}
-	}
-	return ""
 }
 
 // pacedOutcome is what try says of a delivery pace held back: paced for wait, recorded by
