@@ -227,8 +227,7 @@ func (e *Engine) paceTried(ctx context.Context, r *recipient, err error) {
 	ctx = context.WithoutCancel(ctx)
 	if f := failureOf(err); f != nil && f.RetryAfter > 0 {
 		now := e.Clock.Now()
-		if e.store.PausePace(ctx, r.pace, now.Add(f.RetryAfter), now) == nil {
-			_, _ = e.store.ReservePace(ctx, r.pace, r.delivery.ID, e.Paces[r.kind], now)
+		if e.store.PausePace(ctx, r.pace, r.delivery.ID, e.Paces[r.kind], now.Add(f.RetryAfter), now) == nil {
 			return
 		}
 	}

@@ -60,14 +60,31 @@ redis.call('PEXPIRE', KEYS[1], tat + every - now + tonumber(ARGV[5]))
 return slot
 `)
 
-// pausePace: bucket KEYS[1] takes nothing before ARGV[1] ms (a later pause stays); ARGV[2] ms
-// from now is when that is. ARGV[3]: how long the hash outlives it.
+// pausePace: bucket KEYS[1] takes nothing before ARGV[1] ms (a later pause stays), at ARGV[2]
+// ms now. The line is given its slots again after the pause, in its order, one every ARGV[3]
+// ms: first the refused delivery ARGV[4] ("" for none), then every other held slot, earliest
+// first. The bucket's next slot comes after them (ARGV[5]: the burst's tolerance, in ms), so
+// no later notice overtakes the line. ARGV[6]: how long the hash outlives its last slot.
 var pausePace = redis.NewScript(`
-local p = tonumber(redis.call('HGET', KEYS[1], 'p') or '0')
-if tonumber(ARGV[1]) > p then redis.call('HSET', KEYS[1], 'p', ARGV[1]) end
-if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) + tonumber(ARGV[3]) then
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]))
+local now, every, tau = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[5])
+local p = math.max(tonumber(redis.call('HGET', KEYS[1], 'p') or '0'), tonumber(ARGV[1]))
+redis.call('HSET', KEYS[1], 'p', p)
+local line = {}
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  if string.sub(all[i], 1, 2) == 'd:' and all[i] ~= ARGV[4] then
+    table.insert(line, {all[i], tonumber(all[i + 1])})
+  end
 end
+table.sort(line, function(a, b) return a[2] < b[2] or (a[2] == b[2] and a[1] < b[1]) end)
+if ARGV[4] ~= '' then table.insert(line, 1, {ARGV[4], 0}) end
+local slot = p
+for _, d in ipairs(line) do
+  redis.call('HSET', KEYS[1], d[1], slot)
+  slot = slot + every
+end
+redis.call('HSET', KEYS[1], 't', math.max(tonumber(redis.call('HGET', KEYS[1], 't') or '0'), slot + tau))
+redis.call('PEXPIRE', KEYS[1], math.max(slot - now, 0) + tonumber(ARGV[6]))
 return 1
 `)
 
@@ -91,10 +108,16 @@ func (s *Store) ReleasePace(ctx context.Context, key, id string) error {
 	return s.rdb.HDel(ctx, key, "d:"+id).Err()
 }
 
-// PausePace pauses the target of bucket key until until (its service asked to be left alone
-// that long): no slot is given before then, and one given before that falls before it is
-// given again after it.
-func (s *Store) PausePace(ctx context.Context, key string, until, now time.Time) error {
-	return pausePace.Run(ctx, s.rdb, []string{key}, until.UnixMilli(), max(until.Sub(now), 0).Milliseconds(),
-		paceKeep.Milliseconds()).Err()
+// PausePace pauses the target of bucket key, paced by p, until until: its service refused
+// delivery id (none: "") and asked to be left alone that long. No slot is given before then.
+// The deliveries waiting keep their order after it: id first, at the pause's end, then each
+// held slot in its order, one a pace's interval apart; later ones come after them all.
+func (s *Store) PausePace(ctx context.Context, key, id string, p Pace, until, now time.Time) error {
+	field := ""
+	if id != "" {
+		field = "d:" + id
+	}
+	tau := p.Every.Milliseconds() * int64(max(p.Burst, 1)-1)
+	return pausePace.Run(ctx, s.rdb, []string{key}, until.UnixMilli(), now.UnixMilli(), p.Every.Milliseconds(),
+		field, tau, paceKeep.Milliseconds()).Err()
 }

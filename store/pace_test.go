@@ -11,8 +11,9 @@ import (
 )
 
 // The slots a bucket hands out, step by step, at given times: a burst at once, then one per
-// interval in the order asked; a delivery keeps its slot until released; a pause moves every
-// slot before its end to after it, in the order asked again; a quiet spell refills the burst.
+// interval in the order asked; a delivery keeps its slot until released; a pause gives the
+// refused delivery the first slot after it and the others waiting theirs in their order, and
+// a later one comes after them all; a quiet spell refills the burst.
 func TestPaceSlots(t *testing.T) {
 	ctx := context.Background()
 	st := store.New(storetest.Redis(t))
@@ -33,13 +34,21 @@ func TestPaceSlots(t *testing.T) {
 		{"a delivery keeps its slot", "reserve", "d", 500 * time.Millisecond, time.Second},
 		{"tried", "release", "d", time.Second, 0},
 		{"a new try takes the next slot", "reserve", "d", time.Second, 3 * time.Second},
-		{"the service asks for a pause", "pause", "", time.Second, 10 * time.Second},
-		{"a slot before the pause's end is given after it", "reserve", "e", 2 * time.Second, 10 * time.Second},
-		{"and the next after that", "reserve", "f", 2 * time.Second, 11 * time.Second},
-		{"a quiet spell refills the burst", "reserve", "g", 100 * time.Second, 100 * time.Second},
-		{"a quiet spell refills the burst", "reserve", "h", 100 * time.Second, 100 * time.Second},
+		{"f waits behind d", "reserve", "f", time.Second, 4 * time.Second},
+		{"a was sent", "release", "a", time.Second, 0},
+		{"b was sent", "release", "b", time.Second, 0},
+		{"c was sent", "release", "c", time.Second, 0},
+		{"e was sent", "release", "e", 2 * time.Second, 0},
+		{"f's task runs late, after g asked", "reserve", "g", 2 * time.Second, 5 * time.Second},
+		{"d is refused for 8 s", "pause", "d", 2 * time.Second, 10 * time.Second},
+		{"g's task runs first: its place in the line stays", "reserve", "g", 3 * time.Second, 12 * time.Second},
+		{"the refused one goes first after the pause", "reserve", "d", 3 * time.Second, 10 * time.Second},
+		{"then the line in its order", "reserve", "f", 3 * time.Second, 11 * time.Second},
+		{"a new one comes after the line", "reserve", "h", 3 * time.Second, 13 * time.Second},
 		{"a quiet spell refills the burst", "reserve", "i", 100 * time.Second, 100 * time.Second},
-		{"then one a second again", "reserve", "j", 100 * time.Second, 101 * time.Second},
+		{"a quiet spell refills the burst", "reserve", "j", 100 * time.Second, 100 * time.Second},
+		{"a quiet spell refills the burst", "reserve", "k", 100 * time.Second, 100 * time.Second},
+		{"then one a second again", "reserve", "l", 100 * time.Second, 101 * time.Second},
 	}
 	for i, s := range steps {
 		now := t0.Add(s.at)
@@ -49,7 +58,7 @@ func TestPaceSlots(t *testing.T) {
 				t.Fatal(err)
 			}
 		case "pause":
-			if err := st.PausePace(ctx, key, t0.Add(s.want), now); err != nil {
+			if err := st.PausePace(ctx, key, s.id, p, t0.Add(s.want), now); err != nil {
 				t.Fatal(err)
 			}
 		default:
@@ -91,7 +100,7 @@ func TestPaceExpires(t *testing.T) {
 	if _, err := st.ReservePace(ctx, key, "a", store.Pace{Every: time.Second, Burst: 1}, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PausePace(ctx, key, now.Add(time.Hour), now); err != nil {
+	if err := st.PausePace(ctx, key, "a", store.Pace{Every: time.Second, Burst: 1}, now.Add(time.Hour), now); err != nil {
 		t.Fatal(err)
 	}
 	ttl, err := rdb.PTTL(ctx, key).Result()
