@@ -74,6 +74,19 @@ func (l *Linker) Links(a herald.Alert, global, ended bool, recipient string, now
 	return out
 }
 
+// DigestLink is the link to the page of digest d, made at now: it lists every alert of the
+// digest and offers to acknowledge them all. "" when l is nil.
+func (l *Linker) DigestLink(d herald.Digest, now time.Time) string {
+	if l == nil {
+		return ""
+	}
+	tok, err := l.keys.Sign(Claims{Group: d.GroupID, Alert: d.ID, Action: ViewDigest, Recipient: d.Recipient, Expires: Expiry(now, time.Time{})})
+	if err != nil {
+		return ""
+	}
+	return l.URL(tok)
+}
+
 // URL is the page of token.
 func (l *Linker) URL(token string) string { return l.base + "/act/" + token }
 

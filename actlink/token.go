@@ -25,6 +25,8 @@ const (
 	Acknowledge1h
 	Acknowledge4h
 	Unacknowledge
+	// ViewDigest opens a digest's page: Claims.Alert is then the digest's id.
+	ViewDigest
 )
 
 var actionNames = map[Action]string{
@@ -32,6 +34,7 @@ var actionNames = map[Action]string{
 	Acknowledge1h: "acknowledge1h",
 	Acknowledge4h: "acknowledge4h",
 	Unacknowledge: "unacknowledge",
+	ViewDigest:    "digest",
 }
 
 func (a Action) String() string {

@@ -293,3 +293,28 @@ func TestLinksByAlertState(t *testing.T) {
 		}
 	}
 }
+
+func TestDigestLinkNamesTheDigest(t *testing.T) {
+	k := keys(t, "k1:"+secretA)
+	l, err := actlink.NewLinker(k, "https://herald.example.com/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := herald.Digest{ID: "6a1b2c3d4e5f60718293a4b5", GroupID: "5f0c6b1e2a3b4c5d6e7f8091", Kind: "EMAIL", Recipient: "ana@example.com"}
+	link := l.DigestLink(d, now)
+	tok, ok := strings.CutPrefix(link, "https://herald.example.com/act/")
+	if !ok {
+		t.Fatalf("link %q is not under the external URL", link)
+	}
+	c, err := k.Verify(tok, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := actlink.Claims{Group: d.GroupID, Alert: d.ID, Action: actlink.ViewDigest, Recipient: d.Recipient, Expires: now.Add(actlink.MaxAge)}
+	if c != want {
+		t.Fatalf("claims %+v, want %+v", c, want)
+	}
+	if (*actlink.Linker)(nil).DigestLink(d, now) != "" {
+		t.Fatal("a nil linker made a link")
+	}
+}
