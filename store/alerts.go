@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/redis/go-redis/v9"
 
@@ -113,6 +114,24 @@ func (s *Store) alert(ctx context.Context, cs collection, id string) (herald.Ale
 		notified = readNotified(ctx, s.rdb, alertScope(cs, &a), id)
 	}
 	return a, setNotified(&a, notified)
+}
+
+// AlertsByID reads the alerts of project groupID named by ids that exist, in the order of ids
+// (a missing one is left out), in one round trip: they share the project's slot. The caller
+// bounds ids.
+func (s *Store) AlertsByID(ctx context.Context, groupID string, ids []string) ([]herald.Alert, error) {
+	return getMany[herald.Alert](ctx, s, alerts(groupID), validIDs(ids))
+}
+
+// GlobalAlertsByID reads the global alerts named by ids that exist, in the order of ids, in
+// two round trips (the documents, then their lastNotified). The caller bounds ids.
+func (s *Store) GlobalAlertsByID(ctx context.Context, ids []string) ([]herald.Alert, error) {
+	return getMany[herald.Alert](ctx, s, globalAlerts(), validIDs(ids))
+}
+
+// validIDs is ids without those not of herald's form (never read).
+func validIDs(ids []string) []string {
+	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !herald.ValidID(id) })
 }
 
 // AlertFilter selects alerts: by status ("" for all) and creation time.

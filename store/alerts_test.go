@@ -212,3 +212,46 @@ func TestAlertIndexesOfBothLayouts(t *testing.T) {
 		t.Errorf("left after the purge: %v", keys)
 	}
 }
+
+// Alerts read by id come back in the order asked, without the missing, the
+// malformed, or another collection's; each with its lastNotified.
+func TestAlertsByID(t *testing.T) {
+	ctx := context.Background()
+	_, st, gid := newProject(t)
+	base := time.Unix(1_795_000_000, 0)
+	var ids []string
+	for i := range 3 {
+		created := base.Add(time.Duration(i) * time.Second)
+		a := herald.Alert{ID: herald.NewID(created), GroupID: gid, AlertConfigID: "cfg", EventTypeName: "HOST_DOWN",
+			Status: herald.StatusOpen, Created: herald.At(created), Updated: herald.At(created), LastNotified: herald.At(created)}
+		if err := st.SaveAlert(ctx, a, i == 2, ""); err != nil { // the third is global
+			t.Fatal(err)
+		}
+		ids = append(ids, a.ID)
+	}
+	idsOf := func(as []herald.Alert, err error) []string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, a := range as {
+			if a.LastNotified.IsZero() {
+				t.Errorf("alert %s read without its lastNotified", a.ID)
+			}
+			out = append(out, a.ID)
+		}
+		return out
+	}
+	missing := herald.NewID(base)
+	ask := []string{ids[1], missing, "not-an-id", ids[2], ids[0]}
+	if got, want := idsOf(st.AlertsByID(ctx, gid, ask)), []string{ids[1], ids[0]}; !slices.Equal(got, want) {
+		t.Errorf("AlertsByID = %v, want %v", got, want)
+	}
+	if got, want := idsOf(st.GlobalAlertsByID(ctx, ask)), []string{ids[2]}; !slices.Equal(got, want) {
+		t.Errorf("GlobalAlertsByID = %v, want %v", got, want)
+	}
+	if got := idsOf(st.AlertsByID(ctx, gid, nil)); len(got) != 0 {
+		t.Errorf("AlertsByID(nil) = %v", got)
+	}
+}

@@ -40,8 +40,7 @@ func (s *Store) Orgs(ctx context.Context, p Page) ([]herald.Org, int, error) {
 // OrgsByID reads the organizations of ids that exist, oldest first. The caller bounds ids
 // (a principal's roles).
 func (s *Store) OrgsByID(ctx context.Context, ids []string) ([]herald.Org, error) {
-	valid := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !herald.ValidID(id) })
-	os, err := getMany[herald.Org](ctx, s, orgs(), valid)
+	os, err := getMany[herald.Org](ctx, s, orgs(), validIDs(ids))
 	if err != nil {
 		return nil, err
 	}
