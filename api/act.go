@@ -92,6 +92,7 @@ type actView struct {
 	Details []string // more about it
 	Tone    string   // ok, error, or "" for information
 	Alert   *alertView
+	Digest  *digestView
 	Button  string // the action's button; "" for none
 	Style   template.CSS
 }
@@ -129,22 +130,25 @@ func (s *Server) serveAct(w *statusRecorder, r *http.Request) {
 			detail: "Open the link in a browser."})
 		return
 	}
+	var form []byte // a POST's body: a digest page's form says how long to acknowledge for
 	if r.Method == http.MethodPost {
 		if err := crossOrigin.Check(r); err != nil {
 			s.actFailed(w, r, actFailure{status: http.StatusForbidden, outcome: "Refused: the request came from another site",
 				detail: "Only the button of this page acts. Open the link from the notice and press the button there."})
 			return
 		}
-		if _, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, actBodyLimit)); err != nil {
+		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, actBodyLimit))
+		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
 				s.actFailed(w, r, actFailure{status: http.StatusRequestEntityTooLarge, outcome: "The request is too large",
-					detail: "The page's button sends no data."})
+					detail: "The page's buttons send at most one short field."})
 				return
 			}
 			s.actFailed(w, r, actFailure{status: http.StatusBadRequest, outcome: "The request could not be read"})
 			return
 		}
+		form = b
 	}
 	ctx, now, address := r.Context(), s.cfg.Clock.Now(), clientNetwork(remoteAddress(r))
 	wait, err := s.store.AuthRefused(ctx, actThrottleName, address, s.cfg.AuthLimits)
@@ -158,19 +162,20 @@ func (s *Server) serveAct(w *statusRecorder, r *http.Request) {
 			detail: fmt.Sprintf("This address tried too many links that did not work. Try again in %d seconds.", retryAfterSeconds(wait))})
 		return
 	}
-	claims, a, fail, err := s.actTarget(ctx, strings.TrimPrefix(r.URL.Path, ActPath), now)
-	if err != nil {
-		s.actUnavailable(w, r, err)
+	claims, fail := s.actClaims(strings.TrimPrefix(r.URL.Path, ActPath), now)
+	if fail == nil && claims.Action == actlink.ViewDigest {
+		s.serveDigest(w, r, claims, form, now, address)
 		return
 	}
-	if fail != nil {
-		if err := s.store.AuthFailed(ctx, actThrottleName, address, s.cfg.AuthLimits); err != nil {
+	var a herald.Alert
+	if fail == nil {
+		if a, fail, err = s.actAlert(ctx, claims, now); err != nil {
 			s.actUnavailable(w, r, err)
 			return
 		}
-		s.log.Info("action link refused", zap.String("remote", remoteAddress(r)), zap.String("method", r.Method),
-			zap.Int("status", fail.status), zap.String("why", fail.outcome))
-		s.actFailed(w, r, *fail)
+	}
+	if fail != nil {
+		s.actRefused(w, r, address, *fail)
 		return
 	}
 	v := actView{}
@@ -192,51 +197,67 @@ func (s *Server) serveAct(w *statusRecorder, r *http.Request) {
 	s.writeActPage(w, r, status, v)
 }
 
-// actTarget verifies token at now and reads the alert it names: fail says why it does not
-// work (err: the store could not be read).
-func (s *Server) actTarget(ctx context.Context, token string, now time.Time) (actlink.Claims, herald.Alert, *actFailure, error) {
+// actRefused answers a link that does not work (fail says why), counting it against address
+// in the failed-authentication throttle.
+func (s *Server) actRefused(w *statusRecorder, r *http.Request, address string, fail actFailure) {
+	if err := s.store.AuthFailed(r.Context(), actThrottleName, address, s.cfg.AuthLimits); err != nil {
+		s.actUnavailable(w, r, err)
+		return
+	}
+	s.log.Info("action link refused", zap.String("remote", remoteAddress(r)), zap.String("method", r.Method),
+		zap.Int("status", fail.status), zap.String("why", fail.outcome))
+	s.actFailed(w, r, fail)
+}
+
+// actClaims verifies token at now: fail says why it does not work.
+func (s *Server) actClaims(token string, now time.Time) (actlink.Claims, *actFailure) {
 	if s.cfg.ActionKeys.Empty() {
-		return actlink.Claims{}, herald.Alert{}, &actFailure{status: http.StatusNotFound, outcome: "This Herald does not take action links",
-			detail: "Its operator has not set HERALD_ACTION_KEYS. Nothing was changed."}, nil
+		return actlink.Claims{}, &actFailure{status: http.StatusNotFound, outcome: "This Herald does not take action links",
+			detail: "Its operator has not set HERALD_ACTION_KEYS. Nothing was changed."}
 	}
 	c, err := s.cfg.ActionKeys.Verify(token, now)
 	switch {
-	case errors.Is(err, actlink.ErrMalformed):
-		return c, herald.Alert{}, &actFailure{status: http.StatusBadRequest, outcome: "This link is not complete",
-			detail: "It may have been cut short when it was copied: open it from the notice itself. Nothing was changed."}, nil
+	case err == nil:
+		return c, nil
 	case errors.Is(err, actlink.ErrUnknownKey), errors.Is(err, actlink.ErrForged):
-		return c, herald.Alert{}, &actFailure{status: http.StatusForbidden, outcome: "This link is not valid",
-			detail: "It was changed, forged, or signed with a key this Herald no longer has. Nothing was changed."}, nil
+		return c, &actFailure{status: http.StatusForbidden, outcome: "This link is not valid",
+			detail: "It was changed, forged, or signed with a key this Herald no longer has. Nothing was changed."}
 	case errors.Is(err, actlink.ErrExpired):
-		return c, herald.Alert{}, &actFailure{status: http.StatusGone, outcome: "This link has expired",
-			detail: "Links work for 14 days, and for 24 hours after their alert closed. Nothing was changed."}, nil
-	case err != nil:
-		return c, herald.Alert{}, nil, err
+		return c, &actFailure{status: http.StatusGone, outcome: "This link has expired",
+			detail: "Links work for 14 days, and for 24 hours after their alert closed. Nothing was changed."}
 	}
+	return c, &actFailure{status: http.StatusBadRequest, outcome: "This link is not complete", // ErrMalformed
+		detail: "It may have been cut short when it was copied: open it from the notice itself. Nothing was changed."}
+}
+
+// actAlert reads the alert of verified claims c: fail says why the link does not work (err:
+// the store could not be read).
+func (s *Server) actAlert(ctx context.Context, c actlink.Claims, now time.Time) (herald.Alert, *actFailure, error) {
 	gone := &actFailure{status: http.StatusNotFound, outcome: "This alert no longer exists", detail: "Nothing was changed."}
 	var a herald.Alert
+	var err error
 	switch {
 	case c.Global:
 		a, err = s.store.GlobalAlert(ctx, c.Alert)
 		if err == nil && a.GroupID != c.Group {
-			return c, a, gone, nil
+			return a, gone, nil
 		}
 	case c.Group == "":
-		return c, a, gone, nil
+		return a, gone, nil
 	default:
 		a, err = s.store.Alert(ctx, c.Group, c.Alert)
 	}
 	if herald.IsNotFound(err) {
-		return c, a, gone, nil
+		return a, gone, nil
 	}
 	if err != nil {
-		return c, a, nil, err
+		return a, nil, err
 	}
 	if !actlink.Live(c, a.Resolved.Time, now) {
-		return c, a, &actFailure{status: http.StatusGone, outcome: "This link has expired",
+		return a, &actFailure{status: http.StatusGone, outcome: "This link has expired",
 			detail: "Its alert closed more than 24 hours ago. Nothing was changed."}, nil
 	}
-	return c, a, nil, nil
+	return a, nil, nil
 }
 
 // act does what a button's POST asks of alert a, once, and says in v what happened: the
@@ -288,8 +309,8 @@ func (s *Server) act(ctx context.Context, r *http.Request, c actlink.Claims, a h
 	return http.StatusOK, after, nil
 }
 
-// showAlert fills v with alert a and the button of c's action, if it can act on a at now.
-func (s *Server) showAlert(ctx context.Context, c actlink.Claims, a herald.Alert, now time.Time, v *actView) error {
+// newAlertView is alert a as a page shows it at now, without its project and notices.
+func newAlertView(a herald.Alert, now time.Time) *alertView {
 	av := &alertView{ID: a.ID, What: herald.What(a), Type: a.EventTypeName, Target: herald.Target(a), Status: a.Status,
 		Since: showTime(a.Created.Time) + " (" + ago(now.Sub(a.Created.Time)) + ")"}
 	if !a.Resolved.IsZero() {
@@ -299,12 +320,15 @@ func (s *Server) showAlert(ctx context.Context, c actlink.Claims, a herald.Alert
 		av.Acknowledged = "until " + showTime(a.AcknowledgedUntil.Time) + " by " + a.AcknowledgingUsername
 		av.Comment = a.AcknowledgementComment
 	}
+	return av
+}
+
+// showAlert fills v with alert a and the button of c's action, if it can act on a at now.
+func (s *Server) showAlert(ctx context.Context, c actlink.Claims, a herald.Alert, now time.Time, v *actView) error {
+	av := newAlertView(a, now)
 	if a.GroupID != "" {
-		p, err := s.store.Project(ctx, a.GroupID)
-		switch {
-		case err == nil:
-			av.Project = p.Name
-		case !herald.IsNotFound(err):
+		var err error
+		if av.Project, err = s.projectName(ctx, a.GroupID); err != nil {
 			return err
 		}
 		attempts, _, err := s.store.Attempts(ctx, a.GroupID, a.ID, store.Page{Limit: actNotices})
@@ -329,6 +353,15 @@ func (s *Server) showAlert(ctx context.Context, c actlink.Claims, a herald.Alert
 		}
 	}
 	return nil
+}
+
+// projectName is the name of project groupID, "" when it is gone.
+func (s *Server) projectName(ctx context.Context, groupID string) (string, error) {
+	p, err := s.store.Project(ctx, groupID)
+	if herald.IsNotFound(err) {
+		return "", nil
+	}
+	return p.Name, err
 }
 
 // actFailed answers a link that does not work, or a request the page refuses.

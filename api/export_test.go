@@ -1,5 +1,7 @@
 package api
 
+import "time"
+
 // RoutePatterns is every endpoint's "METHOD /path/{param}", from the route table, for the
 // tests of package api_test.
 func RoutePatterns() []string {
@@ -19,3 +21,11 @@ const (
 
 // ClientNetwork is what failed authentications are counted against, for its table test.
 var ClientNetwork = clientNetwork
+
+// SetActDigestBudget sets how long acknowledging a digest's alerts may start new
+// acknowledgements, until the test ends.
+func SetActDigestBudget(t interface{ Cleanup(func()) }, d time.Duration) {
+	was := actDigestBudget
+	actDigestBudget = d
+	t.Cleanup(func() { actDigestBudget = was })
+}

@@ -156,6 +156,7 @@ type noticeAck struct {
 	recipient      string // whom the notice went to: the channel, the number
 	source         string
 	action         string // an action link's action, for the event ("" for none)
+	digest         string // the digest whose page acted, for the event ("" for none)
 	comment        string // the acknowledgement's comment: where it came from
 	remote         string
 	now            time.Time
@@ -173,6 +174,12 @@ func (s *Server) applyNoticeAck(ctx context.Context, n noticeAck) (herald.Alert,
 		}
 		scope = p.Scope()
 	}
+	return s.applyNoticeAckIn(ctx, scope, n)
+}
+
+// applyNoticeAckIn is applyNoticeAck with the alert's scope read already: its project's, or
+// none for a global alert.
+func (s *Server) applyNoticeAckIn(ctx context.Context, scope herald.Scope, n noticeAck) (herald.Alert, error) {
 	return s.applyAck(ctx, ackChange{global: n.global, scope: scope, id: n.alertID, until: herald.At(n.until),
 		comment: n.comment, who: n.who, now: n.now, kept: n.kept, event: func(typ string) herald.Event {
 			ev := herald.NewEvent(typ, herald.Principal{RemoteAddress: n.remote}, scope, n.now)
@@ -182,6 +189,9 @@ func (s *Server) applyNoticeAck(ctx context.Context, n noticeAck) (herald.Alert,
 			ev.Raw["recipient"] = n.recipient
 			if n.action != "" {
 				ev.Raw["action"] = n.action
+			}
+			if n.digest != "" {
+				ev.Raw["digest"] = n.digest
 			}
 			return ev
 		}})
