@@ -4,7 +4,8 @@
 // the API's OpenAPI 3 document (openapi.json, which tests hold to the route table) and a viewer
 // of it at /api/docs (Redoc, embedded from docs/), and the pages of notices' action links
 // under /act/ (act.go): HTML, with the link's signed token as the only credential, for its one
-// alert and action; a GET only shows, the page's POST acts.
+// alert and action, or for the alerts of one digest (actdigest.go); a GET only shows, the
+// page's POST acts.
 //
 // Before authenticating, it refuses what a browser could be tricked into sending (guard.go:
 // cross-site requests, bodies not declared JSON) and throttles failed authentications (auth.go,
