@@ -61,6 +61,22 @@ func wantError(t *testing.T, err error, code, param string) {
 	}
 }
 
+// wantValidated checks what a Validate returned: the error naming code and param when code
+// is set, else want.
+func wantValidated[T any](t *testing.T, got T, err error, want *T, code, param string) {
+	t.Helper()
+	if code != "" {
+		wantError(t, err, code, param)
+		return
+	}
+	if err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	if !reflect.DeepEqual(got, *want) {
+		t.Errorf("got %+v, want %+v", got, *want)
+	}
+}
+
 // hasIntegration is a project's Integrations rule: it has integrations of types.
 func hasIntegration(types ...string) func(string) bool {
 	return func(t string) bool { return slices.Contains(types, t) }
@@ -188,16 +204,7 @@ func TestNotificationValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n, err := notificationInput(t, tc.typeName, tc.fields).Validate("n", tc.rules)
-			if tc.code != "" {
-				wantError(t, err, tc.code, tc.param)
-				return
-			}
-			if err != nil {
-				t.Fatalf("refused: %v", err)
-			}
-			if !reflect.DeepEqual(n, *tc.want) {
-				t.Errorf("got %+v, want %+v", n, *tc.want)
-			}
+			wantValidated(t, n, err, tc.want, tc.code, tc.param)
 		})
 	}
 }
@@ -316,16 +323,7 @@ func TestAlertRuleValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := ruleInput(t, tc.body).Validate(NotificationRules{})
-			if tc.code != "" {
-				wantError(t, err, tc.code, tc.param)
-				return
-			}
-			if err != nil {
-				t.Fatalf("refused: %v", err)
-			}
-			if !reflect.DeepEqual(r, *tc.want) {
-				t.Errorf("got %+v, want %+v", r, *tc.want)
-			}
+			wantValidated(t, r, err, tc.want, tc.code, tc.param)
 		})
 	}
 }

@@ -54,6 +54,22 @@ func TestRequestTimeProblem(t *testing.T) {
 	}
 }
 
+// wantObservationField checks that err refuses item of a batch as INVALID_OBSERVATION naming
+// field, or, with field "", that there is no error.
+func wantObservationField(t *testing.T, name string, err error, item int, field string) {
+	t.Helper()
+	if field == "" {
+		if err != nil {
+			t.Errorf("%s: refused: %v", name, err)
+		}
+		return
+	}
+	e := ErrorOf(err)
+	if e == nil || e.Code != CodeInvalidObservation || fmt.Sprint(e.Parameters) != fmt.Sprint([]any{item, field}) {
+		t.Errorf("%s: %v, want INVALID_OBSERVATION naming item %d and %s", name, err, item, field)
+	}
+}
+
 func TestObservationTimesBounded(t *testing.T) {
 	firing := true
 	host := func(at string) Observation {
@@ -81,16 +97,7 @@ func TestObservationTimesBounded(t *testing.T) {
 		{"prometheus far endsAt", prom("2026-03-01T11:00:00Z", "9999-12-31T23:59:59Z"), ""},
 	} {
 		err := c.o.ValidateAt(3, bT0)
-		if c.field == "" {
-			if err != nil {
-				t.Errorf("%s: refused: %v", c.name, err)
-			}
-			continue
-		}
-		e := ErrorOf(err)
-		if e == nil || e.Code != CodeInvalidObservation || fmt.Sprint(e.Parameters) != fmt.Sprint([]any{3, c.field}) {
-			t.Errorf("%s: %v, want INVALID_OBSERVATION naming item 3 and %s", c.name, err, c.field)
-		}
+		wantObservationField(t, c.name, err, 3, c.field)
 	}
 }
 
@@ -118,16 +125,7 @@ func TestPostableAlertTimesBounded(t *testing.T) {
 		{"startsAt 2000, endsAt 9999", alert("2000-01-01T00:00:00Z", "9999-12-31T00:00:00Z"), ""},
 	} {
 		err := c.a.CheckTimes(7, bT0)
-		if c.field == "" {
-			if err != nil {
-				t.Errorf("%s: refused: %v", c.name, err)
-			}
-			continue
-		}
-		e := ErrorOf(err)
-		if e == nil || e.Code != CodeInvalidObservation || fmt.Sprint(e.Parameters) != fmt.Sprint([]any{7, c.field}) {
-			t.Errorf("%s: %v, want INVALID_OBSERVATION naming item 7 and %s", c.name, err, c.field)
-		}
+		wantObservationField(t, c.name, err, 7, c.field)
 	}
 }
 

@@ -8,7 +8,10 @@ package herald
 // them. Functions that return slices return fresh copies, so callers may
 // modify them freely.
 
-import "sort"
+import (
+	"maps"
+	"slices"
+)
 
 // Category is the alert-type category of an event type; maintenance windows
 // silence by category and matchers are allowed only for some categories.
@@ -141,7 +144,7 @@ func LookupEventType(name string) (EventTypeInfo, bool) {
 }
 
 // EventTypeNames returns every alertable event type name, sorted.
-func EventTypeNames() []string { return catalogSortedKeys(catalogEventTypes) }
+func EventTypeNames() []string { return slices.Sorted(maps.Keys(catalogEventTypes)) }
 
 // catalogMaintenanceAlertTypes are the values of a maintenance window's
 // alertTypeNames, in the platform's order (docs/lifecycle.md#maintenance-windows
@@ -213,12 +216,12 @@ var (
 )
 
 // MatcherOperators are the matchers.operator values, sorted.
-func MatcherOperators() []string { return catalogSortedKeys(catalogMatcherOperators) }
+func MatcherOperators() []string { return slices.Sorted(maps.Keys(catalogMatcherOperators)) }
 
 // GlobalRoles, OrgRoles and ProjectRoles are the role names of each scope, sorted.
-func GlobalRoles() []string  { return catalogSortedKeys(catalogGlobalRoles) }
-func OrgRoles() []string     { return catalogSortedKeys(catalogOrgRoles) }
-func ProjectRoles() []string { return catalogSortedKeys(catalogProjectRoles) }
+func GlobalRoles() []string  { return slices.Sorted(maps.Keys(catalogGlobalRoles)) }
+func OrgRoles() []string     { return slices.Sorted(maps.Keys(catalogOrgRoles)) }
+func ProjectRoles() []string { return slices.Sorted(maps.Keys(catalogProjectRoles)) }
 
 // ValidMatcherOperator reports whether s is a matchers.operator value.
 func ValidMatcherOperator(s string) bool { return catalogMatcherOperators[s] }
@@ -311,7 +314,7 @@ var catalogUnits = map[string]catalogUnit{
 
 // UnitKindOf reports the kind of a `units` value.
 // UnitNames are the units values, sorted.
-func UnitNames() []string { return catalogSortedKeys(catalogUnits) }
+func UnitNames() []string { return slices.Sorted(maps.Keys(catalogUnits)) }
 
 func UnitKindOf(units string) (UnitKind, bool) {
 	f, ok := catalogUnits[units]
@@ -453,7 +456,7 @@ func LookupMetric(name string) (UnitKind, bool) {
 }
 
 // MetricNames returns every measurement type, sorted.
-func MetricNames() []string { return catalogSortedKeys(catalogMetrics) }
+func MetricNames() []string { return slices.Sorted(maps.Keys(catalogMetrics)) }
 
 func catalogSet(values ...string) map[string]bool {
 	m := make(map[string]bool, len(values))
@@ -461,15 +464,6 @@ func catalogSet(values ...string) map[string]bool {
 		m[v] = true
 	}
 	return m
-}
-
-func catalogSortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func catalogClone(s []string) []string {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
 
@@ -189,27 +188,18 @@ func (w *writes) queue(ctx context.Context, pipe redis.Pipeliner) {
 		pipe.Do(ctx, w.set...)
 	}
 	for _, m := range []map[string][]any{w.zrem, w.hdel, w.zadd, w.hset} {
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			pipe.Do(ctx, m[k]...)
 		}
 	}
 	for _, c := range w.cmds {
 		pipe.Do(ctx, c...)
 	}
-	for _, k := range sortedKeys(w.sadd) {
+	for _, k := range slices.Sorted(maps.Keys(w.sadd)) {
 		members := make([]any, 0, len(w.sadd[k]))
-		for _, m := range sortedKeys(w.sadd[k]) {
+		for _, m := range slices.Sorted(maps.Keys(w.sadd[k])) {
 			members = append(members, m)
 		}
 		pipe.SAdd(ctx, k, members...)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
