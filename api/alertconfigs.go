@@ -84,26 +84,10 @@ func (c *call) projectRule(p herald.Project, in alertConfigRequest, current hera
 	return in.Validate(herald.NotificationRules{Integrations: func(t string) bool { return has[t] }, Current: current.Notifications})
 }
 
-// alertConfigRequest checks the caller may change the monitoring of the {groupId} project and
-// decodes the body of a create or replace of one of its configurations.
-func (c *call) alertConfigRequest() (herald.Project, alertConfigRequest, error) {
-	var in alertConfigRequest
-	p, err := c.project(herald.WriteMonitoring)
-	if err == nil {
-		err = c.decode(&in)
-	}
-	return p, in, err
-}
-
 // alertConfig checks the caller may make a request of kind a in the {groupId} project and reads
 // the project's {alertConfigId} configuration.
 func (c *call) alertConfig(a herald.Access) (herald.Project, herald.AlertConfig, error) {
-	p, err := c.project(a)
-	if err != nil {
-		return p, herald.AlertConfig{}, err
-	}
-	cfg, err := c.s.store.AlertConfig(c.ctx, p.ID, c.param("alertConfigId"))
-	return p, cfg, err
+	return projectItem(c, a, "alertConfigId", c.s.store.AlertConfig)
 }
 
 func alertConfigPath(c herald.AlertConfig) string {
@@ -147,7 +131,7 @@ func (s *Server) getAlertConfig(c *call) (reply, error) {
 
 // POST /groups/{groupId}/alertConfigs
 func (s *Server) createAlertConfig(c *call) (reply, error) {
-	p, in, err := c.alertConfigRequest()
+	p, in, err := projectRequest[alertConfigRequest](c, herald.WriteMonitoring)
 	if err != nil {
 		return reply{}, err
 	}
@@ -166,7 +150,7 @@ func (s *Server) createAlertConfig(c *call) (reply, error) {
 
 // PUT /groups/{groupId}/alertConfigs/{alertConfigId}: replace everything but the identity.
 func (s *Server) replaceAlertConfig(c *call) (reply, error) {
-	p, in, err := c.alertConfigRequest()
+	p, in, err := projectRequest[alertConfigRequest](c, herald.WriteMonitoring)
 	if err != nil {
 		return reply{}, err
 	}

@@ -209,6 +209,50 @@ func (c *call) project(a herald.Access) (herald.Project, error) {
 	return c.authorizeProject(a, p, err)
 }
 
+// org checks the caller may make a request of kind a in the {orgId} organization and reads
+// it.
+func (c *call) org(a herald.Access) (herald.Org, error) {
+	id := c.param("orgId")
+	if err := c.require(a, herald.Scope{OrgID: id}); err != nil {
+		return herald.Org{}, err
+	}
+	return c.s.store.Org(c.ctx, id)
+}
+
+// projectItem checks the caller may make a request of kind a in the {groupId} project and
+// reads, with read, the project's item that the path parameter param names.
+func projectItem[T any](c *call, a herald.Access, param string, read func(ctx context.Context, groupID, id string) (T, error)) (herald.Project, T, error) {
+	p, err := c.project(a)
+	if err != nil {
+		var none T
+		return p, none, err
+	}
+	v, err := read(c.ctx, p.ID, c.param(param))
+	return p, v, err
+}
+
+// projectRequest checks the caller may make a request of kind a in the {groupId} project and
+// decodes the request's body as a T.
+func projectRequest[T any](c *call, a herald.Access) (herald.Project, T, error) {
+	var in T
+	p, err := c.project(a)
+	if err == nil {
+		err = c.decode(&in)
+	}
+	return p, in, err
+}
+
+// globalRequest checks the caller may make a request of kind a outside any organization and
+// decodes the request's body as a T.
+func globalRequest[T any](c *call, a herald.Access) (T, error) {
+	var in T
+	err := c.require(a, herald.Scope{})
+	if err == nil {
+		err = c.decode(&in)
+	}
+	return in, err
+}
+
 // authorizeProject is project's answer to the project read (err its error): the project, or
 // why the caller may not have it.
 func (c *call) authorizeProject(a herald.Access, p herald.Project, err error) (herald.Project, error) {

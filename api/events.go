@@ -60,6 +60,15 @@ func (c *call) listEvents(sc store.EventScope, prefix string) (reply, error) {
 	}, func(e herald.Event) string { return prefix + e.ID })
 }
 
+// oneEvent answers the {eventId} event of scope sc; prefix is the path its id goes under.
+func (c *call) oneEvent(sc store.EventScope, prefix string) (reply, error) {
+	e, err := c.s.store.Event(c.ctx, sc, c.param("eventId"))
+	if err != nil {
+		return reply{}, err
+	}
+	return c.one(http.StatusOK, c.withoutRaw(e), prefix+e.ID), nil
+}
+
 // GET /groups/{groupId}/events
 func (s *Server) listProjectEvents(c *call) (reply, error) {
 	p, err := c.project(herald.ReadProject)
@@ -79,18 +88,11 @@ func (s *Server) listGlobalEvents(c *call) (reply, error) {
 
 // GET /orgs/{orgId}/events/{eventId}
 func (s *Server) getOrgEvent(c *call) (reply, error) {
-	orgID := c.param("orgId")
-	if err := c.require(herald.ReadOrg, herald.Scope{OrgID: orgID}); err != nil {
-		return reply{}, err
-	}
-	if _, err := s.store.Org(c.ctx, orgID); err != nil {
-		return reply{}, err
-	}
-	e, err := s.store.Event(c.ctx, store.EventScope{OrgID: orgID}, c.param("eventId"))
+	o, err := c.org(herald.ReadOrg)
 	if err != nil {
 		return reply{}, err
 	}
-	return c.one(http.StatusOK, c.withoutRaw(e), "/orgs/"+orgID+"/events/"+e.ID), nil
+	return c.oneEvent(store.EventScope{OrgID: o.ID}, "/orgs/"+o.ID+"/events/")
 }
 
 // GET /groups/{groupId}/events/{eventId}: one project event (the self link of its list item).
@@ -99,11 +101,7 @@ func (s *Server) getProjectEvent(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	e, err := s.store.Event(c.ctx, store.EventScope{GroupID: p.ID}, c.param("eventId"))
-	if err != nil {
-		return reply{}, err
-	}
-	return c.one(http.StatusOK, c.withoutRaw(e), "/groups/"+p.ID+"/events/"+e.ID), nil
+	return c.oneEvent(store.EventScope{GroupID: p.ID}, "/groups/"+p.ID+"/events/")
 }
 
 // GET /globalEvents/{eventId}: one platform event (the self link of its list item).
@@ -111,9 +109,5 @@ func (s *Server) getGlobalEvent(c *call) (reply, error) {
 	if err := c.require(herald.ReadGlobal, herald.Scope{}); err != nil {
 		return reply{}, err
 	}
-	e, err := s.store.Event(c.ctx, store.EventScope{}, c.param("eventId"))
-	if err != nil {
-		return reply{}, err
-	}
-	return c.one(http.StatusOK, c.withoutRaw(e), "/globalEvents/"+e.ID), nil
+	return c.oneEvent(store.EventScope{}, "/globalEvents/")
 }

@@ -104,11 +104,8 @@ func (s *Server) getGlobalAlertConfig(c *call) (reply, error) {
 
 // POST /globalAlertConfigs
 func (s *Server) createGlobalAlertConfig(c *call) (reply, error) {
-	if err := c.require(herald.MonitorGlobal, herald.Scope{}); err != nil {
-		return reply{}, err
-	}
-	var in alertConfigRequest
-	if err := c.decode(&in); err != nil {
+	in, err := globalRequest[alertConfigRequest](c, herald.MonitorGlobal)
+	if err != nil {
 		return reply{}, err
 	}
 	cfg, err := c.globalConfig(in)

@@ -94,12 +94,7 @@ func hashPingToken(token string) string {
 // heartbeat checks the caller may make a request of kind a in the {groupId} project and reads
 // its {heartbeatId} heartbeat.
 func (c *call) heartbeat(a herald.Access) (herald.Project, herald.Heartbeat, error) {
-	p, err := c.project(a)
-	if err != nil {
-		return p, herald.Heartbeat{}, err
-	}
-	h, err := c.s.store.Heartbeat(c.ctx, p.ID, c.param("heartbeatId"))
-	return p, h, err
+	return projectItem(c, a, "heartbeatId", c.s.store.Heartbeat)
 }
 
 // GET /groups/{groupId}/heartbeats: the project's heartbeats, oldest first.
@@ -117,21 +112,10 @@ func (s *Server) listHeartbeats(c *call) (reply, error) {
 	}, heartbeatPath)
 }
 
-// heartbeatRequest checks the caller may change the {groupId} project's heartbeats and reads
-// the request's body.
-func (c *call) heartbeatRequest() (herald.Project, herald.HeartbeatInput, error) {
-	var in herald.HeartbeatInput
-	p, err := c.project(herald.WriteMonitoring)
-	if err == nil {
-		err = c.decode(&in)
-	}
-	return p, in, err
-}
-
 // POST /groups/{groupId}/heartbeats: 201, with the ping URL in full (the only read that has it
 // besides re-issuing the token).
 func (s *Server) createHeartbeat(c *call) (reply, error) {
-	p, in, err := c.heartbeatRequest()
+	p, in, err := projectRequest[herald.HeartbeatInput](c, herald.WriteMonitoring)
 	if err != nil {
 		return reply{}, err
 	}
@@ -204,7 +188,7 @@ func (c *call) changeHeartbeatOf(p herald.Project, change func(h *herald.Heartbe
 // PATCH /groups/{groupId}/heartbeats/{heartbeatId}: the given fields only; its deadline counts
 // again with the new period or schedule from its last ping.
 func (s *Server) updateHeartbeat(c *call) (reply, error) {
-	p, in, err := c.heartbeatRequest()
+	p, in, err := projectRequest[herald.HeartbeatInput](c, herald.WriteMonitoring)
 	if err != nil {
 		return reply{}, err
 	}

@@ -124,14 +124,11 @@ func (s *Server) createGlobalAPIKey(c *call) (reply, error) {
 
 // POST /orgs/{orgId}/apiKeys
 func (s *Server) createOrgAPIKey(c *call) (reply, error) {
-	orgID := c.param("orgId")
-	if err := c.require(herald.OwnOrg, herald.Scope{OrgID: orgID}); err != nil {
+	o, err := c.org(herald.OwnOrg)
+	if err != nil {
 		return reply{}, err
 	}
-	if _, err := s.store.Org(c.ctx, orgID); err != nil {
-		return reply{}, err
-	}
-	return c.createKey(orgID, herald.OrgRoles(), "organization")
+	return c.createKey(o.ID, herald.OrgRoles(), "organization")
 }
 
 // GET /admin/apiKeys
@@ -152,12 +149,8 @@ type assignRequest struct {
 // PATCH /groups/{groupId}/apiKeys/{apiKeyId}: give an organization key roles in the project.
 // The key must belong to the project's organization.
 func (s *Server) assignAPIKey(c *call) (reply, error) {
-	p, err := c.project(herald.AssignAPIKey)
+	p, in, err := projectRequest[assignRequest](c, herald.AssignAPIKey)
 	if err != nil {
-		return reply{}, err
-	}
-	var in assignRequest
-	if err := c.decode(&in); err != nil {
 		return reply{}, err
 	}
 	names, err := keyRequest{Roles: in.Roles}.roles(herald.ProjectRoles(), "project")

@@ -27,11 +27,8 @@ func (in nameRequest) name() (string, error) {
 
 // POST /orgs
 func (s *Server) createOrg(c *call) (reply, error) {
-	if err := c.require(herald.OwnGlobal, herald.Scope{}); err != nil {
-		return reply{}, err
-	}
-	var in nameRequest
-	if err := c.decode(&in); err != nil {
+	in, err := globalRequest[nameRequest](c, herald.OwnGlobal)
+	if err != nil {
 		return reply{}, err
 	}
 	if in.OrgID != nil {
@@ -96,11 +93,7 @@ func (s *Server) createProject(c *call) (reply, error) {
 
 // GET /orgs/{orgId}
 func (s *Server) getOrg(c *call) (reply, error) {
-	id := c.param("orgId")
-	if err := c.require(herald.ReadOrg, herald.Scope{OrgID: id}); err != nil {
-		return reply{}, err
-	}
-	o, err := s.store.Org(c.ctx, id)
+	o, err := c.org(herald.ReadOrg)
 	if err != nil {
 		return reply{}, err
 	}

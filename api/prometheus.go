@@ -256,12 +256,8 @@ type silenceCreated struct {
 // matchers, recorded with the same event as one made through the API), or, with an id, a
 // change to one that has not ended.
 func (s *Server) amPostSilence(c *call) (reply, error) {
-	p, err := c.project(herald.WriteMonitoring)
+	p, in, err := projectRequest[herald.PostableSilence](c, herald.WriteMonitoring)
 	if err != nil {
-		return reply{}, err
-	}
-	var in herald.PostableSilence
-	if err := c.decode(&in); err != nil {
 		return reply{}, err
 	}
 	if in.ID != "" {

@@ -10,11 +10,8 @@ import (
 // POST /users: a user with its global roles granted and its organization and project roles
 // sent as invitations. The password is kept only as the digest HA1 the user authenticates with.
 func (s *Server) createUser(c *call) (reply, error) {
-	if err := c.require(herald.AdminUsers, herald.Scope{}); err != nil {
-		return reply{}, err
-	}
-	var in herald.UserInput
-	if err := c.decode(&in); err != nil {
+	in, err := globalRequest[herald.UserInput](c, herald.AdminUsers)
+	if err != nil {
 		return reply{}, err
 	}
 	u, password, err := in.Validate()

@@ -29,14 +29,9 @@ func (c *call) windowEvent(typ string, p herald.Project, w herald.MaintenanceWin
 // visibleWindow checks the caller may make a request of kind a in the {groupId} project and
 // reads the project's {windowId} window, refusing one that has ended.
 func (c *call) visibleWindow(a herald.Access) (herald.Project, herald.MaintenanceWindow, error) {
-	p, err := c.project(a)
-	if err != nil {
-		return p, herald.MaintenanceWindow{}, err
-	}
-	id := c.param("windowId")
-	w, err := c.s.store.Window(c.ctx, p.ID, id)
+	p, w, err := projectItem(c, a, "windowId", c.s.store.Window)
 	if err == nil && !w.Visible(c.now) {
-		err = windowNotFound(id)
+		err = windowNotFound(c.param("windowId"))
 	}
 	return p, w, err
 }
@@ -55,12 +50,8 @@ func (s *Server) listWindows(c *call) (reply, error) {
 // POST /groups/{groupId}/maintenanceWindows (the document also shows a trailing slash). The
 // document answers 200, not 201.
 func (s *Server) createWindow(c *call) (reply, error) {
-	p, err := c.project(herald.WriteMonitoring)
+	p, in, err := projectRequest[herald.MaintenanceWindowInput](c, herald.WriteMonitoring)
 	if err != nil {
-		return reply{}, err
-	}
-	var in herald.MaintenanceWindowInput
-	if err := c.decode(&in); err != nil {
 		return reply{}, err
 	}
 	w := herald.MaintenanceWindow{ID: herald.NewID(c.now), GroupID: p.ID, Created: herald.At(c.now), Updated: herald.At(c.now)}
@@ -85,12 +76,8 @@ func (s *Server) getWindow(c *call) (reply, error) {
 // PATCH /groups/{groupId}/maintenanceWindows/{windowId}: the given fields only. The document
 // answers 201.
 func (s *Server) updateWindow(c *call) (reply, error) {
-	p, err := c.project(herald.WriteMonitoring)
+	p, in, err := projectRequest[herald.MaintenanceWindowInput](c, herald.WriteMonitoring)
 	if err != nil {
-		return reply{}, err
-	}
-	var in herald.MaintenanceWindowInput
-	if err := c.decode(&in); err != nil {
 		return reply{}, err
 	}
 	id := c.param("windowId")
