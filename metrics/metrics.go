@@ -66,56 +66,58 @@ type requestSeries struct {
 // scheduler's jobs use their names (reconcile, retention).
 const TaskAlert = "alert"
 
+// counterVec is a counter of name, explained by help, with a series per value of labels.
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+// histogramVec is a histogram of name, explained by help, in buckets, with a series per value
+// of labels.
+func histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
+}
+
 // New makes a process's instruments.
 func New() *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herald_api_requests_total",
-			Help: "API requests answered, by route pattern, method and status code.",
-		}, []string{"route", "method", "code"}),
-		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "herald_api_request_duration_seconds",
-			Help:    "Time to answer an API request, by route pattern and method.",
-			Buckets: prometheus.DefBuckets,
-		}, []string{"route", "method"}),
-		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herald_deliveries_total",
-			Help: "Delivery attempts, by notification kind and outcome (delivered, retrying, rejected, failed).",
-		}, []string{"kind", "outcome"}),
-		deliveryDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "herald_delivery_duration_seconds",
-			Help: "Time one delivery attempt took, by notification kind.",
+		requests: counterVec("herald_api_requests_total",
+			"API requests answered, by route pattern, method and status code.",
+			"route", "method", "code"),
+		requestDuration: histogramVec("herald_api_request_duration_seconds",
+			"Time to answer an API request, by route pattern and method.",
+			prometheus.DefBuckets,
+			"route", "method"),
+		deliveries: counterVec("herald_deliveries_total",
+			"Delivery attempts, by notification kind and outcome (delivered, retrying, rejected, failed).",
+			"kind", "outcome"),
+		deliveryDuration: histogramVec("herald_delivery_duration_seconds",
+			"Time one delivery attempt took, by notification kind.",
 			// Services answer in tens of milliseconds; a sender gives up after 10 s.
-			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}, []string{"kind"}),
-		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "herald_schedule_lateness_seconds",
-			Help: "How long after its due time scheduled work started: an alert's step (task=\"alert\") or a scheduler job.",
+			[]float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+			"kind"),
+		lateness: histogramVec("herald_schedule_lateness_seconds",
+			"How long after its due time scheduled work started: an alert's step (task=\"alert\") or a scheduler job.",
 			// Due steps start within a second when workers keep up; a backlog shows as seconds
 			// to minutes.
-			Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
-		}, []string{"task"}),
-		reclaimed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herald_tasks_reclaimed_total",
-			Help: "Tasks of dead workers whose lease ran out, handed back to their queue (requeued) or, reclaimed too often, left to asynq's recoverer (left).",
-		}, []string{"outcome"}),
+			[]float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+			"task"),
+		reclaimed: counterVec("herald_tasks_reclaimed_total",
+			"Tasks of dead workers whose lease ran out, handed back to their queue (requeued) or, reclaimed too often, left to asynq's recoverer (left).",
+			"outcome"),
 		reclaimErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herald_task_reclaim_errors_total",
 			Help: "Runs of the worker's reclaimer of dead workers' tasks that failed (tried again a few seconds later).",
 		}),
-		schedulerRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herald_scheduler_runs_total",
-			Help: "Runs of the leading scheduler's jobs (reconcile, retention), by how they ended: ok, failed (the run, or a part of its work; its log line says what; the next run tries again), interrupted (shutdown).",
-		}, []string{"job", "outcome"}),
-		engineErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herald_engine_errors_total",
-			Help: "What the alert engine could not do and no caller hears of, by what: a project lease not given back (lease_release), outbox entries that could not be read and were set aside (outbox_set_aside), batches of observations that could not be read and were set aside (observations_set_aside), how a try of a notice went left unrecorded (notice_end).",
-		}, []string{"what"}),
-		paced: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herald_paced_total",
-			Help: "Notices that waited for their target's next slot (HERALD_PACE_<KIND>), by kind: a notification typeName, or EMAIL or SMS for a person.",
-		}, []string{"kind"}),
+		schedulerRuns: counterVec("herald_scheduler_runs_total",
+			"Runs of the leading scheduler's jobs (reconcile, retention), by how they ended: ok, failed (the run, or a part of its work; its log line says what; the next run tries again), interrupted (shutdown).",
+			"job", "outcome"),
+		engineErrors: counterVec("herald_engine_errors_total",
+			"What the alert engine could not do and no caller hears of, by what: a project lease not given back (lease_release), outbox entries that could not be read and were set aside (outbox_set_aside), batches of observations that could not be read and were set aside (observations_set_aside), how a try of a notice went left unrecorded (notice_end).",
+			"what"),
+		paced: counterVec("herald_paced_total",
+			"Notices that waited for their target's next slot (HERALD_PACE_<KIND>), by kind: a notification typeName, or EMAIL or SMS for a person.",
+			"kind"),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
