@@ -251,8 +251,7 @@ func FuzzHostileBodies(f *testing.F) {
 // the item and field, and changes nothing: no batch is queued, no window made or changed, the
 // alert is not acknowledged. Times at the bounds are taken.
 func TestHostileTimes(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	a := saveTestAlert(t, e, false, hostDownAlert(p, herald.StatusOpen, time.Now().Add(-time.Hour)))
 	now := time.Now().UTC()
 	soon, later := now.Add(time.Hour).Format(time.RFC3339), now.Add(2*time.Hour).Format(time.RFC3339)
@@ -336,8 +335,7 @@ func TestHostileTimes(t *testing.T) {
 // on project and global configurations, and creates nothing: 2147483647, a common "never",
 // used to wrap into "at once", and 307445735 into a repeat every 26 s.
 func TestHostileDelayAndInterval(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	configs := "/groups/" + p + "/alertConfigs"
 	before := e.Owner.do("GET", configs, nil).wantStatus(200).num("totalCount")
 	for _, c := range []struct {
@@ -378,8 +376,7 @@ func TestHostileDelayAndInterval(t *testing.T) {
 // encoding/json would read as U+FFFD) is 400 INVALID_ATTRIBUTE naming the attribute that holds
 // it. Nothing is queued. Two label names that differ only in case are two labels.
 func TestBatchBodiesRefuseDuplicateNamesAndInvalidUTF8(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	const prom = `{"labels":{"alertname":"X","job":"api"},"annotations":{"summary":"s"}}`
 	obsProm := `{"eventTypeName":"PROMETHEUS_ALERT","active":true,` + prom[1:]
 	host := `{"eventTypeName":"HOST_DOWN","active":true,"hostId":"h","hostnameAndPort":"h:27017"}`
@@ -445,8 +442,7 @@ func TestBatchBodiesRefuseDuplicateNamesAndInvalidUTF8(t *testing.T) {
 // Every other body refuses a string that is not UTF-8 alike, naming the attribute, and
 // changes nothing.
 func TestBodiesRefuseInvalidUTF8(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	window := `{"alertTypeNames":["HOST"],"startDate":"2026-01-01T00:00:00Z","endDate":"2099-01-01T00:00:00Z","description":"%s"}`
 	r := e.Owner.do("POST", "/groups/"+p+"/maintenanceWindows", fmt.Sprintf(window, "deploy \xff")).wantError(400, "INVALID_ATTRIBUTE")
 	if params, _ := r.Body["parameters"].([]any); len(params) != 1 || params[0] != "description" {
@@ -462,9 +458,7 @@ func TestBodiesRefuseInvalidUTF8(t *testing.T) {
 // a password) is kept by no cache; every answer of the API, whatever its status, tells the
 // browser not to read its body as anything but its Content-Type.
 func TestSecretAnswersAreNotStoredAndNothingIsSniffed(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	secrets := map[string]*response{
 		"a global key":        e.Owner.do("POST", "/admin/apiKeys", map[string]any{"desc": "ci", "roles": []string{"GLOBAL_READ_ONLY"}}).wantStatus(201),
 		"an organization key": e.Owner.do("POST", "/orgs/"+org+"/apiKeys", map[string]any{"desc": "deploy", "roles": []string{"ORG_MEMBER"}}).wantStatus(201),

@@ -97,16 +97,6 @@ func withNotification(n map[string]any) func(map[string]any) {
 	return func(b map[string]any) { b["notifications"] = []any{n} }
 }
 
-// recordedEvents is the events of type typ recorded in scope, newest first.
-func recordedEvents(t *testing.T, e *env, scope store.EventScope, typ string) []herald.Event {
-	t.Helper()
-	evs, _, err := e.Store.Events(context.Background(), scope, store.EventFilter{EventType: typ}, store.Page{Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return evs
-}
-
 // wantConfigEvent checks that evs is one event about configuration id, made by c.
 func wantConfigEvent(t *testing.T, evs []herald.Event, groupID, id string, c *client) {
 	t.Helper()
@@ -175,9 +165,7 @@ func configCount(t *testing.T, e *env, groupID string) int {
 }
 
 func TestListAlertConfigsOfNewProject(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	path := "/groups/" + p + "/alertConfigs"
 
 	r := e.Owner.do("GET", path, nil).wantStatus(200)
@@ -251,9 +239,7 @@ func TestListAlertConfigsOfNewProject(t *testing.T) {
 }
 
 func TestCreateAlertConfig(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	admin := e.key(org, herald.Role{GroupID: p, RoleName: herald.GroupMonitoringAdmin})
 
 	r := admin.do("POST", "/groups/"+p+"/alertConfigs", secretConfig()).wantStatus(201)
@@ -295,7 +281,7 @@ func TestCreateAlertConfig(t *testing.T) {
 		t.Errorf("the store lost a secret: %+v", n)
 	}
 
-	evs := recordedEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigAdded)
+	evs := auditEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigAdded)
 	wantConfigEvent(t, evs, p, id, admin)
 	b, _ := json.Marshal(evs)
 	wantNoSecret(t, "the event", string(b), configSecrets...)
@@ -310,9 +296,7 @@ func TestCreateAlertConfig(t *testing.T) {
 }
 
 func TestCreateAlertConfigRefused(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	other := e.project(org, "staging")
 	otherOrg := e.org("umbrella")
 	path := "/groups/" + p + "/alertConfigs"
@@ -361,8 +345,7 @@ var requiredNotificationFields = []struct {
 }
 
 func TestCreateAlertConfigInvalid(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	other := e.project(e.org("umbrella"), "prod")
 	path := "/groups/" + p + "/alertConfigs"
 
@@ -468,14 +451,13 @@ func TestCreateAlertConfigInvalid(t *testing.T) {
 	if n := configCount(t, e, p); n != 10 {
 		t.Errorf("%d configurations after invalid requests, want the 10 defaults", n)
 	}
-	if evs := recordedEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigAdded); len(evs) != 0 {
+	if evs := auditEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigAdded); len(evs) != 0 {
 		t.Errorf("invalid requests recorded events: %+v", evs)
 	}
 }
 
 func TestCreateAlertConfigUsesIntegration(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	path := "/groups/" + p + "/alertConfigs"
 	paging := emailConfig(withNotification(map[string]any{"typeName": "PAGING"}))
 
@@ -496,9 +478,7 @@ func TestCreateAlertConfigUsesIntegration(t *testing.T) {
 }
 
 func TestGetAlertConfig(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	other := e.project(org, "staging")
 	created := e.Owner.do("POST", "/groups/"+p+"/alertConfigs", emailConfig(func(b map[string]any) {
 		b["eventTypeName"], b["threshold"] = "TOO_FEW_HEALTHY_MEMBERS", map[string]any{"operator": "LESS_THAN", "threshold": 2}
@@ -541,9 +521,7 @@ func TestGetAlertConfig(t *testing.T) {
 }
 
 func TestReplaceAlertConfig(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	other := e.project(org, "staging")
 	id := e.Owner.do("POST", "/groups/"+p+"/alertConfigs", emailConfig(nil)).wantStatus(201).str("id")
 	path := "/groups/" + p + "/alertConfigs/" + id
@@ -567,7 +545,7 @@ func TestReplaceAlertConfig(t *testing.T) {
 	if got := e.Owner.do("GET", path, nil).wantStatus(200); !reflect.DeepEqual(got.Body, r.Body) {
 		t.Errorf("GET after PUT:\n%s\n%s", got.Raw, r.Raw)
 	}
-	wantConfigEvent(t, recordedEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigChanged), p, id, owner)
+	wantConfigEvent(t, auditEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigChanged), p, id, owner)
 	// The replaced type is gone from the type index the alert engine reads.
 	byType, _, err := e.Store.AlertConfigsOfType(context.Background(), p, "HOST_DOWN", store.Page{Limit: 100})
 	if err != nil {
@@ -592,7 +570,7 @@ func TestReplaceAlertConfig(t *testing.T) {
 
 	// Read-only fields with other values, and invalid bodies, change nothing.
 	current := e.Owner.do("GET", path, nil).wantStatus(200)
-	events := len(recordedEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigChanged))
+	events := len(auditEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigChanged))
 	for _, tc := range []struct {
 		name, code, field string
 		body              any
@@ -617,7 +595,7 @@ func TestReplaceAlertConfig(t *testing.T) {
 	if after := e.Owner.do("GET", path, nil).wantStatus(200); !reflect.DeepEqual(after.Body, current.Body) {
 		t.Errorf("a refused PUT changed the configuration:\n%s\n%s", after.Raw, current.Raw)
 	}
-	if n := len(recordedEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigChanged)); n != events {
+	if n := len(auditEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigChanged)); n != events {
 		t.Errorf("refused PUTs recorded %d events", n-events)
 	}
 
@@ -633,8 +611,7 @@ func TestReplaceAlertConfig(t *testing.T) {
 // keeps its secrets; a new secret replaces the stored one; a mask that stands for no stored
 // secret is refused.
 func TestReplaceAlertConfigKeepsSecrets(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	id := e.Owner.do("POST", "/groups/"+p+"/alertConfigs", secretConfig()).wantStatus(201).str("id")
 	path := "/groups/" + p + "/alertConfigs/" + id
 	stored := storedConfig(t, e, p, id)
@@ -673,8 +650,7 @@ func TestReplaceAlertConfigKeepsSecrets(t *testing.T) {
 // another host is refused, naming the secret, and changes nothing; with the secret given again
 // the move is stored.
 func TestMovedWebhookNeedsItsSecret(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	id := e.Owner.do("POST", "/groups/"+p+"/alertConfigs", map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{
 		map[string]any{"typeName": "WEBHOOK", "webhookUrl": "https://hooks.example.com/in/T0", "webhookSecret": "hmac-key-for-hooks"}}}).wantStatus(201).str("id")
 	path := "/groups/" + p + "/alertConfigs/" + id
@@ -696,9 +672,7 @@ func TestMovedWebhookNeedsItsSecret(t *testing.T) {
 }
 
 func TestPatchAlertConfig(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	id := e.Owner.do("POST", "/groups/"+p+"/alertConfigs", emailConfig(nil)).wantStatus(201).str("id")
 	path := "/groups/" + p + "/alertConfigs/" + id
 	before := e.Owner.do("GET", path, nil).wantStatus(200)
@@ -719,14 +693,14 @@ func TestPatchAlertConfig(t *testing.T) {
 			t.Errorf("patched enabled=%v: %s", step.enabled, r.Raw)
 		}
 		wantSelf(t, r.Body, e.Base+path)
-		disabled := recordedEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigDisabled)
-		enabled := recordedEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigEnabled)
+		disabled := auditEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigDisabled)
+		enabled := auditEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigEnabled)
 		if len(disabled) != step.disabled || len(enabled) != step.reenable {
 			t.Fatalf("after enabled=%v: %d DISABLED and %d ENABLED events, want %d and %d", step.enabled, len(disabled), len(enabled), step.disabled, step.reenable)
 		}
 	}
-	wantConfigEvent(t, recordedEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigDisabled), p, id, admin)
-	wantConfigEvent(t, recordedEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigEnabled), p, id, admin)
+	wantConfigEvent(t, auditEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigDisabled), p, id, admin)
+	wantConfigEvent(t, auditEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigEnabled), p, id, admin)
 
 	for _, tc := range []struct {
 		name, code, field string
@@ -756,9 +730,7 @@ func TestPatchAlertConfig(t *testing.T) {
 }
 
 func TestDeleteAlertConfig(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	id := e.Owner.do("POST", "/groups/"+p+"/alertConfigs", emailConfig(nil)).wantStatus(201).str("id")
 	path := "/groups/" + p + "/alertConfigs/" + id
 
@@ -775,7 +747,7 @@ func TestDeleteAlertConfig(t *testing.T) {
 	if n := configCount(t, e, p); n != 10 {
 		t.Errorf("%d configurations, want the 10 defaults", n)
 	}
-	evs := recordedEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigDeleted)
+	evs := auditEvents(t, e, store.EventScope{GroupID: p}, herald.EventAlertConfigDeleted)
 	wantConfigEvent(t, evs, p, id, owner)
 	if evs[0].Raw["eventTypeName"] != "HOST_DOWN" {
 		t.Errorf("the event does not say what was deleted: %+v", evs[0].Raw)
@@ -783,9 +755,7 @@ func TestDeleteAlertConfig(t *testing.T) {
 }
 
 func TestListConfigAlerts(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	id := e.Owner.do("POST", "/groups/"+p+"/alertConfigs", emailConfig(nil)).wantStatus(201).str("id")
 	otherConfig := e.Owner.do("POST", "/groups/"+p+"/alertConfigs", emailConfig(nil)).wantStatus(201).str("id")
 	path := "/groups/" + p + "/alertConfigs/" + id + "/alerts"
@@ -834,8 +804,7 @@ func TestListConfigAlerts(t *testing.T) {
 // A PROMETHEUS_ALERT configuration keeps its label matchers (isEqual defaulted to true) and
 // reads them back so that it can be written back unchanged.
 func TestAlertConfigLabelMatchers(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	path := "/groups/" + p + "/alertConfigs"
 	r := e.Owner.do("POST", path, emailConfig(func(b map[string]any) {
 		b["eventTypeName"] = "PROMETHEUS_ALERT"

@@ -61,9 +61,7 @@ func wantIDs(t *testing.T, r *response, want ...string) {
 }
 
 func TestProjectAlertRead(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	created := time.Now().Add(-time.Hour)
 	down := saveTestAlert(t, e, false, hostDownAlert(p, herald.StatusOpen, created))
 	metric := herald.Alert{ID: herald.NewID(created), GroupID: p, AlertConfigID: herald.NewID(created),
@@ -113,9 +111,7 @@ func TestProjectAlertRead(t *testing.T) {
 }
 
 func TestProjectAlertList(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	start := time.Now().Add(-3 * time.Hour)
 	oldest := saveTestAlert(t, e, false, hostDownAlert(p, herald.StatusClosed, start))
 	middle := saveTestAlert(t, e, false, hostDownAlert(p, herald.StatusOpen, start.Add(time.Hour)))
@@ -164,9 +160,7 @@ func TestProjectAlertList(t *testing.T) {
 }
 
 func TestAcknowledgeProjectAlert(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	a := saveTestAlert(t, e, false, hostDownAlert(p, herald.StatusOpen, time.Now().Add(-time.Hour)))
 	path := "/groups/" + p + "/alerts/" + a.ID
 	projectEvents := store.EventScope{GroupID: p}
@@ -259,8 +253,7 @@ func TestAcknowledgeProjectAlert(t *testing.T) {
 }
 
 func TestGlobalAlertRead(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	created := time.Now().Add(-time.Hour)
 	a := hostDownAlert(p, herald.StatusOpen, created)
 	a.Tags = []string{"production"}
@@ -290,8 +283,7 @@ func TestGlobalAlertRead(t *testing.T) {
 }
 
 func TestGlobalAlertList(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	day := func(d int) time.Time { return time.Date(2026, 1, d, 12, 0, 0, 0, time.UTC) }
 	jan1 := saveTestAlert(t, e, true, hostDownAlert(p, herald.StatusClosed, day(1)))
 	jan2 := saveTestAlert(t, e, true, hostDownAlert(p, herald.StatusOpen, day(2)))
@@ -345,8 +337,7 @@ func TestGlobalAlertList(t *testing.T) {
 }
 
 func TestAcknowledgeGlobalAlert(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	a := saveTestAlert(t, e, true, hostDownAlert(p, herald.StatusOpen, time.Now().Add(-time.Hour)))
 	path := "/globalAlerts/" + a.ID
 	until := time.Now().Add(time.Hour)

@@ -11,8 +11,7 @@ import (
 // While workers are down a project's observations wait; past the backlog cap the API answers
 // 503 with Retry-After (agents back off), and every batch it accepted still waits.
 func TestObservationBacklogIsCapped(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	e.Store.LimitObservationBacklog(4 << 10)
 	batch := []any{map[string]any{"eventTypeName": "HOST_DOWN", "active": true, "hostId": "h1"}}
 	accepted := 0

@@ -38,8 +38,7 @@ func repeatArray(item string, n int) []byte {
 // 9 MB of empty items (3 million) is refused at its first item, reading and allocating a small
 // fraction of the body, where it used to decode all of it (about 2.5 GB) before the check.
 func TestObservationsBodyOfEmptyItemsCostsLittle(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	body := repeatArray("{}", 3_000_000)
 	var r *response
 	n := allocated(func() { r = e.Owner.do("POST", "/groups/"+p+"/observations", body) })
@@ -53,8 +52,7 @@ func TestObservationsBodyOfEmptyItemsCostsLittle(t *testing.T) {
 // Valid items past the cap are refused at item cap+1 with REQUEST_TOO_LARGE, with memory a
 // small multiple of what was read.
 func TestObservationsStopAtTheCap(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	item := `{"eventTypeName":"HOST_DOWN","active":true,"hostId":"h"}`
 	body := repeatArray(item, 150_000)
 	var r *response
@@ -74,8 +72,7 @@ func TestObservationsStopAtTheCap(t *testing.T) {
 // herald.MaxNotificationsPerConfig, any other at herald.MaxArrayItems; nesting stops at
 // herald.MaxNesting. Each is a 400 naming what was wrong.
 func TestBodiesAndArraysAreBounded(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	big := `{"name":"` + strings.Repeat("x", 256<<10) + `"}`
 	r := e.Owner.do("POST", "/orgs", big).wantError(400, herald.CodeRequestTooLarge)
 	if fmt.Sprint(r.Body["parameters"]) != fmt.Sprint([]any{float64(256 << 10)}) {

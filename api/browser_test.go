@@ -77,8 +77,7 @@ func TestMonitoringHasItsOwnRealmAndCannotBeFramed(t *testing.T) {
 
 // A query number too large for an offset is a 400 naming the parameter, never a panic.
 func TestHugePageNumbersAreRefused(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	for _, q := range []string{"pageNum=92233720368547760", "pageNum=9223372036854775807", "pageNum=2147483648",
 		"itemsPerPage=92233720368547760", "pageNum=99999999999999999999999"} {
 		for _, path := range []string{"/groups/" + p + "/integrations", "/groups/" + p + "/alerts", "/globalEvents", "/groups/" + p + "/deliveries"} {

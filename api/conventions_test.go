@@ -71,9 +71,7 @@ func TestPaging(t *testing.T) {
 }
 
 func TestEnvelopeAndPretty(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, _, p := newProjectEnv(t)
 
 	one := e.Owner.do("GET", "/groups/"+p+"/alertConfigs?itemsPerPage=1", nil).wantStatus(200).results()[0]
 	path := "/groups/" + p + "/alertConfigs/" + one["id"].(string)
@@ -169,8 +167,7 @@ func TestExternalURLLinks(t *testing.T) {
 // an audit reads of such a body (often the first) is not what Herald would act on. The same
 // name in two objects is two attributes.
 func TestDuplicateKeysAreRefused(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	cfg := e.Owner.do("GET", "/groups/"+p+"/alertConfigs", nil).wantStatus(200).results()[0]
 	path := "/groups/" + p + "/alertConfigs/" + cfg["id"].(string)
 	if cfg["enabled"] != true {

@@ -26,9 +26,7 @@ func recordAt(t *testing.T, e *env, scope herald.Scope, typ string, at time.Time
 }
 
 func TestProjectEventsRecordTheActor(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	cfg := e.Owner.do("POST", "/groups/"+p+"/alertConfigs", hostDownConfig).wantStatus(201).str("id")
 
 	r := e.Owner.do("GET", "/groups/"+p+"/events?eventType="+herald.EventAlertConfigAdded, nil).wantStatus(200)
@@ -77,9 +75,7 @@ func TestProjectEventsRecordTheActor(t *testing.T) {
 }
 
 func TestProjectEventsFilterAndPage(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	scope := herald.Scope{OrgID: org, GroupID: p}
 	day := func(s string) time.Time { tm, _ := herald.ParseTime(s); return tm.Time }
 	a := recordAt(t, e, scope, herald.EventWindowAdded, day("2020-01-01T00:00:00Z"))
@@ -121,9 +117,7 @@ func TestProjectEventsFilterAndPage(t *testing.T) {
 }
 
 func TestProjectEventsNeedARoleThere(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	other := e.project(org, "staging")
 	e.key(org, herald.Role{GroupID: p, RoleName: herald.GroupReadOnly}).do("GET", "/groups/"+p+"/events", nil).wantStatus(200)
 	e.key(org, herald.Role{OrgID: org, RoleName: herald.OrgReadOnly}).do("GET", "/groups/"+p+"/events", nil).wantStatus(200)

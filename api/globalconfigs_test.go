@@ -197,8 +197,7 @@ func TestCreateGlobalAlertConfig(t *testing.T) {
 }
 
 func TestReadGlobalAlertConfigs(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	first := e.Owner.do("POST", "/globalAlertConfigs", allProjectsConfig(nil)).wantStatus(201).str("id")
 	second := e.Owner.do("POST", "/globalAlertConfigs", projectsConfig(p)).wantStatus(201).str("id")
 
@@ -326,8 +325,7 @@ func TestDeleteGlobalAlertConfig(t *testing.T) {
 }
 
 func TestGlobalConfigAlerts(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	id := e.Owner.do("POST", "/globalAlertConfigs", allProjectsConfig(nil)).wantStatus(201).str("id")
 	otherID := e.Owner.do("POST", "/globalAlertConfigs", projectsConfig(p)).wantStatus(201).str("id")
 	start := time.Now().Add(-3 * time.Hour)

@@ -9,9 +9,7 @@ import (
 // A key that may assign roles gives only roles at or below its own: it cannot raise itself or
 // another key above them, nor change a key that outranks it; GROUP_OWNER takes an owner.
 func TestAssigningRolesStaysUnderTheCallersCeiling(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	admin := e.key(org, herald.Role{GroupID: p, RoleName: herald.GroupUserAdmin})
 	owner := e.key(org, herald.Role{GroupID: p, RoleName: herald.GroupOwner})
 	other := e.key(org)
@@ -33,9 +31,7 @@ func TestAssigningRolesStaysUnderTheCallersCeiling(t *testing.T) {
 
 // A user administrator makes users with roles at or below its own, granted or invited.
 func TestCreatingUsersStaysUnderTheCallersCeiling(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	userAdmin := e.key("", herald.Role{RoleName: herald.GlobalUserAdmin})
 	for name, r := range map[string]map[string]any{
 		"u1": role(herald.GlobalOwner),

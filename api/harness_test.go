@@ -39,6 +39,15 @@ type env struct {
 // newEnv starts an API for t.
 func newEnv(t *testing.T) *env { return newEnvWith(t, api.Config{}) }
 
+// newProjectEnv starts an API for t with an organization, acme, and its project, prod: the
+// env and the two ids.
+func newProjectEnv(t *testing.T) (e *env, org, p string) {
+	t.Helper()
+	e = newEnv(t)
+	org = e.org("acme")
+	return e, org, e.project(org, "prod")
+}
+
 // newEnvWith starts an API for t with cfg (GitHash and Version are set for it).
 func newEnvWith(t *testing.T, cfg api.Config) *env {
 	t.Helper()

@@ -31,8 +31,7 @@ func createHeartbeat(e *env, p string, body map[string]any) *response {
 // pinged (success, start, failure, exit codes) without credentials, paused and resumed, its
 // token re-issued (the old URL stops working), renamed, deleted; each change recorded.
 func TestHeartbeatLifecycle(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	r := createHeartbeat(e, p, map[string]any{"name": "backup", "periodMin": 60, "graceMin": 5})
 	id, url := r.str("id"), r.str("pingUrl")
 	if r.str("status") != herald.HeartbeatNew || !strings.Contains(url, api.PingPath) || strings.Contains(url, "*") {
@@ -118,8 +117,7 @@ func TestHeartbeatLifecycle(t *testing.T) {
 // Bad input to every heartbeat endpoint is a 400 with the error body naming the field, and
 // changes nothing.
 func TestHeartbeatBadInput(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	list := "/groups/" + p + "/heartbeats"
 	r := createHeartbeat(e, p, map[string]any{"name": "taken", "periodMin": 5, "graceMin": 1})
 	self := list + "/" + r.str("id")
@@ -234,8 +232,7 @@ func TestHeartbeatHostilePings(t *testing.T) {
 // A ping while Redis is down is 503 with Retry-After (nothing stored); once Redis is back the
 // same ping is taken.
 func TestHeartbeatPingRedisDown(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	url := createHeartbeat(e, p, map[string]any{"name": "job", "periodMin": 5, "graceMin": 1}).str("pingUrl")
 	var down atomic.Bool
 	e.Store.Redis().AddHook(downHook{down: &down, err: redisDownError(t)})

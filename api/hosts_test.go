@@ -27,9 +27,7 @@ func hostDown(id string, disks ...string) map[string]any {
 }
 
 func TestObservationsRegisterHostsAndDisks(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, _, p := newProjectEnv(t)
 
 	measurement := map[string]any{"metricName": "ASSERT_REGULAR", "value": 3.5, "units": "RAW", "hostId": "h1",
 		"hostnameAndPort": "db1.example.com:27017", "typeName": "PRIMARY", "at": "2026-01-02T03:04:05Z",
@@ -85,9 +83,7 @@ func TestObservationsRegisterHostsAndDisks(t *testing.T) {
 }
 
 func TestObservationsRefuseBadRequestsWhole(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, _, p := newProjectEnv(t)
 	path := "/groups/" + p + "/observations"
 
 	tooMany := strings.Repeat(`{"eventTypeName":"HOST_DOWN","active":true,"hostId":"never"},`, herald.MaxObservationsPerRequest+1)
@@ -134,8 +130,7 @@ func TestObservationsRefuseBadRequestsWhole(t *testing.T) {
 // POST /observations takes alerts from Prometheus too, in the shape the Alertmanager front
 // door makes them.
 func TestObservationsTakePrometheusAlerts(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	batch := []any{
 		map[string]any{"eventTypeName": "PROMETHEUS_ALERT", "active": true, "labels": map[string]any{"alertname": "HighLatency", "severity": "critical"},
 			"annotations": map[string]any{"summary": "slow"}, "generatorURL": "http://prometheus:9090/graph", "at": "2026-01-02T03:04:05Z",
@@ -148,9 +143,7 @@ func TestObservationsTakePrometheusAlerts(t *testing.T) {
 }
 
 func TestObservationsAndDisksNeedTheirRoles(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	other := e.project(org, "staging")
 	batch := []any{hostDown("h1", "sda1")}
 
@@ -172,9 +165,7 @@ func TestObservationsAndDisksNeedTheirRoles(t *testing.T) {
 // An agent's batch of thousands of items is the normal case: it is taken in one request, with
 // a Redis command count that grows with the hosts it names, not with its items.
 func TestObservationsTakeALargeBatch(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, _, p := newProjectEnv(t)
 	const items, hosts = 5000, 50
 	batch := make([]any, items)
 	for i := range batch {
@@ -224,8 +215,7 @@ func commandsProcessed(t *testing.T, e *env) int {
 // An accepted batch waits for the engine as it came, compacted: the engine decodes the bytes
 // the API validated, with nothing added or lost (an agent's "HostId" reads as hostId for both).
 func TestObservationsWaitAsSent(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	body := "[\n  {\"eventTypeName\": \"HOST_DOWN\", \"active\": true, \"HostId\": \"h1\", \"currentValue\": null},\n" +
 		"  {\"metricName\": \"ASSERT_REGULAR\", \"value\": 3.50, \"units\": \"RAW\", \"hostId\": \"h2\"}\n]\n"
 	e.Owner.do("POST", "/groups/"+p+"/observations", body).wantStatus(202)

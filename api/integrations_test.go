@@ -94,9 +94,7 @@ func wantIntegration(t *testing.T, e *env, p string, got map[string]any, view ma
 }
 
 func TestIntegrationEveryType(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, _, p := newProjectEnv(t)
 	var answers []string
 	var secrets []string
 	cases := integrationCases()
@@ -152,9 +150,7 @@ func TestIntegrationEveryType(t *testing.T) {
 }
 
 func TestIntegrationPutMergesFields(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, _, p := newProjectEnv(t)
 	ctx := context.Background()
 	path := "/groups/" + p + "/integrations/WEBHOOK"
 	const (
@@ -222,9 +218,7 @@ func TestIntegrationPutMergesFields(t *testing.T) {
 }
 
 func TestIntegrationChatB(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, _, p := newProjectEnv(t)
 	path := "/groups/" + p + "/integrations/CHAT_B"
 	const token = "chatb-token-0123456789"
 
@@ -243,9 +237,7 @@ func TestIntegrationChatB(t *testing.T) {
 }
 
 func TestIntegrationAlertingARegion(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, _, p := newProjectEnv(t)
 	path := "/groups/" + p + "/integrations/ALERTING_A"
 	const key = "alerting-a-key-99998888"
 	region := func() string {
@@ -268,9 +260,7 @@ func TestIntegrationAlertingARegion(t *testing.T) {
 }
 
 func TestIntegrationRequestErrors(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, _, p := newProjectEnv(t)
 	base := "/groups/" + p + "/integrations/"
 	for _, method := range []string{"GET", "PUT", "POST", "DELETE"} {
 		r := e.Owner.do(method, base+"CHAT_Z", map[string]any{"type": "CHAT_Z"}).wantError(400, "INVALID_ENUM_VALUE")
@@ -311,9 +301,7 @@ func TestIntegrationRequestErrors(t *testing.T) {
 }
 
 func TestIntegrationListPages(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, _, p := newProjectEnv(t)
 	cases := integrationCases()[:3]
 	for _, tc := range cases {
 		e.Owner.do("PUT", "/groups/"+p+"/integrations/"+tc.typ, tc.body).wantStatus(200)
@@ -333,9 +321,7 @@ func TestIntegrationListPages(t *testing.T) {
 }
 
 func TestIntegrationDelete(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, _, p := newProjectEnv(t)
 	path := "/groups/" + p + "/integrations/PAGING"
 	scope := store.EventScope{GroupID: p}
 
@@ -360,9 +346,7 @@ func TestIntegrationDelete(t *testing.T) {
 }
 
 func TestIntegrationRoles(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	other := e.project(org, "staging")
 	path := "/groups/" + p + "/integrations/PAGING"
 	const key = "pd-service-key-55556666"

@@ -50,9 +50,7 @@ func (kk *keptKeyOnTwo) do(base string, nc int, method, path string, body []byte
 // A key both API processes keep, its roles changed through one, is authorized by its new roles
 // on the other at the very next request: taking a role away takes effect at once everywhere.
 func TestKeptKeyRolesChangedOnAnotherProcess(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	kk := keepOnTwo(t, e, e.key(org, herald.Role{GroupID: p, RoleName: herald.GroupOwner}), p)
 	observe := []byte(`[{"eventTypeName":"HOST_DOWN","active":true,"hostId":"h1"}]`)
 	kk.do(kk.next, 3, "POST", "/groups/"+p+"/observations", observe).wantStatus(http.StatusAccepted)
@@ -69,9 +67,7 @@ func TestKeptKeyRolesChangedOnAnotherProcess(t *testing.T) {
 // A nonce count used on one API process is refused on another that keeps the same key: the
 // count is checked in Redis on every request, kept credentials or not.
 func TestReplayRefusedOnAnotherProcessKeepingTheKey(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	kk := keepOnTwo(t, e, e.key(org, herald.Role{GroupID: p, RoleName: herald.GroupReadOnly}), p)
 	path := "/groups/" + p
 	auth := digestHeader(kk.key.user, kk.key.pass, kk.nonce, 7, "GET", api.BasePath+path)
@@ -89,9 +85,7 @@ func TestReplayRefusedOnAnotherProcessKeepingTheKey(t *testing.T) {
 // A throttled name is refused (429) even with the right answer, on every process that keeps
 // it (the processes here throttle at different limits; the failures are counted in Redis).
 func TestKeptKeyStillThrottled(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	kk := keepOnTwo(t, e, e.key(org, herald.Role{GroupID: p, RoleName: herald.GroupReadOnly}), p)
 	for i := range api.DefaultAuthLimits.PerPair {
 		raw(t, "GET", kk.first+"/groups/"+p, digestHeader(kk.key.user, "wrong", kk.nonce, 100+i, "GET", api.BasePath+"/groups/"+p), nil).
@@ -109,9 +103,7 @@ func TestKeptKeyStillThrottled(t *testing.T) {
 // reading an alert costs no more: the read goes in the check's round trip (readcheck.go).
 // Reading it again costs what reading it once does.
 func TestKeptCallerRoundTrips(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	kk := keepOnTwo(t, e, e.key(org, herald.Role{GroupID: p, RoleName: herald.GroupReadOnly}), p)
 	hook := &roundTrips{}
 	e.Store.Redis().AddHook(hook)

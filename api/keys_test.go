@@ -71,7 +71,7 @@ func TestCreateGlobalAPIKey(t *testing.T) {
 	wantNoSecret(t, "the list", string(list.Raw), reader.pass)
 	wantNoSecret(t, "the log", e.Logs(), reader.pass)
 
-	evs := recordedEvents(t, e, store.EventScope{}, herald.EventAPIKeyCreated)
+	evs := auditEvents(t, e, store.EventScope{}, herald.EventAPIKeyCreated)
 	if len(evs) != 1 || evs[0].TargetPublicKey != reader.user || evs[0].APIKeyID != e.Owner.KeyID || evs[0].Raw["keyId"] != reader.KeyID {
 		t.Errorf("events %+v, want one naming the new key, made by the owner", evs)
 	}
@@ -136,7 +136,7 @@ func TestCreateOrgAPIKey(t *testing.T) {
 			t.Errorf("an organization key is listed as global")
 		}
 	}
-	evs := recordedEvents(t, e, store.EventScope{OrgID: org}, herald.EventAPIKeyCreated)
+	evs := auditEvents(t, e, store.EventScope{OrgID: org}, herald.EventAPIKeyCreated)
 	if len(evs) != 1 || evs[0].TargetPublicKey != deploy.user || evs[0].APIKeyID != owner.KeyID || evs[0].OrgID != org {
 		t.Errorf("events %+v, want one in the organization naming the new key", evs)
 	}
@@ -171,7 +171,7 @@ func TestCreateOrgAPIKey(t *testing.T) {
 			wantUnauthorized(c.do("POST", "/orgs/"+org+"/apiKeys", map[string]any{"desc": "x", "roles": []string{"ORG_OWNER"}}))
 		})
 	}
-	if evs := recordedEvents(t, e, store.EventScope{OrgID: org}, herald.EventAPIKeyCreated); len(evs) != 1 {
+	if evs := auditEvents(t, e, store.EventScope{OrgID: org}, herald.EventAPIKeyCreated); len(evs) != 1 {
 		t.Errorf("%d key creations recorded in the organization, want 1", len(evs))
 	}
 }
@@ -226,9 +226,7 @@ func TestListGlobalAPIKeys(t *testing.T) {
 }
 
 func TestAssignAPIKey(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	other := e.org("umbrella")
 	q := e.project(other, "prod")
 	r := e.Owner.do("POST", "/orgs/"+org+"/apiKeys", map[string]any{"desc": "deploy", "roles": []string{"ORG_MEMBER"}})
@@ -250,7 +248,7 @@ func TestAssignAPIKey(t *testing.T) {
 	deploy.do("GET", "/groups/"+p+"/alertConfigs", nil).wantStatus(200)
 	wantUnauthorized(deploy.do("POST", "/groups/"+p+"/alertConfigs", emailConfig(nil)))
 
-	evs := recordedEvents(t, e, store.EventScope{GroupID: p}, herald.EventAPIKeyAddedToGroup)
+	evs := auditEvents(t, e, store.EventScope{GroupID: p}, herald.EventAPIKeyAddedToGroup)
 	if len(evs) != 1 || evs[0].GroupID != p || evs[0].TargetPublicKey != deploy.user || evs[0].APIKeyID != admin.KeyID || evs[0].PublicKey != admin.user {
 		t.Errorf("events %+v, want one in the project naming the key, made by the user admin", evs)
 	}
@@ -306,7 +304,7 @@ func TestAssignAPIKey(t *testing.T) {
 	if after := stored(); !reflect.DeepEqual(after, before) {
 		t.Errorf("refused requests changed the key's roles: %v, was %v", after, before)
 	}
-	if evs := recordedEvents(t, e, store.EventScope{GroupID: p}, herald.EventAPIKeyAddedToGroup); len(evs) != 2 {
+	if evs := auditEvents(t, e, store.EventScope{GroupID: p}, herald.EventAPIKeyAddedToGroup); len(evs) != 2 {
 		t.Errorf("%d assignments recorded, want 2", len(evs))
 	}
 

@@ -19,8 +19,7 @@ func wantDetail(r *response, parts ...string) {
 // A body that is not JSON is answered with what the parser found and where: line, column and
 // offset of a body read whole, the item of an array read item by item.
 func TestInvalidJSONSaysWhereAndWhat(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	body := "{\n  \"eventTypeName\": \"HOST_DOWN\",\n  }"
 	r := e.Owner.do("POST", "/groups/"+p+"/alertConfigs", body).wantError(400, "INVALID_JSON")
 	wantDetail(r, "invalid character '}' looking for beginning of object key string", "line 3, column 3 (offset 36)")
@@ -35,8 +34,7 @@ func TestInvalidJSONSaysWhereAndWhat(t *testing.T) {
 
 // A date that does not parse is named by its attribute, with the form it must have.
 func TestBadDateNamesTheAttribute(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	end := iso(time.Now().Add(time.Hour))
 	r := e.Owner.do("POST", "/groups/"+p+"/maintenanceWindows", map[string]any{"alertTypeNames": []string{"HOST"}, "startDate": "tomorrow", "endDate": end}).
 		wantError(400, "INVALID_DATE")
@@ -52,8 +50,7 @@ func TestBadDateNamesTheAttribute(t *testing.T) {
 // A value that is not one of its enumeration is answered with the valid value it is likely a
 // typo of, and the valid values when they are few or none is near.
 func TestUnknownEnumValueSaysTheValidOnes(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	hook := map[string]any{"typeName": "WEBHOOK", "webhookUrl": "https://hooks.example.com/x", "delayMin": 0, "intervalMin": 5}
 	for _, c := range []struct {
 		name  string

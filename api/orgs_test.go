@@ -26,7 +26,7 @@ func TestCreateOrg(t *testing.T) {
 	if o, err := e.Store.Org(context.Background(), id); err != nil || o.Name != "Acme Corp" {
 		t.Errorf("stored: %+v, %v", o, err)
 	}
-	evs := recordedEvents(t, e, store.EventScope{}, herald.EventOrgCreated)
+	evs := auditEvents(t, e, store.EventScope{}, herald.EventOrgCreated)
 	if len(evs) != 1 || evs[0].Raw["orgId"] != id || evs[0].APIKeyID != e.Owner.KeyID || evs[0].PublicKey != e.Owner.user {
 		t.Errorf("events %+v, want one naming the organization, made by the owner", evs)
 	}
@@ -61,7 +61,7 @@ func TestCreateOrg(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) { wantUnauthorized(c.do("POST", "/orgs", map[string]any{"name": "x"})) })
 	}
-	if evs := recordedEvents(t, e, store.EventScope{}, herald.EventOrgCreated); len(evs) != 1 {
+	if evs := auditEvents(t, e, store.EventScope{}, herald.EventOrgCreated); len(evs) != 1 {
 		t.Errorf("%d organizations created, want 1", len(evs))
 	}
 	// x was never created: a global owner can create it now.
@@ -88,7 +88,7 @@ func TestCreateProject(t *testing.T) {
 	if r := owner.do("GET", "/groups/"+id+"/alertConfigs", nil).wantStatus(200); r.num("totalCount") != 10 {
 		t.Errorf("a new project has %v configurations, want the 10 defaults", r.num("totalCount"))
 	}
-	evs := recordedEvents(t, e, store.EventScope{OrgID: org}, herald.EventGroupCreated)
+	evs := auditEvents(t, e, store.EventScope{OrgID: org}, herald.EventGroupCreated)
 	if len(evs) != 1 || evs[0].GroupID != id || evs[0].OrgID != org || evs[0].APIKeyID != owner.KeyID {
 		t.Errorf("events %+v, want one in the organization naming the project, made by its owner", evs)
 	}
@@ -132,7 +132,7 @@ func TestCreateProject(t *testing.T) {
 			wantUnauthorized(c.do("POST", "/groups", map[string]any{"name": "x", "orgId": org}))
 		})
 	}
-	if evs := recordedEvents(t, e, store.EventScope{OrgID: org}, herald.EventGroupCreated); len(evs) != 2 {
+	if evs := auditEvents(t, e, store.EventScope{OrgID: org}, herald.EventGroupCreated); len(evs) != 2 {
 		t.Errorf("%d projects created in the organization, want 2", len(evs))
 	}
 }

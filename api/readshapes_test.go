@@ -17,8 +17,7 @@ import (
 // envelope and pretty forms hold the same alert.
 func TestAlertListsAnswerEachAlertAsItsRead(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	created := time.Now().Add(-time.Hour)
 	plain := saveTestAlert(t, e, false, hostDownAlert(p, herald.StatusOpen, created))
 	prom := hostDownAlert(p, herald.StatusOpen, created.Add(time.Minute))

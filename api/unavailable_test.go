@@ -60,8 +60,7 @@ func redisDownError(t *testing.T) error {
 // With Redis down, the API answers 503 SERVICE_UNAVAILABLE with Retry-After, so that agents
 // back off, not 500 UNEXPECTED_ERROR.
 func TestRedisDownIsServiceUnavailable(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	downErr := redisDownError(t)
 	var down atomic.Bool
 	e.Store.Redis().AddHook(downHook{down: &down, err: downErr})

@@ -40,9 +40,7 @@ func userClient(t *testing.T, e *env, username, password string) *client {
 }
 
 func TestCreateUserGrantsGlobalRolesAndInvitesToOthers(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 
 	r := e.Owner.do("POST", "/users", userBody("jane@example.com",
 		role(herald.GlobalReadOnly), role("ORG_MEMBER", "orgId", org), role(herald.GroupUserAdmin, "groupId", p))).wantStatus(201)
@@ -132,9 +130,7 @@ func TestCreateUserRefusesADuplicateUsername(t *testing.T) {
 }
 
 func TestCreateUserRefusesBadBodies(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	unknown := "5f0000000000000000000000"
 	with := func(field string, v any) map[string]any {
 		b := userBody("bad")
@@ -198,9 +194,7 @@ func TestCreateUserRefusesBadBodies(t *testing.T) {
 }
 
 func TestCreateUserNeedsAUserAdministrator(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	for name, c := range map[string]*client{
 		"global read only":  e.key("", herald.Role{RoleName: herald.GlobalReadOnly}),
 		"global monitoring": e.key("", herald.Role{RoleName: herald.GlobalMonitoringAdmin}),

@@ -48,9 +48,7 @@ func wantStrings(t *testing.T, v any, want ...string) {
 }
 
 func TestWindowCreateAndRead(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, _, p := newProjectEnv(t)
 	now := time.Now()
 	start, end := now.Add(time.Hour), now.Add(3*time.Hour)
 
@@ -95,9 +93,7 @@ func TestWindowCreateAndRead(t *testing.T) {
 }
 
 func TestWindowCreateRejected(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, _, p := newProjectEnv(t)
 	now := time.Now()
 	start, end := iso(now.Add(time.Hour)), iso(now.Add(2*time.Hour))
 	tests := []struct {
@@ -134,9 +130,7 @@ func TestWindowCreateRejected(t *testing.T) {
 }
 
 func TestWindowUpdate(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, _, p := newProjectEnv(t)
 	created := createTestWindow(e, p, 2*time.Hour, "HOST")
 	id := created.str("id")
 	path := "/groups/" + p + "/maintenanceWindows/" + id
@@ -187,9 +181,7 @@ func TestWindowUpdate(t *testing.T) {
 
 // An ended window is gone to the API: not read, changed, deleted or listed.
 func TestWindowEnded(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, _, p := newProjectEnv(t)
 	ended := storeEndedWindow(t, e, p)
 	current := createTestWindow(e, p, time.Hour, "HOST")
 	path := "/groups/" + p + "/maintenanceWindows/" + ended.ID
@@ -215,9 +207,7 @@ func TestWindowEnded(t *testing.T) {
 }
 
 func TestWindowList(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	late := createTestWindow(e, p, 3*time.Hour, "HOST").str("id")
 	soon := createTestWindow(e, p, time.Hour, "AGENT").str("id")
 	middle := createTestWindow(e, p, 2*time.Hour, "BACKUP").str("id")
@@ -246,9 +236,7 @@ func TestWindowList(t *testing.T) {
 }
 
 func TestWindowDelete(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, _, p := newProjectEnv(t)
 	id := createTestWindow(e, p, time.Hour, "HOST").str("id")
 	path := "/groups/" + p + "/maintenanceWindows/" + id
 
@@ -268,9 +256,7 @@ func TestWindowDelete(t *testing.T) {
 }
 
 func TestWindowRoles(t *testing.T) {
-	e := newEnv(t)
-	org := e.org("acme")
-	p := e.project(org, "prod")
+	e, org, p := newProjectEnv(t)
 	other := e.project(org, "staging")
 	created := createTestWindow(e, p, time.Hour, "HOST")
 	path := "/groups/" + p + "/maintenanceWindows/" + created.str("id")
@@ -307,8 +293,7 @@ func TestWindowRoles(t *testing.T) {
 // (404 when nothing is there) and creates nothing, rather than a new window that silences
 // alerts.
 func TestWindowCreateOnlyAtTheCollection(t *testing.T) {
-	e := newEnv(t)
-	p := e.project(e.org("acme"), "prod")
+	e, _, p := newProjectEnv(t)
 	id := createTestWindow(e, p, time.Hour, "HOST").str("id")
 	now := time.Now()
 	body := map[string]any{"alertTypeNames": []string{"BACKUP"}, "startDate": iso(now), "endDate": iso(now.Add(time.Hour))}
