@@ -184,13 +184,11 @@ func selfSigned(t *testing.T) (*tls.Certificate, *x509.CertPool) {
 
 const from = "herald@example.com"
 
+// delivery is an email of ev about a to ops@example.com, with the id of a's first notice.
 func delivery(ev channels.Event, a herald.Alert) channels.Delivery {
-	return channels.Delivery{
-		ID:           a.ID + "-0-1",
-		Event:        ev,
-		Alert:        a,
-		Notification: herald.Notification{TypeName: "EMAIL", Fields: map[string]string{"emailAddress": "ops@example.com"}},
-	}
+	d := conformance.Delivery("EMAIL", ev, a, "emailAddress", "ops@example.com")
+	d.ID = a.ID + "-0-1"
+	return d
 }
 
 // parse reads a received message; its plain-text body (the text/plain part of a multipart

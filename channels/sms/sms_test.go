@@ -38,15 +38,11 @@ func notifier(rc *channelstest.Receiver) sms.Notifier {
 	}
 }
 
+// delivery is a text of ev about a, in project prod of Acme, with the id of a's first notice.
 func delivery(ev channels.Event, a herald.Alert) channels.Delivery {
-	return channels.Delivery{
-		ID:           a.ID + "-0-1",
-		Event:        ev,
-		Alert:        a,
-		Notification: herald.Notification{TypeName: "SMS", Fields: map[string]string{"mobileNumber": "+1 (555) 123-4567"}},
-		Project:      "prod",
-		Org:          "Acme",
-	}
+	d := conformance.Delivery("SMS", ev, a, "mobileNumber", "+1 (555) 123-4567")
+	d.ID, d.Project, d.Org = a.ID+"-0-1", "prod", "Acme"
+	return d
 }
 
 // TestRequest: the request is the gateway's Messages create, for open, repeat, close and a
