@@ -73,6 +73,17 @@ func (r *reachRig) end(id, target string, try store.Try, reached bool) {
 	}
 }
 
+// verdictNames are the close verdicts as a failed test names them.
+var verdictNames = map[store.CloseVerdict]string{store.CloseSend: "send", store.CloseWait: "wait", store.CloseNeverOpened: "never opened"}
+
+// wantVerdict checks the verdict on target's resolution of alert id now; what names the case.
+func (r *reachRig) wantVerdict(what, id, target string, want store.CloseVerdict) {
+	r.t.Helper()
+	if got := r.verdict(id, target, r.now); got != want {
+		r.t.Errorf("%s: %s, want %s", what, verdictNames[got], verdictNames[want])
+	}
+}
+
 func (r *reachRig) verdict(id, target string, at time.Time) store.CloseVerdict {
 	r.t.Helper()
 	v, err := r.st.BeginClose(r.ctx, r.sc, id, target, at)
@@ -139,12 +150,8 @@ func TestWithheldResolutionEndsTheTarget(t *testing.T) {
 	r := newReachRig(t)
 	id := r.open(r.now)
 	r.close(id)
-	if v := r.verdict(id, "0", r.now); v != store.CloseNeverOpened {
-		t.Fatalf("verdict %v, want never opened", v)
-	}
-	if v := r.verdict(id, "0", r.now); v != store.CloseNeverOpened {
-		t.Errorf("asked again: %v, want never opened", v)
-	}
+	r.wantVerdict("verdict", id, "0", store.CloseNeverOpened)
+	r.wantVerdict("asked again", id, "0", store.CloseNeverOpened)
 }
 
 // A retried opening checks, as it begins, that its alert is still open: once the close is
@@ -162,12 +169,8 @@ func TestRetryBegunAfterTheCloseIsRefused(t *testing.T) {
 	if got := r.begin(id, "0:u2:EMAIL", r.now.Add(time.Minute)); got.OK {
 		t.Error("the second person's opening was let through after the close")
 	}
-	if v := r.verdict(id, "0:u1:EMAIL", r.now); v != store.CloseSend {
-		t.Errorf("the first person's resolution: %v, want send", v)
-	}
-	if v := r.verdict(id, "0:u2:EMAIL", r.now); v != store.CloseNeverOpened {
-		t.Errorf("the second person's resolution: %v, want never opened", v)
-	}
+	r.wantVerdict("the first person's resolution", id, "0:u1:EMAIL", store.CloseSend)
+	r.wantVerdict("the second person's resolution", id, "0:u2:EMAIL", store.CloseNeverOpened)
 }
 
 // A retry whose sender died mid-send, ended by the next run of its task (AbandonNotice): it
@@ -190,18 +193,14 @@ func TestAbandonNotice(t *testing.T) {
 	if abandon(id, "d-other") {
 		t.Error("another delivery's try was ended")
 	}
-	if v := r.verdict(id, "0", r.now); v != store.CloseWait {
-		t.Errorf("while the try is under way: %v, want wait", v)
-	}
+	r.wantVerdict("while the try is under way", id, "0", store.CloseWait)
 	if !abandon(id, "d-"+id) {
 		t.Error("the dead try was not ended")
 	}
 	if abandon(id, "d-"+id) {
 		t.Error("a try that ended was ended again")
 	}
-	if v := r.verdict(id, "0", r.now); v != store.CloseSend {
-		t.Errorf("after the dead try was ended: %v, want send", v)
-	}
+	r.wantVerdict("after the dead try was ended", id, "0", store.CloseSend)
 }
 
 // An alert created before its scope recorded every try (an older engine's) is read as that
@@ -212,20 +211,14 @@ func TestReachOfAnOlderEnginesAlert(t *testing.T) {
 	newer := r.open(r.now)
 	r.close(older)
 	r.close(newer)
-	if v := r.verdict(older, "0", r.now); v != store.CloseSend {
-		t.Errorf("an older engine's alert: %v, want send", v)
-	}
-	if v := r.verdict(newer, "0", r.now); v != store.CloseNeverOpened {
-		t.Errorf("an alert created since: %v, want never opened", v)
-	}
+	r.wantVerdict("an older engine's alert", older, "0", store.CloseSend)
+	r.wantVerdict("an alert created since", newer, "0", store.CloseNeverOpened)
 	// A scope no engine of this version has worked in yet: its first resolution records the
 	// time, and alerts created before it are an older engine's.
 	other := &reachRig{t: t, ctx: r.ctx, rdb: r.rdb, st: r.st, sc: store.Scope{GroupID: herald.NewID(r.now)}, now: r.now}
 	id := other.open(r.now.Add(-time.Minute))
 	other.close(id)
-	if v := other.verdict(id, "0", r.now); v != store.CloseSend {
-		t.Errorf("an alert of a scope never tracked: %v, want send", v)
-	}
+	other.wantVerdict("an alert of a scope never tracked", id, "0", store.CloseSend)
 }
 
 // A session's first try marks its target as BeginNotice does, and says whether something was
@@ -243,7 +236,5 @@ func TestMarkTried(t *testing.T) {
 	}
 	r.end(id, "0", again, false) // a repeat that failed says nothing against the opening
 	r.close(id)
-	if v := r.verdict(id, "0", r.now); v != store.CloseSend {
-		t.Errorf("verdict %v, want send", v)
-	}
+	r.wantVerdict("verdict", id, "0", store.CloseSend)
 }
