@@ -33,6 +33,7 @@ import (
 
 	"github.com/heraldhq/herald/channels/registry"
 	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // drainSeconds is the longest Herald takes to stop after SIGTERM: the API drains requests for
@@ -959,13 +960,7 @@ func TestSystemdUnits(t *testing.T) {
 		verify = append(verify, filepath.Join(dir, strings.Replace(unit, "@.", "@9092.", 1)))
 	}
 
-	analyze, err := exec.LookPath("systemd-analyze")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("systemd-analyze is missing: install Debian's systemd package to verify the units")
-		}
-		t.Skip("systemd-analyze is missing (Debian: apt-get install systemd); the units are not verified")
-	}
+	analyze := testkit.Program(t, "systemd-analyze", "it verifies the units (Debian: apt-get install systemd)")
 	// --man=no: Documentation= is a web address. --recursive-errors=no: the units are verified,
 	// not the machine's own targets they are ordered after.
 	cmd := exec.Command(analyze, append([]string{"verify", "--man=no", "--recursive-errors=no"}, verify...)...)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // devSession starts herald dev and returns its address (host:port) and the key it printed.
@@ -50,14 +51,7 @@ func waitForEvents(t *testing.T, recv *channelstest.Receiver, events ...string) 
 // with it fails without it in CI (.ci/run installs it) and is skipped elsewhere.
 func requireCurl(t *testing.T) string {
 	t.Helper()
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("curl is not installed: CI runs what herald dev prints and the README's session with it")
-		}
-		t.Skip("curl is not installed")
-	}
-	return curl
+	return testkit.Program(t, "curl", "CI runs what herald dev prints and the README's session with it")
 }
 
 // examples/quickstart.sh, run by the line herald dev prints, runs the README's session under

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // Browser is chromium, run headless.
@@ -24,14 +26,7 @@ type Browser struct{ path string }
 // Find finds chromium: a test that needs it fails without it in CI and is skipped elsewhere.
 func Find(t *testing.T) Browser {
 	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed: CI must render pages in a real browser (Debian: apt-get install chromium)")
-		}
-		t.Skip("chromium is not installed (Debian: apt-get install chromium)")
-	}
-	return Browser{path}
+	return Browser{testkit.Program(t, "chromium", "CI renders pages in a real browser (Debian: apt-get install chromium)")}
 }
 
 // Path is chromium's executable, for a test that drives it (chromedp's ExecPath).

@@ -1,12 +1,14 @@
 // Package testkit is the small helpers Herald's tests share across packages: an output a
-// process or a logger writes while the test reads it, a free port on 127.0.0.1, and an HTTP
-// request whose answer is read whole.
+// process or a logger writes while the test reads it, a free port on 127.0.0.1, an HTTP
+// request whose answer is read whole, and a program a test runs.
 package testkit
 
 import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -67,4 +69,19 @@ func Get(t testing.TB, url string) (*http.Response, string) {
 		t.Fatal(err)
 	}
 	return Do(t, http.DefaultClient, req)
+}
+
+// Program is the path of the program name. A test that runs it fails without it in CI (which
+// installs every program a test runs) and is skipped elsewhere; why says what the test needs
+// it for, or how to install it.
+func Program(t testing.TB, name, why string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not installed: %s", name, why)
+		}
+		t.Skipf("%s is not installed: %s", name, why)
+	}
+	return path
 }
