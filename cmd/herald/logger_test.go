@@ -1,31 +1,50 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
 )
+
+// infoLogger is newLogger at level info, to the console or as a serving role logs, writing to w.
+func infoLogger(t *testing.T, console bool, w io.Writer) (*zap.Logger, func()) {
+	t.Helper()
+	log, stop, err := newLogger("info", console, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return log, stop
+}
+
+// waitWritten waits, for up to 20 flush intervals, until w holds a JSON line of each of msgs.
+func waitWritten(t *testing.T, w fmt.Stringer, msgs ...string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * logFlushInterval)
+	for _, msg := range msgs {
+		for !strings.Contains(w.String(), `"msg":"`+msg+`"`) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%q was not written within %s: %q", msg, 20*logFlushInterval, w.String())
+			}
+			time.Sleep(logFlushInterval / 10)
+		}
+	}
+}
 
 // A serving role's JSON log is written in batches: a line is not written when it is logged,
 // but within logFlushInterval, and stop writes whatever is still buffered.
 func TestRoleLogIsBatchedAndFlushed(t *testing.T) {
 	var w lockedBuffer
-	log, stop, err := newLogger("info", false, &w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log, stop := infoLogger(t, false, &w)
 	log.Info("first")
 	if got := w.String(); got != "" {
 		t.Fatalf("a line was written as it was logged (not batched): %q", got)
 	}
-	deadline := time.Now().Add(20 * logFlushInterval)
-	for !strings.Contains(w.String(), `"msg":"first"`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the line was not written within %s", 20*logFlushInterval)
-		}
-		time.Sleep(logFlushInterval / 10)
-	}
+	waitWritten(t, &w, "first")
 	log.Info("last")
 	stop()
 	if !strings.Contains(w.String(), `"msg":"last"`) {
@@ -36,10 +55,7 @@ func TestRoleLogIsBatchedAndFlushed(t *testing.T) {
 // herald dev's console log, read by people as it happens, writes each line at once.
 func TestDevLogWritesEachLineAtOnce(t *testing.T) {
 	var w lockedBuffer
-	log, stop, err := newLogger("info", true, &w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log, stop := infoLogger(t, true, &w)
 	defer stop()
 	log.Info("now")
 	if !strings.Contains(w.String(), "now") {
@@ -51,10 +67,7 @@ func TestDevLogWritesEachLineAtOnce(t *testing.T) {
 // operator must see is neither held back nor lost with the buffer.
 func TestRoleLogWritesWarningsAtOnce(t *testing.T) {
 	var w lockedBuffer
-	log, stop, err := newLogger("info", false, &w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log, stop := infoLogger(t, false, &w)
 	defer stop()
 	log.Info("before")
 	log.With().Warn("trouble")
@@ -78,19 +91,10 @@ func (s *syncCounter) Sync() error { s.syncs.Add(1); return nil }
 // is an fsync, which every request logging a line would then wait for.
 func TestRoleLogNeverSyncs(t *testing.T) {
 	var w syncCounter
-	log, stop, err := newLogger("info", false, &w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log, stop := infoLogger(t, false, &w)
 	log.Info("batched")
 	log.Warn("at once")
-	deadline := time.Now().Add(20 * logFlushInterval)
-	for !strings.Contains(w.String(), `"msg":"batched"`) || !strings.Contains(w.String(), `"msg":"at once"`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the lines were not written within %s: %q", 20*logFlushInterval, w.String())
-		}
-		time.Sleep(logFlushInterval / 10)
-	}
+	waitWritten(t, &w, "batched", "at once")
 	time.Sleep(2 * logFlushInterval) // flushes with nothing new: still no sync
 	stop()
 	if n := w.syncs.Load(); n != 0 {

@@ -57,22 +57,37 @@ func viaProxy(req channelstest.Request) bool {
 	return strings.Contains(req.Header.Get("Via"), channelstest.ProxyName)
 }
 
+// alertThroughProxy starts a rig whose deliveries go through the proxy at proxyURL
+// (HERALD_OUTBOUND_PROXY), with the CHAT_B service at chat, and opens an alert told to the
+// webhook hook and to CHAT_B. It returns the rig and the alert's project.
+func alertThroughProxy(t *testing.T, proxyURL string, hook, chat *channelstest.Receiver) (*topologyRig, string) {
+	t.Helper()
+	r := outboundRig(t, func(c *common) {
+		c.Outbound.Proxy = proxyURL
+		c.services = services{"HERALD_CHAT_B_URL": chat.URL}
+	})
+	return r, r.openAlert(webhookTo(hook.URL+"/hook"), chatB())
+}
+
+// wantReachedViaProxy waits for the webhook's and CHAT_B's requests and checks that each came
+// through the proxy.
+func (r *topologyRig) wantReachedViaProxy(hook, chat *channelstest.Receiver) {
+	r.t.Helper()
+	for what, rc := range map[string]*channelstest.Receiver{"the webhook": hook, "CHAT_B": chat} {
+		if req := r.reached(what, rc); !viaProxy(req) {
+			r.t.Errorf("%s got a request without the proxy's Via header: not through the proxy (Via %q)", what, req.Header.Get("Via"))
+		}
+	}
+}
+
 // HERALD_OUTBOUND_PROXY carries every delivery, to loopback targets too: a webhook and a
 // CHAT_B message reach their receivers through a real forward proxy (tinyproxy), which names
 // itself in their Via header.
 func TestDeliveriesThroughTheOutboundProxy(t *testing.T) {
 	proxy := channelstest.StartTinyProxy(t, "", "")
 	hook, chat := channelstest.NewReceiver(t, nil), chatBReceiver(t)
-	r := outboundRig(t, func(c *common) {
-		c.Outbound.Proxy = proxy.URL
-		c.services = services{"HERALD_CHAT_B_URL": chat.URL}
-	})
-	r.openAlert(webhookTo(hook.URL+"/hook"), chatB())
-	for what, rc := range map[string]*channelstest.Receiver{"the webhook": hook, "CHAT_B": chat} {
-		if req := r.reached(what, rc); !viaProxy(req) {
-			t.Errorf("%s got a request without the proxy's Via header: not through the proxy (Via %q)", what, req.Header.Get("Via"))
-		}
-	}
+	r, _ := alertThroughProxy(t, proxy.URL, hook, chat)
+	r.wantReachedViaProxy(hook, chat)
 }
 
 // Without HERALD_OUTBOUND_PROXY the environment's proxy applies as in any Go program:
@@ -112,11 +127,7 @@ func TestDeliveriesThroughTheEnvironmentsProxy(t *testing.T) {
 func TestProxyRefusalIsADeadLetter(t *testing.T) {
 	proxy := channelstest.StartTinyProxy(t, "herald", "proxy-pw-0009")
 	hook, chat := channelstest.NewReceiver(t, nil), chatBReceiver(t)
-	r := outboundRig(t, func(c *common) {
-		c.Outbound.Proxy = proxy.URL
-		c.services = services{"HERALD_CHAT_B_URL": chat.URL}
-	})
-	project := r.openAlert(webhookTo(hook.URL+"/hook"), chatB())
+	r, project := alertThroughProxy(t, proxy.URL, hook, chat)
 	var dead []map[string]any
 	r.waitFor("two dead letters", 20*time.Second, func() bool {
 		dead = r.results("/groups/"+project+"/deadLetters", 0)
@@ -148,16 +159,8 @@ func TestProxyRefusalIsADeadLetter(t *testing.T) {
 		t.Error("CHAT_B's token was removed for the proxy's refusal")
 	}
 
-	r = outboundRig(t, func(c *common) {
-		c.Outbound.Proxy = proxy.WithCredentials("herald", "proxy-pw-0009")
-		c.services = services{"HERALD_CHAT_B_URL": chat.URL}
-	})
-	r.openAlert(webhookTo(hook.URL+"/hook"), chatB())
-	for what, rc := range map[string]*channelstest.Receiver{"the webhook": hook, "CHAT_B": chat} {
-		if req := r.reached(what, rc); !viaProxy(req) {
-			t.Errorf("%s got a request, not through the proxy", what)
-		}
-	}
+	r, _ = alertThroughProxy(t, proxy.WithCredentials("herald", "proxy-pw-0009"), hook, chat)
+	r.wantReachedViaProxy(hook, chat)
 }
 
 // A webhook over HTTPS to a target with a private CA that asks for a client certificate is
