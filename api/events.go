@@ -69,22 +69,36 @@ func (c *call) oneEvent(sc store.EventScope, prefix string) (reply, error) {
 	return c.one(http.StatusOK, c.withoutRaw(e), prefix+e.ID), nil
 }
 
-// GET /groups/{groupId}/events
-func (s *Server) listProjectEvents(c *call) (reply, error) {
+// projectEvents answers with answer (listEvents or oneEvent) about the {groupId} project's
+// events, once the caller may read the project.
+func (c *call) projectEvents(answer func(sc store.EventScope, prefix string) (reply, error)) (reply, error) {
 	p, err := c.project(herald.ReadProject)
 	if err != nil {
 		return reply{}, err
 	}
-	return c.listEvents(store.EventScope{GroupID: p.ID}, "/groups/"+p.ID+"/events/")
+	return answer(store.EventScope{GroupID: p.ID}, "/groups/"+p.ID+"/events/")
 }
 
-// GET /globalEvents
-func (s *Server) listGlobalEvents(c *call) (reply, error) {
+// globalEvents answers with answer (listEvents or oneEvent) about the platform's events, once
+// the caller may read them.
+func (c *call) globalEvents(answer func(sc store.EventScope, prefix string) (reply, error)) (reply, error) {
 	if err := c.require(herald.ReadGlobal, herald.Scope{}); err != nil {
 		return reply{}, err
 	}
-	return c.listEvents(store.EventScope{}, "/globalEvents/")
+	return answer(store.EventScope{}, "/globalEvents/")
 }
+
+// GET /groups/{groupId}/events
+func (s *Server) listProjectEvents(c *call) (reply, error) { return c.projectEvents(c.listEvents) }
+
+// GET /groups/{groupId}/events/{eventId}: one project event (the self link of its list item).
+func (s *Server) getProjectEvent(c *call) (reply, error) { return c.projectEvents(c.oneEvent) }
+
+// GET /globalEvents
+func (s *Server) listGlobalEvents(c *call) (reply, error) { return c.globalEvents(c.listEvents) }
+
+// GET /globalEvents/{eventId}: one platform event (the self link of its list item).
+func (s *Server) getGlobalEvent(c *call) (reply, error) { return c.globalEvents(c.oneEvent) }
 
 // GET /orgs/{orgId}/events/{eventId}
 func (s *Server) getOrgEvent(c *call) (reply, error) {
@@ -93,21 +107,4 @@ func (s *Server) getOrgEvent(c *call) (reply, error) {
 		return reply{}, err
 	}
 	return c.oneEvent(store.EventScope{OrgID: o.ID}, "/orgs/"+o.ID+"/events/")
-}
-
-// GET /groups/{groupId}/events/{eventId}: one project event (the self link of its list item).
-func (s *Server) getProjectEvent(c *call) (reply, error) {
-	p, err := c.project(herald.ReadProject)
-	if err != nil {
-		return reply{}, err
-	}
-	return c.oneEvent(store.EventScope{GroupID: p.ID}, "/groups/"+p.ID+"/events/")
-}
-
-// GET /globalEvents/{eventId}: one platform event (the self link of its list item).
-func (s *Server) getGlobalEvent(c *call) (reply, error) {
-	if err := c.require(herald.ReadGlobal, herald.Scope{}); err != nil {
-		return reply{}, err
-	}
-	return c.oneEvent(store.EventScope{}, "/globalEvents/")
 }
