@@ -43,11 +43,7 @@ func TestAuthCheckOutcome(t *testing.T) {
 func TestCheckAuth(t *testing.T) {
 	for _, cluster := range []bool{false, true} {
 		t.Run(map[bool]string{false: "one server", true: "as on a cluster"}[cluster], func(t *testing.T) {
-			rdb := storetest.Redis(t)
-			st := store.New(rdb)
-			if cluster {
-				st.AsCluster()
-			}
+			rdb, st := storeForm(t, cluster)
 			mgets := &mgetCounter{}
 			rdb.AddHook(mgets.hook())
 			testCheckAuth(t, rdb, st, mgets, map[bool]int64{false: 1, true: 2}[cluster])
@@ -233,11 +229,7 @@ func BenchmarkCheckAuth(b *testing.B) {
 func benchForms(b *testing.B, bench func(b *testing.B, rdb *redis.Client, st *store.Store)) {
 	for _, cluster := range []bool{false, true} {
 		b.Run(map[bool]string{false: "one-server", true: "as-on-a-cluster"}[cluster], func(b *testing.B) {
-			rdb := storetest.Redis(b)
-			st := store.New(rdb)
-			if cluster {
-				st.AsCluster()
-			}
+			rdb, st := storeForm(b, cluster)
 			bench(b, rdb, st)
 		})
 	}

@@ -15,13 +15,10 @@ var (
 
 // CreateOrg stores a new organization; its name must be unique.
 func (s *Store) CreateOrg(ctx context.Context, o herald.Org, ev herald.Event) error {
-	ok, err := s.rdb.SetNX(ctx, orgName(o.Name), o.ID, 0).Result()
+	err := s.claimName(ctx, orgName(o.Name), o.ID, herald.Errorf(herald.KindConflict, herald.CodeOrgNameAlreadyExists,
+		[]any{o.Name}, "An organization named %s already exists.", o.Name))
 	if err != nil {
 		return err
-	}
-	if !ok {
-		return herald.Errorf(herald.KindConflict, herald.CodeOrgNameAlreadyExists, []any{o.Name},
-			"An organization named %s already exists.", o.Name)
 	}
 	_, err = s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 		if err := set(ctx, pipe, orgs().doc(o.ID), o); err != nil {
@@ -45,13 +42,10 @@ func (s *Store) Org(ctx context.Context, id string) (herald.Org, error) {
 // organization. The project, its configurations and projectEvents commit together on the
 // project's slot before the project is listed anywhere else.
 func (s *Store) CreateProject(ctx context.Context, p herald.Project, configs []herald.AlertConfig, ev herald.Event, projectEvents ...herald.Event) error {
-	ok, err := s.rdb.SetNX(ctx, projectName(p.OrgID, p.Name), p.ID, 0).Result()
+	err := s.claimName(ctx, projectName(p.OrgID, p.Name), p.ID, herald.Errorf(herald.KindConflict, herald.CodeGroupNameAlreadyExists,
+		[]any{p.Name}, "A project named %s already exists in this organization.", p.Name))
 	if err != nil {
 		return err
-	}
-	if !ok {
-		return herald.Errorf(herald.KindConflict, herald.CodeGroupNameAlreadyExists, []any{p.Name},
-			"A project named %s already exists in this organization.", p.Name)
 	}
 	_, err = s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 		if err := set(ctx, pipe, projectDoc(p.ID), p); err != nil {

@@ -146,11 +146,7 @@ func TestReclaimTasks(t *testing.T) {
 		t.Run(form, func(t *testing.T) {
 			ctx := context.Background()
 			const queue = "deliveries-test"
-			rdb := storetest.Redis(t)
-			st := store.New(rdb)
-			if form == "cluster" {
-				st = st.AsCluster()
-			}
+			rdb, st := storeForm(t, form == "cluster")
 			r := newAsynqRig(t, rdb, queue)
 			for _, id := range []string{"dead", "live"} {
 				if _, err := r.client.Enqueue(asynq.NewTask("t", nil), asynq.Queue(queue), asynq.TaskID(id)); err != nil {
@@ -221,11 +217,7 @@ func TestReclaimTasksGrace(t *testing.T) {
 	for _, form := range []string{"one server", "cluster"} {
 		t.Run(form, func(t *testing.T) {
 			ctx := context.Background()
-			rdb := storetest.Redis(t)
-			st := store.New(rdb)
-			if form == "cluster" {
-				st = st.AsCluster()
-			}
+			rdb, st := storeForm(t, form == "cluster")
 			now := rdb.Time(ctx).Val()
 			place := func(queue, id string, end time.Duration, active bool) {
 				_, activeKey, leaseKey, prefix, _ := store.AsynqKeys(queue)

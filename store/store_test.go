@@ -23,6 +23,18 @@ func newProject(tb testing.TB) (*redis.Client, *store.Store, string) {
 	return rdb, store.New(rdb), herald.NewID(time.Now())
 }
 
+// storeForm is a store on a Redis of tb's own, on one server or as on a Cluster (AsCluster),
+// and its client.
+func storeForm(tb testing.TB, cluster bool) (*redis.Client, *store.Store) {
+	tb.Helper()
+	rdb := storetest.Redis(tb)
+	st := store.New(rdb)
+	if cluster {
+		st.AsCluster()
+	}
+	return rdb, st
+}
+
 // newCluster is a store on a Redis Cluster of three masters of the test's own, its client, and
 // the record of the slot errors its commands get.
 func newCluster(t *testing.T) (*redis.ClusterClient, *store.Store, *storetest.SlotErrors) {
@@ -40,14 +52,21 @@ func newConfig(groupID string, now time.Time) herald.AlertConfig {
 			Notifications: []herald.Notification{{TypeName: "EMAIL", IntervalMin: 5, Fields: map[string]string{"emailAddress": "a@example.com"}}}}}
 }
 
+// createConfig stores a new configuration of project gid, created at now, and returns it.
+func createConfig(t *testing.T, st *store.Store, gid string, now time.Time) herald.AlertConfig {
+	t.Helper()
+	c := newConfig(gid, now)
+	if err := st.CreateAlertConfig(context.Background(), c, herald.NewEvent(herald.EventAlertConfigAdded, herald.Principal{}, herald.Scope{GroupID: gid}, now)); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // Concurrent read-modify-writes of one document all land: none overwrites another.
 func TestUpdateLosesNoConcurrentChange(t *testing.T) {
 	ctx := context.Background()
 	_, st, gid := newProject(t)
-	c := newConfig(gid, time.Now())
-	if err := st.CreateAlertConfig(ctx, c, herald.NewEvent(herald.EventAlertConfigAdded, herald.Principal{}, herald.Scope{GroupID: gid}, time.Now())); err != nil {
-		t.Fatal(err)
-	}
+	c := createConfig(t, st, gid, time.Now())
 	const writers = 16
 	var wg sync.WaitGroup
 	for range writers {
@@ -81,10 +100,7 @@ func TestUpdateLosesNoConcurrentChange(t *testing.T) {
 func TestFailedUpdateWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	_, st, gid := newProject(t)
-	c := newConfig(gid, time.Now())
-	if err := st.CreateAlertConfig(ctx, c, herald.NewEvent(herald.EventAlertConfigAdded, herald.Principal{}, herald.Scope{GroupID: gid}, time.Now())); err != nil {
-		t.Fatal(err)
-	}
+	c := createConfig(t, st, gid, time.Now())
 	_, err := st.UpdateAlertConfig(ctx, gid, c.ID, func(c *herald.AlertConfig) ([]herald.Event, error) {
 		c.Enabled = true
 		return nil, herald.InvalidAttribute("x", "no")
@@ -105,11 +121,7 @@ func TestPagingWithinOneSecond(t *testing.T) {
 	now := time.Now()
 	var ids []string
 	for range 7 {
-		c := newConfig(gid, now)
-		ids = append(ids, c.ID)
-		if err := st.CreateAlertConfig(ctx, c, herald.NewEvent(herald.EventAlertConfigAdded, herald.Principal{}, herald.Scope{GroupID: gid}, now)); err != nil {
-			t.Fatal(err)
-		}
+		ids = append(ids, createConfig(t, st, gid, now).ID)
 	}
 	var got []string
 	for off := 0; off < 7; off += 3 {

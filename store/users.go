@@ -98,6 +98,18 @@ func (s *Store) UsersOf(ctx context.Context, p herald.Project) ([]herald.User, e
 	return out, nil
 }
 
+// claimName sets the unique name ref to id, or answers taken when another holds it.
+func (s *Store) claimName(ctx context.Context, ref, id string, taken error) error {
+	ok, err := s.rdb.SetNX(ctx, ref, id, 0).Result()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return taken
+	}
+	return nil
+}
+
 // reserveName takes name for a new credential: ref, the name's reference in the credential's
 // own kind (users' names, keys' public keys), is set to id if free, and then other, its
 // reference in the other kind, must be free too. The two kinds share one namespace at login
@@ -107,12 +119,8 @@ func (s *Store) UsersOf(ctx context.Context, p herald.Project) ([]herald.User, e
 // kinds, each reserves its own and at least one sees the other's and gives its own back
 // (both may). taken is the error of a name taken either way.
 func (s *Store) reserveName(ctx context.Context, ref, other, id string, taken error) error {
-	ok, err := s.rdb.SetNX(ctx, ref, id, 0).Result()
-	if err != nil {
+	if err := s.claimName(ctx, ref, id, taken); err != nil {
 		return err
-	}
-	if !ok {
-		return taken
 	}
 	n, err := s.rdb.Exists(ctx, other).Result()
 	if err == nil && n == 0 {
