@@ -533,6 +533,21 @@ func CheckOutcome(t testing.TB, err error, want Outcome) *channels.Failure {
 	return f
 }
 
+// CheckUnsent fails t unless err is a permanent failure with a reason (no status, not retried,
+// no credential refused) and rc got no request: what a delivery with no target or no
+// credential comes to. It returns the failure.
+func CheckUnsent(t testing.TB, err error, rc *channelstest.Receiver) *channels.Failure {
+	t.Helper()
+	f := CheckOutcome(t, err, Outcome{})
+	if f.Reason == "" {
+		t.Errorf("failure %+v gives no reason", f)
+	}
+	if n := len(rc.Requests()); n != 0 {
+		t.Errorf("receiver got %d requests, want none", n)
+	}
+	return f
+}
+
 // SendAll sends ds with n, in order, each to be delivered, and returns the requests rc got:
 // one a delivery, or t fails.
 func SendAll(t testing.TB, n channels.Notifier, rc *channelstest.Receiver, ds ...channels.Delivery) []channelstest.Request {
