@@ -34,10 +34,7 @@ func TestCritical(t *testing.T) {
 	rc := channelstest.NewReceiver(t, success)
 	n := alertingb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
 	a := channelstest.HostAlert()
-	if err := n.Notify(context.Background(), delivery(channels.EventOpen, a, notifKey, notifRoute, nil)); err != nil {
-		t.Fatalf("Notify: %v", err)
-	}
-	r := rc.Only(t)
+	r := conformance.SendOne(t, n, rc, delivery(channels.EventOpen, a, notifKey, notifRoute, nil))
 	if want := endpoint + notifKey + "/" + notifRoute; r.Method != http.MethodPost || r.Path != want || len(r.Query) != 0 {
 		t.Errorf("request %s %s?%v, want POST %s", r.Method, r.Path, r.Query, want)
 	}
@@ -103,10 +100,7 @@ func TestOtherEvents(t *testing.T) {
 	} {
 		rc := channelstest.NewReceiver(t, success)
 		n := alertingb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
-		if err := n.Notify(context.Background(), delivery(ev, channelstest.HostAlert(), notifKey, notifRoute, nil)); err != nil {
-			t.Fatalf("Notify %s: %v", ev, err)
-		}
-		if got := channelstest.JSONObject(t, rc.Only(t).Body)["message_type"]; got != want {
+		if got := channelstest.JSONObject(t, conformance.SendOne(t, n, rc, delivery(ev, channelstest.HostAlert(), notifKey, notifRoute, nil)).Body)["message_type"]; got != want {
 			t.Errorf("%s: message_type %v, want %s", ev, got, want)
 		}
 	}
@@ -145,10 +139,7 @@ func TestKeyChoice(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := channelstest.NewReceiver(t, success)
 			n := alertingb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
-			if err := n.Notify(context.Background(), delivery(channels.EventOpen, channelstest.HostAlert(), tc.key, tc.route, tc.integ)); err != nil {
-				t.Fatalf("Notify: %v", err)
-			}
-			if got := rc.Only(t).Path; got != endpoint+tc.want {
+			if got := conformance.SendOne(t, n, rc, delivery(channels.EventOpen, channelstest.HostAlert(), tc.key, tc.route, tc.integ)).Path; got != endpoint+tc.want {
 				t.Errorf("path %s, want %s", got, endpoint+tc.want)
 			}
 		})

@@ -76,10 +76,7 @@ func TestRequest(t *testing.T) {
 			rc := channelstest.NewReceiver(t, u.answer(http.StatusNoContent))
 			d := delivery(c.Event, ownToken, "Ops Alerts/EU")
 			d.Alert = c.Alert
-			if err := (chata.Notifier{Client: conformance.Client(), BaseURL: rc.URL + "/"}).Notify(context.Background(), d); err != nil {
-				t.Fatalf("Notify: %v", err)
-			}
-			r := rc.Only(t)
+			r := conformance.SendOne(t, chata.Notifier{Client: conformance.Client(), BaseURL: rc.URL + "/"}, rc, d)
 			if r.Method != http.MethodPost {
 				t.Errorf("method %s, want POST", r.Method)
 			}
@@ -164,10 +161,7 @@ func TestLongMessageTruncated(t *testing.T) {
 	d := delivery(channels.EventOpen, ownToken, "r")
 	d.Alert.AcknowledgedUntil = channelstest.At("2026-11-22T06:00:00Z")
 	d.Alert.AcknowledgementComment = strings.Repeat("é", 12000)
-	if err := (chata.Notifier{Client: conformance.Client(), BaseURL: rc.URL}).Notify(context.Background(), d); err != nil {
-		t.Fatalf("Notify: %v", err)
-	}
-	m := *decode(t, rc.Only(t).Body).Message
+	m := *decode(t, conformance.SendOne(t, chata.Notifier{Client: conformance.Client(), BaseURL: rc.URL}, rc, d).Body).Message
 	if n := utf8.RuneCountInString(m); n > 10000 || n < 9990 || !utf8.ValidString(m) || !strings.HasSuffix(m, "…") {
 		t.Errorf("message of %d characters (valid UTF-8 %v), want at most 10000 ending with …", n, utf8.ValidString(m))
 	}
@@ -199,10 +193,7 @@ func TestMessageCarriesLinksAndEscapesTheAlert(t *testing.T) {
 	d.Links = herald.ActionLinks{View: "https://herald.example.com/act/v1.view?a=1&b=2", Acknowledge1h: "https://herald.example.com/act/v1.ack1h",
 		Acknowledge4h: "https://herald.example.com/act/v1.ack4h"}
 	now := func() time.Time { return time.Date(2026, 11, 21, 18, 55, 0, 0, time.UTC) }
-	if err := (chata.Notifier{Client: conformance.Client(), BaseURL: rc.URL, Now: now}).Notify(context.Background(), d); err != nil {
-		t.Fatalf("Notify: %v", err)
-	}
-	m := *decode(t, rc.Only(t).Body).Message
+	m := *decode(t, conformance.SendOne(t, chata.Notifier{Client: conformance.Client(), BaseURL: rc.URL, Now: now}, rc, d).Body).Message
 	for _, want := range []string{
 		"<b>Alert opened: Host down: &lt;a href=&#34;https://evil.example/&#34;&gt;db1&lt;/a&gt; &lt;script&gt;x&lt;/script&gt; (replica set rs0)</b>",
 		"<br>Project: Orders &amp; Co (organization Acme)<br>Open since 18:40 UTC, 14 min<br>",

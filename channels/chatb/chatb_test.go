@@ -95,10 +95,7 @@ func TestRequest(t *testing.T) {
 			rc := channelstest.NewReceiver(t, answer(200, okAnswer))
 			d := delivery(c.event, ownToken, "#ops")
 			d.Alert, d.Project, d.Org = c.alert, "prod", "Acme"
-			if err := (chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL + "/", Now: now}).Notify(context.Background(), d); err != nil {
-				t.Fatalf("Notify: %v", err)
-			}
-			r := rc.Only(t)
+			r := conformance.SendOne(t, chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL + "/", Now: now}, rc, d)
 			if r.Method != http.MethodPost || r.Path != "/api/chat.postMessage" || len(r.Query) != 0 {
 				t.Errorf("got %s %s?%s, want POST /api/chat.postMessage", r.Method, r.Path, r.Query.Encode())
 			}
@@ -149,10 +146,7 @@ func TestUserTextIsNotMarkup(t *testing.T) {
 	rc := channelstest.NewReceiver(t, answer(200, okAnswer))
 	d := delivery(channels.EventOpen, ownToken, "#ops")
 	d.Alert.HostnameAndPort = "<!channel> & <https://evil.example|click>"
-	if err := (chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}).Notify(context.Background(), d); err != nil {
-		t.Fatalf("Notify: %v", err)
-	}
-	m := decode(t, rc.Only(t).Body)
+	m := decode(t, conformance.SendOne(t, chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}, rc, d).Body)
 	if strings.ContainsAny(m.Text, "<>") || !strings.Contains(m.Text, "&lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;") {
 		t.Errorf("text %q: user text not escaped", m.Text)
 	}
@@ -164,10 +158,7 @@ func TestLongTextsFitTheLimits(t *testing.T) {
 	d.Alert.EventTypeName = strings.Repeat("E", 500)
 	d.Alert.AcknowledgedUntil = channelstest.At("2026-11-22T06:00:00Z")
 	d.Alert.AcknowledgementComment = strings.Repeat("ü", 5000)
-	if err := (chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}).Notify(context.Background(), d); err != nil {
-		t.Fatalf("Notify: %v", err)
-	}
-	m := decode(t, rc.Only(t).Body)
+	m := decode(t, conformance.SendOne(t, chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}, rc, d).Body)
 	if n := len([]rune(m.Blocks[0].Text.Text)); n > 150 {
 		t.Errorf("header of %d characters", n)
 	}
@@ -320,10 +311,7 @@ func TestButtons(t *testing.T) {
 			rc := channelstest.NewReceiver(t, answer(200, okAnswer))
 			d := delivery(channels.EventOpen, ownToken, "#ops")
 			d.Links, d.Project, d.Org = c.links, "prod", "Acme"
-			if err := (chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}).Notify(context.Background(), d); err != nil {
-				t.Fatalf("Notify: %v", err)
-			}
-			m := decode(t, rc.Only(t).Body)
+			m := decode(t, conformance.SendOne(t, chatb.Notifier{Client: conformance.Client(), BaseURL: rc.URL}, rc, d).Body)
 			if f := m.Blocks[1].Fields; len(f) < 4 || f[3].Text != "Project: prod (organization Acme)" {
 				t.Errorf("fields %+v, want the project named prod (organization Acme)", f)
 			}

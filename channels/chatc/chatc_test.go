@@ -80,10 +80,7 @@ func TestRequest(t *testing.T) {
 			rc := channelstest.NewReceiver(t, channelstest.Answer(200, "1"))
 			d := delivery(c.event, rc.URL+secretPath+"?tenant=t1")
 			d.Alert = c.alert
-			if err := (chatc.Notifier{Client: conformance.Client(), Now: now}).Notify(context.Background(), d); err != nil {
-				t.Fatalf("Notify: %v", err)
-			}
-			r := rc.Only(t)
+			r := conformance.SendOne(t, chatc.Notifier{Client: conformance.Client(), Now: now}, rc, d)
 			if r.Method != http.MethodPost || r.Path != secretPath || r.Query.Get("tenant") != "t1" {
 				t.Errorf("got %s %s?%s, want POST to the webhook URL", r.Method, r.Path, r.Query.Encode())
 			}

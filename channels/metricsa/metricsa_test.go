@@ -1,7 +1,6 @@
 package metricsa_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -45,10 +44,7 @@ func TestEvents(t *testing.T) {
 		t.Run(string(tc.ev), func(t *testing.T) {
 			rc := channelstest.NewReceiver(t, accepted)
 			n := metricsa.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
-			if err := n.Notify(context.Background(), delivery(tc.ev, tc.a, notifKey)); err != nil {
-				t.Fatalf("Notify: %v", err)
-			}
-			r := rc.Only(t)
+			r := conformance.SendOne(t, n, rc, delivery(tc.ev, tc.a, notifKey))
 			if r.Method != http.MethodPost || r.Path != "/api/v1/events" || len(r.Query) != 0 {
 				t.Errorf("request %s %s?%v, want POST /api/v1/events", r.Method, r.Path, r.Query)
 			}
@@ -81,10 +77,7 @@ func TestDateIsUpdated(t *testing.T) {
 	rc := channelstest.NewReceiver(t, accepted)
 	n := metricsa.Notifier{Client: conformance.Client(), BaseURL: rc.URL + "/"}
 	// MetricAlert: created 18:40:55, updated 18:45:00.
-	if err := n.Notify(context.Background(), delivery(channels.EventUpdate, channelstest.MetricAlert(), notifKey)); err != nil {
-		t.Fatalf("Notify: %v", err)
-	}
-	r := rc.Only(t)
+	r := conformance.SendOne(t, n, rc, delivery(channels.EventUpdate, channelstest.MetricAlert(), notifKey))
 	if r.Path != "/api/v1/events" {
 		t.Errorf("path %s", r.Path)
 	}
@@ -97,10 +90,7 @@ func TestLimits(t *testing.T) {
 	rc := channelstest.NewReceiver(t, accepted)
 	a := channelstest.HostAlert()
 	a.HostnameAndPort = strings.Repeat("h", 5000)
-	if err := (metricsa.Notifier{Client: conformance.Client(), BaseURL: rc.URL}).Notify(context.Background(), delivery(channels.EventOpen, a, notifKey)); err != nil {
-		t.Fatalf("Notify: %v", err)
-	}
-	m := channelstest.JSONObject(t, rc.Only(t).Body)
+	m := channelstest.JSONObject(t, conformance.SendOne(t, metricsa.Notifier{Client: conformance.Client(), BaseURL: rc.URL}, rc, delivery(channels.EventOpen, a, notifKey)).Body)
 	for k, limit := range map[string]int{"title": 100, "text": 4000} {
 		if got := len([]rune(m[k].(string))); got > limit {
 			t.Errorf("%s has %d characters, over the service's %d", k, got, limit)

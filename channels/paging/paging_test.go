@@ -31,10 +31,7 @@ func TestTrigger(t *testing.T) {
 	rc := channelstest.NewReceiver(t, accepted)
 	n := paging.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
 	a := channelstest.HostAlert()
-	if err := n.Notify(context.Background(), delivery(channels.EventOpen, a, notifKey, nil)); err != nil {
-		t.Fatalf("Notify: %v", err)
-	}
-	r := rc.Only(t)
+	r := conformance.SendOne(t, n, rc, delivery(channels.EventOpen, a, notifKey, nil))
 	if r.Method != http.MethodPost || r.Path != "/v2/enqueue" || len(r.Query) != 0 {
 		t.Errorf("request %s %s?%v, want POST /v2/enqueue", r.Method, r.Path, r.Query)
 	}
@@ -100,10 +97,7 @@ func TestSummaryAndSource(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := channelstest.NewReceiver(t, accepted)
 			n := paging.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
-			if err := n.Notify(context.Background(), delivery(channels.EventUpdate, tc.a, notifKey, nil)); err != nil {
-				t.Fatalf("Notify: %v", err)
-			}
-			m := channelstest.JSONObject(t, rc.Only(t).Body)
+			m := channelstest.JSONObject(t, conformance.SendOne(t, n, rc, delivery(channels.EventUpdate, tc.a, notifKey, nil)).Body)
 			p := m["payload"].(map[string]any)
 			s := p["summary"].(string)
 			if !strings.HasPrefix(s, tc.summaryPrefix) {
@@ -158,10 +152,7 @@ func TestOtherEvents(t *testing.T) {
 	} {
 		rc := channelstest.NewReceiver(t, accepted)
 		n := paging.Notifier{Client: conformance.Client(), BaseURL: rc.URL}
-		if err := n.Notify(context.Background(), delivery(ev, channelstest.HostAlert(), notifKey, nil)); err != nil {
-			t.Fatalf("Notify %s: %v", ev, err)
-		}
-		m := channelstest.JSONObject(t, rc.Only(t).Body)
+		m := channelstest.JSONObject(t, conformance.SendOne(t, n, rc, delivery(ev, channelstest.HostAlert(), notifKey, nil)).Body)
 		if m["event_action"] != want || m["dedup_key"] != channelstest.HostAlert().ID {
 			t.Errorf("%s: event_action %v dedup_key %v, want %s keyed by the alert id", ev, m["event_action"], m["dedup_key"], want)
 		}

@@ -45,10 +45,7 @@ func webhookDelivery(url, secret string) channels.Delivery {
 func TestWebhookRequest(t *testing.T) {
 	rc := channelstest.NewReceiver(t, nil)
 	d := webhookDelivery(rc.URL+"/hooks/herald?team=ops&env=prod", testSecret)
-	if err := (webhook.Notifier{Client: conformance.Client()}).Notify(context.Background(), d); err != nil {
-		t.Fatalf("Notify: %v", err)
-	}
-	r := rc.Only(t)
+	r := conformance.SendOne(t, webhook.Notifier{Client: conformance.Client()}, rc, d)
 
 	if r.Method != http.MethodPost {
 		t.Errorf("method %s, want POST", r.Method)
@@ -123,10 +120,7 @@ func TestWebhookRequest(t *testing.T) {
 
 func TestWebhookNoSignatureWithoutSecret(t *testing.T) {
 	rc := channelstest.NewReceiver(t, nil)
-	if err := (webhook.Notifier{Client: conformance.Client()}).Notify(context.Background(), webhookDelivery(rc.URL+"/h", "")); err != nil {
-		t.Fatalf("Notify: %v", err)
-	}
-	if v, ok := rc.Only(t).Header["X-Vendor-Signature"]; ok {
+	if v, ok := conformance.SendOne(t, webhook.Notifier{Client: conformance.Client()}, rc, webhookDelivery(rc.URL+"/h", "")).Header["X-Vendor-Signature"]; ok {
 		t.Errorf("X-Vendor-Signature sent without a secret: %q", v)
 	}
 }
@@ -166,10 +160,7 @@ func TestWebhookIntegrationDefaults(t *testing.T) {
 				d.Notification.SetField("webhookUrl", rc.URL+c.ownPath)
 			}
 			d.Integration = &herald.Integration{Type: "WEBHOOK", Fields: map[string]string{"url": rc.URL + "/integration", "secret": intSecret}}
-			if err := (webhook.Notifier{Client: conformance.Client()}).Notify(context.Background(), d); err != nil {
-				t.Fatalf("Notify: %v", err)
-			}
-			r := rc.Only(t)
+			r := conformance.SendOne(t, webhook.Notifier{Client: conformance.Client()}, rc, d)
 			if r.Path != c.wantPath {
 				t.Errorf("posted to %s, want %s", r.Path, c.wantPath)
 			}
@@ -333,10 +324,7 @@ func TestWebhookBodyCarriesItsLinks(t *testing.T) {
 			rc := channelstest.NewReceiver(t, nil)
 			d := webhookDelivery(rc.URL+"/hook", testSecret)
 			d.Links = tc.links
-			if err := (webhook.Notifier{Client: conformance.Client()}).Notify(context.Background(), d); err != nil {
-				t.Fatalf("Notify: %v", err)
-			}
-			r := rc.Only(t)
+			r := conformance.SendOne(t, webhook.Notifier{Client: conformance.Client()}, rc, d)
 			if sig := r.Header.Get("X-Vendor-Signature"); sig != wantSignature(testSecret, r.Body) {
 				t.Errorf("signature %q does not verify", sig)
 			}

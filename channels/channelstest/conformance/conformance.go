@@ -533,6 +533,12 @@ func CheckOutcome(t testing.TB, err error, want Outcome) *channels.Failure {
 	return f
 }
 
+// SendOne sends d with n, to be delivered, and returns the one request rc got for it.
+func SendOne(t testing.TB, n channels.Notifier, rc *channelstest.Receiver, d channels.Delivery) channelstest.Request {
+	t.Helper()
+	return SendAll(t, n, rc, d)[0]
+}
+
 // CheckUnsent fails t unless err is a permanent failure with a reason (no status, not retried,
 // no credential refused) and rc got no request: what a delivery with no target or no
 // credential comes to. It returns the failure.
