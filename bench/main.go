@@ -65,7 +65,7 @@ type scenario struct {
 }
 
 // onlyScenarios names the scenarios to run, when not all of them.
-var onlyScenarios = flag.String("only", "", "run only these scenarios, comma-separated names: opened, due, waiting, million, storm, prometheus, apiread, ingest")
+var onlyScenarios = flag.String("only", "", "run only these scenarios, comma-separated names: opened, due, waiting, million, storm, prometheus, apiread, ingest, people")
 
 // pickScenarios is the scenarios that names (comma-separated) lists, in the run's order.
 func pickScenarios(all []scenario, names string) ([]scenario, error) {
@@ -197,6 +197,7 @@ func measure(ctx context.Context, sz sizes, profileDir string) (*report, error) 
 		{"6. Prometheus re-sends", "prometheus", b.prometheus},
 		{"7. API reads with Digest", "apiread", b.apiRead},
 		{"8. observations ingested", "ingest", b.ingest},
+		{"9. storm for people", "people", b.people},
 	}
 	if *onlyScenarios != "" {
 		if scenarios, err = pickScenarios(scenarios, *onlyScenarios); err != nil {

@@ -100,19 +100,35 @@ func (r *rig) startAPI(ctx context.Context) error {
 // setUpProject creates the rig's project, disables the default configurations a project
 // starts with, and adds the HOST_DOWN configuration with notification n.
 func (r *rig) setUpProject(ctx context.Context, n webhookNotification) error {
+	return r.setUpProjectWith(ctx, r.webhook(n))
+}
+
+// setUpProjectWith is setUpProject with notifications (as the API takes them) in the HOST_DOWN
+// configuration.
+func (r *rig) setUpProjectWith(ctx context.Context, notifications ...any) error {
 	var org struct{ ID string }
 	if err := r.api.call(ctx, "POST", "/orgs", map[string]any{"name": "bench"}, http.StatusCreated, &org); err != nil {
 		return err
 	}
 	var err error
 	r.org = org.ID
-	r.project, err = r.addProject(ctx, org.ID, "bench", n)
+	r.project, err = r.addProjectWith(ctx, org.ID, "bench", notifications...)
 	return err
+}
+
+// webhook is notification n to the rig's receiver, as the API takes it.
+func (r *rig) webhook(n webhookNotification) any {
+	return map[string]any{"typeName": "WEBHOOK", "webhookUrl": r.recv.URL, "delayMin": n.DelayMin, "intervalMin": n.IntervalMin}
 }
 
 // addProject creates a project of organization orgID whose only enabled configuration is
 // HOST_DOWN with notification n, and returns its id.
 func (r *rig) addProject(ctx context.Context, orgID, name string, n webhookNotification) (string, error) {
+	return r.addProjectWith(ctx, orgID, name, r.webhook(n))
+}
+
+// addProjectWith is addProject with notifications (as the API takes them).
+func (r *rig) addProjectWith(ctx context.Context, orgID, name string, notifications ...any) (string, error) {
 	var project struct{ ID string }
 	if err := r.api.call(ctx, "POST", "/groups", map[string]any{"name": name, "orgId": orgID}, http.StatusCreated, &project); err != nil {
 		return "", err
@@ -127,9 +143,7 @@ func (r *rig) addProject(ctx context.Context, orgID, name string, n webhookNotif
 		}
 	}
 	return project.ID, r.api.call(ctx, "POST", "/groups/"+project.ID+"/alertConfigs", map[string]any{
-		"eventTypeName": "HOST_DOWN", "enabled": true,
-		"notifications": []any{map[string]any{"typeName": "WEBHOOK", "webhookUrl": r.recv.URL,
-			"delayMin": n.DelayMin, "intervalMin": n.IntervalMin}},
+		"eventTypeName": "HOST_DOWN", "enabled": true, "notifications": notifications,
 	}, http.StatusCreated, nil)
 }
 

@@ -63,15 +63,11 @@ type stormRun struct {
 
 // storm is scenario 5: each size of -storms through Alertmanager, then through Herald.
 func (b *bench) storm(ctx context.Context) ([]figure, error) {
-	dir, err := os.MkdirTemp("", "herald-storm-")
+	dir, heraldBin, err := heraldDir("storm")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	heraldBin, err := heraldBinary()
-	if err != nil {
-		return nil, err
-	}
 	amBin, amErr := findAlertmanager()
 	amVersion := alertmanagerWant
 	if amErr == nil {
@@ -282,12 +278,7 @@ func (b *bench) heraldStorm(ctx context.Context, bin, dir string, n int, links b
 	}
 	prefix := fmt.Sprintf("h%d", n)
 	run, err := b.reportStorm(ctx, n, recv, func(from, to int) any { return hostsDown(prefix, from, to, true) },
-		func(int) func(context.Context, json.RawMessage) error {
-			c := h.client() // a digest client each: each keeps its own nonce count
-			return func(ctx context.Context, body json.RawMessage) error {
-				return c.call(ctx, "POST", "/groups/"+r.project+"/observations", body, http.StatusAccepted, nil)
-			}
-		})
+		h.observer(r.project))
 	if err != nil {
 		return run, err
 	}
@@ -341,13 +332,31 @@ func logRedisPerNotification(what string, rows []commandRun, n int) {
 	log.Print(sb.String())
 }
 
-// reportStorm reports n alerts in requests of the run's batch size, stormPosters at once
-// (poster(i) makes the i-th poster's request function, which sends a request's body), and
-// waits until recv has a notification for each. The bodies (body(from, to): alerts from …
-// to-1) are encoded before the clock starts: the bench's encoding is not the dispatcher's
-// work, and it shares the cores with it.
+// reportStorm reports n alerts (postStorm) and waits until recv has a notification for each.
 func (b *bench) reportStorm(ctx context.Context, n int, recv *receiver, body func(from, to int) any,
 	poster func(int) func(ctx context.Context, body json.RawMessage) error) (stormRun, error) {
+	start, reported, err := b.postStorm(ctx, n, body, poster)
+	if err != nil {
+		return stormRun{}, err
+	}
+	if err := recv.waitFor(ctx, n, patience(n)); err != nil {
+		return stormRun{}, err
+	}
+	arrivals, duplicates := recv.results()
+	last := arrivals[n-1].At
+	took := last.Sub(start)
+	logTimeline(n, start, reported, arrivals)
+	return stormRun{rate: float64(n) / took.Seconds(), took: took, reporting: reported.Sub(start), first: arrivals[0].At.Sub(start),
+		afterLast: last.Sub(reported), duplicates: duplicates}, nil
+}
+
+// postStorm reports n alerts in requests of the run's batch size, stormPosters at once
+// (poster(i) makes the i-th poster's request function, which sends a request's body), and
+// says when the first request went and when the last was accepted. The bodies (body(from,
+// to): alerts from … to-1) are encoded before the clock starts: the bench's encoding is not
+// the dispatcher's work, and it shares the cores with it.
+func (b *bench) postStorm(ctx context.Context, n int, body func(from, to int) any,
+	poster func(int) func(ctx context.Context, body json.RawMessage) error) (start, reported time.Time, err error) {
 	batch := b.sizes.Batch
 	requests := (n + batch - 1) / batch
 	bodies := make([]json.RawMessage, requests)
@@ -355,7 +364,7 @@ func (b *bench) reportStorm(ctx context.Context, n int, recv *receiver, body fun
 	for i := range requests {
 		raw, err := json.Marshal(body(i*batch, min((i+1)*batch, n)))
 		if err != nil {
-			return stormRun{}, err
+			return start, reported, err
 		}
 		bodies[i] = raw
 		next <- i
@@ -363,7 +372,7 @@ func (b *bench) reportStorm(ctx context.Context, n int, recv *receiver, body fun
 	close(next)
 	errs := make(chan error, stormPosters)
 	var wg sync.WaitGroup
-	start := time.Now()
+	start = time.Now()
 	for i := range stormPosters {
 		post := poster(i)
 		wg.Add(1)
@@ -378,20 +387,12 @@ func (b *bench) reportStorm(ctx context.Context, n int, recv *receiver, body fun
 		}()
 	}
 	wg.Wait()
-	reported := time.Now()
+	reported = time.Now()
 	close(errs)
 	if err := <-errs; err != nil {
-		return stormRun{}, fmt.Errorf("reporting: %w", err)
+		return start, reported, fmt.Errorf("reporting: %w", err)
 	}
-	if err := recv.waitFor(ctx, n, patience(n)); err != nil {
-		return stormRun{}, err
-	}
-	arrivals, duplicates := recv.results()
-	last := arrivals[n-1].At
-	took := last.Sub(start)
-	logTimeline(n, start, reported, arrivals)
-	return stormRun{rate: float64(n) / took.Seconds(), took: took, reporting: reported.Sub(start), first: arrivals[0].At.Sub(start),
-		afterLast: last.Sub(reported), duplicates: duplicates}, nil
+	return start, reported, nil
 }
 
 // logTimeline logs when each tenth of a storm's notices had arrived, from its first report:
@@ -418,6 +419,16 @@ func hostsDown(prefix string, from, to int, active bool) []herald.Observation {
 	return obs
 }
 
+// heraldDir is a new temporary directory for a scenario's processes (its caller removes it)
+// and the herald binary they run.
+func heraldDir(scenario string) (dir, bin string, err error) {
+	if bin, err = heraldBinary(); err != nil {
+		return "", "", err
+	}
+	dir, err = os.MkdirTemp("", "herald-"+scenario+"-")
+	return dir, bin, err
+}
+
 // buildHerald builds ./cmd/herald of the module the benchmark runs in into dir.
 func buildHerald(ctx context.Context, dir string) (string, error) {
 	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
@@ -438,12 +449,13 @@ type heraldProcs struct {
 	api, worker    *process
 	base           string // the API's base URL
 	public, secret string // the bootstrap key
+	actionKeys     string // HERALD_ACTION_KEYS, when started with action links
 }
 
 // startHerald starts herald api (with a global owner bootstrap key) and herald worker
-// (webhooks may reach loopback, concurrency tasks at once) on redisURL, and waits until both
-// are ready.
-func startHerald(ctx context.Context, bin, dir, redisURL string, concurrency int, links bool) (*heraldProcs, error) {
+// (webhooks may reach loopback, concurrency tasks at once) on redisURL, each with env besides,
+// and waits until both are ready.
+func startHerald(ctx context.Context, bin, dir, redisURL string, concurrency int, links bool, env ...string) (*heraldProcs, error) {
 	key, private := api.NewAPIKey("bench", "", []herald.Role{{RoleName: herald.GlobalOwner}}, time.Now())
 	apiAddr, err := freeLoopbackAddr()
 	if err != nil {
@@ -453,11 +465,12 @@ func startHerald(ctx context.Context, bin, dir, redisURL string, concurrency int
 	if err != nil {
 		return nil, err
 	}
-	common := []string{"HERALD_REDIS_URL=" + redisURL, "HERALD_LOG_LEVEL=warn", herald.SettingPrivateTargets + "=true"}
-	if links {
-		common = append(common, "HERALD_ACTION_KEYS="+actlink.NewKey("bench"), "HERALD_EXTERNAL_URL=http://"+apiAddr)
-	}
+	common := append([]string{"HERALD_REDIS_URL=" + redisURL, "HERALD_LOG_LEVEL=warn", herald.SettingPrivateTargets + "=true"}, env...)
 	h := &heraldProcs{base: "http://" + apiAddr, public: key.PublicKey, secret: private}
+	if links {
+		h.actionKeys = actlink.NewKey("bench")
+		common = append(common, "HERALD_ACTION_KEYS="+h.actionKeys, "HERALD_EXTERNAL_URL=http://"+apiAddr)
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -480,6 +493,17 @@ func startHerald(ctx context.Context, bin, dir, redisURL string, concurrency int
 	}
 	ok = true
 	return h, nil
+}
+
+// observer makes a poster's request function for postStorm: each posts observations to
+// project with a digest client of its own, which keeps its own nonce count.
+func (h *heraldProcs) observer(project string) func(int) func(context.Context, json.RawMessage) error {
+	return func(int) func(context.Context, json.RawMessage) error {
+		c := h.client()
+		return func(ctx context.Context, body json.RawMessage) error {
+			return c.call(ctx, "POST", "/groups/"+project+"/observations", body, http.StatusAccepted, nil)
+		}
+	}
 }
 
 // client is a new API client with the bootstrap key.
