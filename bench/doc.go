@@ -5,7 +5,8 @@
 //	go run ./bench -million 100000   # the same with a tenth of them
 //	go run ./bench -quick     # reduced sizes: a smoke run of about a minute
 //	go run ./bench -workers   # only deliveries/s with two workers against one (workers.go)
-//	go run ./bench -only storm,prometheus  # only the scenarios named (opened, due, waiting, million, storm, prometheus, apiread, ingest)
+//	go run ./bench -only storm,prometheus  # only the scenarios named (opened, due, waiting, million, storm, prometheus, apiread, ingest, people)
+//	go run ./bench -only people -people-minute 1m -timeout 30m  # the storm for people over 15 real minutes
 //	go run ./bench -help      # every size, and -profile DIR for a CPU profile of each scenario and each Herald process
 //
 // It needs Debian's redis-server (apt-get install redis-server), which it starts itself on a
@@ -87,6 +88,24 @@
 //     of their own, the same each time) to `herald api` for -ingest-for while `herald worker`
 //     evaluates them. Targets: at least 50,000 observations accepted (202) a second; the API
 //     process's peak resident memory at most 256 MB.
+//   - 9, a storm for people (people.go, people_services.go; -people-alerts, default 10,000):
+//     HOST_DOWN alerts open at once in a project with three owners, each with an email address
+//     and a mobile number, notified by a GROUP notification by email and SMS, and a CHAT_B
+//     channel notification, through `herald api` and `herald worker` (with action keys) and
+//     real services on 127.0.0.1: the SMTP server the tests use (channelstest), an SMS gateway
+//     (the Messages API channels/sms speaks) taking one message a second per number and a chat
+//     service (chat.postMessage) one a second per channel, each answering 429 with Retry-After
+//     beyond that (a GCRA with 250 ms of tolerance). The targets are watched for 15 minutes of
+//     Herald's minute, -people-minute (HERALD_MINUTE, default 8s: a span of 2 minutes), or
+//     -people-span. The services' rates stay real: a Herald that only paces sends as many
+//     messages as the real span allows (about 8 times fewer in 2 minutes than in 15), one that
+//     digests as many as its windows, which follow its minute. Targets, per target: messages in the span at most 10 emails, 10 SMS and 20
+//     chat messages; no 429 after the first; the first message at most 5 s after the first
+//     report; every alert accounted for in exactly one message by the span's end (named by a
+//     host or an action link, or listed by the record of a digest the message links to). The
+//     deliveries API's records of -people-sample alerts (DELIVERED, or DIGESTED with a
+//     digestId) must agree with what each target received; its log keeps a project's last
+//     5,000 attempts, so most of a large storm's are no longer there.
 //
 // The idle windows of 3 and 4 start once redis-server is done with what the load left it (an
 // append-only file rewrite, and the deletion of the old file after it, whose freeing of a

@@ -26,8 +26,8 @@ func TestGCRAKeepsToOneASecond(t *testing.T) {
 		retryHdr string
 	}{
 		{0, true, 0, ""},
-		{500 * time.Millisecond, false, 250 * time.Millisecond, "1"}, // too soon
-		{800 * time.Millisecond, true, 0, ""},                        // 200 ms early: taken
+		{500 * time.Millisecond, false, 250 * time.Millisecond, "1"},  // too soon
+		{800 * time.Millisecond, true, 0, ""},                         // 200 ms early: taken
 		{1500 * time.Millisecond, false, 250 * time.Millisecond, "1"}, // the early one moved nothing forward
 		{1800 * time.Millisecond, true, 0, ""},
 		{10 * time.Second, true, 0, ""}, // after a pause, no burst is owed
