@@ -443,7 +443,7 @@ func peopleFigures(n int, minute, span time.Duration, start time.Time, targets [
 		figs = append(figs,
 			figure{Name: p + "first message after the first report", Value: strings.Join(firsts, ", "),
 				Target: "≤ " + peopleFirstLimit.String(), Result: judge(worstFirst <= peopleFirstLimit)},
-			figure{Name: p + "alerts accounted for in exactly one message by the span's end", Value: strings.Join(accounts, "; "),
+			figure{Name: p + "alerts accounted for in exactly one message when the worker stopped", Value: strings.Join(accounts, "; "),
 				Target: fmt.Sprintf("all %d, each once, at every target", n), Result: judge(allOnce)})
 	}
 	var agreement []string
