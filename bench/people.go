@@ -208,7 +208,7 @@ type peopleAccount struct {
 // read finds, for each of t's messages in the span, the alerts it accounts for and the digests
 // it links to, and counts t's alerts by how many messages account for them.
 func (a *peopleAccount) read(ctx context.Context, t *peopleTarget) error {
-	t.named = map[string]int{}
+	t.named, t.lostDigests = map[string]int{}, 0
 	for i := range t.messages {
 		m := &t.messages[i]
 		body := softBreak.Replace(m.body)
@@ -228,6 +228,10 @@ func (a *peopleAccount) read(ctx context.Context, t *peopleTarget) error {
 				continue
 			}
 			listed, err := a.digest(ctx, c.Alert)
+			if herald.IsNotFound(err) {
+				t.lostDigests++ // its alerts are not accounted for by this message
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("%s %s: digest %s: %w", t.kind, t.name, c.Alert, err)
 			}
@@ -431,7 +435,11 @@ func peopleFigures(n int, minute, span time.Duration, start time.Time, targets [
 			firsts = append(firsts, t.name+" "+first)
 			once, more, none := t.accounted(n)
 			allOnce = allOnce && once == n
-			accounts = append(accounts, fmt.Sprintf("%s %d once, %d in more than one message, %d in none", t.name, once, more, none))
+			account := fmt.Sprintf("%s %d once, %d in more than one message, %d in none", t.name, once, more, none)
+			if t.lostDigests > 0 {
+				account += fmt.Sprintf(" (%d links to a digest without a record)", t.lostDigests)
+			}
+			accounts = append(accounts, account)
 		}
 		figs = append(figs,
 			figure{Name: p + "messages a target in the first " + span.String(), Value: strings.Join(counts, ", "),

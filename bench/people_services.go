@@ -71,7 +71,8 @@ type peopleTarget struct {
 	limited    int // of them, answered 429
 	pace       *gcra
 
-	named map[string]int // alerts by how many of the messages account for them (peopleAccount.read)
+	named       map[string]int // alerts by how many of the messages account for them (peopleAccount.read)
+	lostDigests int            // links in the messages to a digest whose record is not in the store
 }
 
 // peopleMessage is one message a target received.

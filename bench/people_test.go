@@ -127,7 +127,8 @@ func TestPeopleAccountCountsNamesLinksAndDigests(t *testing.T) {
 		{at: now, body: "Herald Open: Host down: people-0.example.com:27017, project bench"},
 		{at: now, body: "Alert opened: Host down " + cut},
 		{at: now, body: "2 alerts opened in project bench: HOST_DOWN x2 " + linker.DigestLink(d, now) + " " + view[:40]},
-		{at: now, body: "Herald Open: Host down: people-2.example.com:27017"}, // alert 2 a second time
+		{at: now, body: "Herald Open: Host down: people-2.example.com:27017"},                                                            // alert 2 a second time
+		{at: now, body: "3 alerts opened: " + linker.DigestLink(herald.Digest{ID: "6d0000000000000000000009", GroupID: d.GroupID}, now)}, // no record
 	}}
 	acc := &peopleAccount{store: st, project: d.GroupID, keys: keys, alerts: alerts, digests: map[string][]string{}}
 	if err := acc.read(ctx, target); err != nil {
@@ -135,6 +136,9 @@ func TestPeopleAccountCountsNamesLinksAndDigests(t *testing.T) {
 	}
 	if once, more, none := target.accounted(len(alerts)); once != 3 || more != 1 || none != 1 {
 		t.Errorf("once %d, more %d, none %d; want 3 (alerts 0, 1, 3), 1 (alert 2), 1 (alert 4)", once, more, none)
+	}
+	if target.lostDigests != 1 {
+		t.Errorf("%d links to a digest without a record, want 1", target.lostDigests)
 	}
 	if !target.gotDigestListing(d.ID, alerts[3]) || target.gotDigestListing(d.ID, alerts[1]) {
 		t.Error("the digest's message should account for alert 3, not alert 1")
