@@ -133,6 +133,8 @@ func attemptLevel(outcome string) (zapcore.Level, string) {
 		return zapcore.InfoLevel, "delivery superseded: not sent"
 	case store.OutcomePaced: // routine in a storm: one a notice
 		return zapcore.DebugLevel, "delivery paced: waiting for its target's slot"
+	case store.OutcomeDigested: // routine in a storm: one a notice the digest tells
+		return zapcore.DebugLevel, "delivery digested: told in a digest with others"
 	case store.OutcomeDeadLetter:
 		return zapcore.WarnLevel, "delivery failed for good: a dead letter"
 	case store.OutcomeRejected:

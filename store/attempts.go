@@ -25,10 +25,13 @@ type Attempt struct {
 	DeliveryID string      `json:"deliveryId"`
 	Kind       string      `json:"typeName"`
 	Via        string      `json:"via,omitempty"` // EMAIL or SMS, when a notification fans out to people
-	Outcome    string      `json:"outcome"`       // DELIVERED, RETRYING, REJECTED, FAILED, DEAD_LETTER, SUPERSEDED, PACED
+	Outcome    string      `json:"outcome"`       // DELIVERED, RETRYING, REJECTED, FAILED, DEAD_LETTER, SUPERSEDED, PACED, DIGESTED
 	StatusCode int         `json:"statusCode,omitempty"`
 	DurationMs int64       `json:"durationMs"`
 	Reason     string      `json:"reason,omitempty"`
+	// DigestID, on a DIGESTED attempt, is the digest that told the target about the alert
+	// (its delivery id and its page's).
+	DigestID string `json:"digestId,omitempty"`
 }
 
 // Attempt outcomes.
@@ -40,6 +43,7 @@ const (
 	OutcomeDeadLetter = "DEAD_LETTER"
 	OutcomeSuperseded = "SUPERSEDED" // not sent: what it said is no longer so (Reason says why)
 	OutcomePaced      = "PACED"      // not tried yet: it waits for its target's next slot (Reason says until when)
+	OutcomeDigested   = "DIGESTED"   // told in a digest with others (DigestID names it), not alone
 )
 
 // AttemptOutcomes are the outcomes an attempt has when it is made. DEAD_LETTER is not one:
@@ -66,11 +70,12 @@ type attemptDoc struct {
 	StatusCode     int    `json:"s,omitempty"`
 	DurationMs     int64  `json:"ms,omitempty"`
 	Reason         string `json:"r,omitempty"`
+	DigestID       string `json:"dg,omitempty"`
 }
 
 func packAttempt(a Attempt) attemptDoc {
 	d := attemptDoc{At: packTime(a.At), AlertID: packID(a.AlertID), Global: a.Global, Kind: a.Kind, Via: a.Via,
-		Outcome: a.Outcome, StatusCode: a.StatusCode, DurationMs: a.DurationMs, Reason: a.Reason}
+		Outcome: a.Outcome, StatusCode: a.StatusCode, DurationMs: a.DurationMs, Reason: a.Reason, DigestID: a.DigestID}
 	if rest, ok := strings.CutPrefix(a.DeliveryID, a.AlertID); ok && a.AlertID != "" && rest != "" {
 		d.DeliveryID = rest
 	} else {
@@ -81,7 +86,8 @@ func packAttempt(a Attempt) attemptDoc {
 
 func (d attemptDoc) unpack() Attempt {
 	a := Attempt{At: unpackTime(d.At), AlertID: unpackID(d.AlertID), Global: d.Global, DeliveryID: d.DeliveryIDFull,
-		Kind: d.Kind, Via: d.Via, Outcome: d.Outcome, StatusCode: d.StatusCode, DurationMs: d.DurationMs, Reason: d.Reason}
+		Kind: d.Kind, Via: d.Via, Outcome: d.Outcome, StatusCode: d.StatusCode, DurationMs: d.DurationMs, Reason: d.Reason,
+		DigestID: d.DigestID}
 	if d.DeliveryID != "" {
 		a.DeliveryID = a.AlertID + d.DeliveryID
 	}

@@ -273,7 +273,7 @@ func TestAttemptDocKeepsEveryField(t *testing.T) {
 	filled(t, &a, 6)
 	engine := a
 	engine.DeliveryID = a.AlertID + "-0-1"
-	engine.Global, engine.Via, engine.StatusCode, engine.Reason = false, "", 0, ""
+	engine.Global, engine.Via, engine.StatusCode, engine.Reason, engine.DigestID = false, "", 0, "", ""
 	for name, a := range map[string]Attempt{"every field": a, "a delivery of the engine": engine, "empty": {}} {
 		b, _ := json.Marshal(packAttempt(a))
 		if got, ok := decodeAttempt(b); !ok || !reflect.DeepEqual(got, a) {
