@@ -38,6 +38,9 @@ type Delivery struct {
 	// Global says the alert is a global one (read under /globalAlerts), for a sender that
 	// keeps what it sent for replies to act on (SMS).
 	Global bool
+	// Digest, when set, makes the delivery a digest: one message telling of several alerts
+	// (Alert is then the first of them). ID is the digest's id.
+	Digest *Digest
 }
 
 // Notifier sends a delivery. nil: delivered. Otherwise a *Failure (or an error wrapping one)

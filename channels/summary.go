@@ -121,7 +121,13 @@ type Notice struct {
 	Since    string // "since 03:12 UTC, 14 min" or "lasted 14 min, 03:12 UTC to 03:26 UTC" (Since)
 	Ack      string // "until 07:12 UTC by alice@example.com" (Acknowledgement); "" when none
 	Links    []Link // the links the delivery offers (Links)
+	// Items, for a digest (Delivery.Digest), name its alerts one by one (Digest.Items); its
+	// Headline then counts them and What counts their event types.
+	Items []string
 }
+
+// digest says the notice is a digest's.
+func (n Notice) digest() bool { return len(n.Items) > 0 }
 
 // NoticeOf is what d says to people read at now; ok is false for an event Herald does not send.
 func NoticeOf(d Delivery, now time.Time) (n Notice, ok bool) {
@@ -129,14 +135,21 @@ func NoticeOf(d Delivery, now time.Time) (n Notice, ok bool) {
 	if !ok {
 		return Notice{}, false
 	}
+	if d.Digest != nil {
+		return digestNotice(d), true
+	}
 	a := d.Alert
 	return Notice{Headline: n.Headline, Status: StatusWords(d), What: herald.What(a), Where: Where(d),
 		Since: Since(a, now), Ack: Acknowledgement(a, now), Links: Links(d.Links)}, true
 }
 
 // Subject is the notice on one line: "Resolved: Host down: db1.example.com:27017, project
-// Orders (organization Acme)".
+// Orders (organization Acme)"; a digest's: "41 alerts opened in project prod: Host down ×38,
+// No primary ×3".
 func (n Notice) Subject() string {
+	if n.digest() {
+		return n.Headline + ": " + n.What
+	}
 	s := n.Status + ": " + n.What
 	if n.Where != "" {
 		s += ", project " + n.Where
@@ -150,7 +163,12 @@ func (n Notice) Subject() string {
 //	Project: Orders (organization Acme)
 //	Open since 03:12 UTC, 14 min
 //	Acknowledged until 07:12 UTC by alice@example.com
+//
+// A digest's is its Subject: its Details name the alerts.
 func (n Notice) Lines() []string {
+	if n.digest() {
+		return []string{n.Subject()}
+	}
 	lines := []string{n.Headline + ": " + n.What}
 	if n.Where != "" {
 		lines = append(lines, "Project: "+n.Where)
@@ -168,9 +186,13 @@ func (n Notice) Lines() []string {
 // about: Status, Event type, Target, Project, When and Acknowledged, those with nothing to say
 // left out.
 func (n Notice) Facts(a herald.Alert) [][2]string {
+	all := [][2]string{{"Status", n.Status}, {"Event type", EventType(a)}, {"Target", herald.Target(a)},
+		{"Project", n.Where}, {"When", n.When()}, {"Acknowledged", n.Ack}}
+	if n.digest() { // about many alerts: a's own facts are not the digest's
+		all = [][2]string{{"Project", n.Where}}
+	}
 	var out [][2]string
-	for _, f := range [][2]string{{"Status", n.Status}, {"Event type", EventType(a)}, {"Target", herald.Target(a)},
-		{"Project", n.Where}, {"When", n.When()}, {"Acknowledged", n.Ack}} {
+	for _, f := range all {
 		if f[1] != "" {
 			out = append(out, f)
 		}
@@ -192,8 +214,17 @@ func (n Notice) When() string {
 	return n.Status + ", " + n.Since
 }
 
+// Details are what a message says below the notice's words: the alert's Summary, or the
+// digest's Items, a line each.
+func (n Notice) Details(a herald.Alert) string {
+	if n.digest() {
+		return strings.Join(n.Items, "\n")
+	}
+	return Summary(a)
+}
+
 // Text is the notice for a plain-text message: its Lines, then each link labelled on a line
-// of its own ("Acknowledge for 1 hour: https://..."), then the alert's Summary.
+// of its own ("Acknowledge for 1 hour: https://..."), then its Details.
 func (n Notice) Text(a herald.Alert) string {
 	var b strings.Builder
 	for _, l := range n.Lines() {
@@ -207,6 +238,6 @@ func (n Notice) Text(a herald.Alert) string {
 		}
 	}
 	b.WriteByte('\n')
-	b.WriteString(Summary(a))
+	b.WriteString(n.Details(a))
 	return b.String()
 }

@@ -99,7 +99,7 @@ func text(n channels.Notice, a herald.Alert) string {
 		b.WriteString(sep + `<a href="` + html.EscapeString(l.URL) + `">` + html.EscapeString(l.Label) + "</a>")
 	}
 	b.WriteString("<br><br>")
-	summary := strings.ReplaceAll(html.EscapeString(channels.Summary(a)), "\n", "<br>")
+	summary := strings.ReplaceAll(html.EscapeString(n.Details(a)), "\n", "<br>")
 	return b.String() + cut(summary, maxMessage-utf8.RuneCountInString(b.String()))
 }
 

@@ -65,8 +65,8 @@ type button struct {
 const ActionsBlock = "herald_actions"
 
 // buttons are the actions block of links: acknowledge for 1 or 4 hours, or withdraw, as the
-// links offer, and view; nil when there are none (no action keys).
-func buttons(l herald.ActionLinks) *block {
+// links offer, and view, labelled view; nil when there are none (no action keys).
+func buttons(l herald.ActionLinks, view string) *block {
 	var els []button
 	add := func(link, id, label, style string) {
 		if link != "" {
@@ -77,7 +77,7 @@ func buttons(l herald.ActionLinks) *block {
 	add(l.Acknowledge4h, "acknowledge4h", "Acknowledge for 4 hours", "")
 	add(l.Unacknowledge, "unacknowledge", "Withdraw the acknowledgement", "danger")
 	if l.View != "" {
-		els = append(els, button{Type: "button", ActionID: "view", Text: plain("View the alert", 75), URL: l.View})
+		els = append(els, button{Type: "button", ActionID: "view", Text: plain(view, 75), URL: l.View})
 	}
 	if len(els) == 0 {
 		return nil
@@ -125,9 +125,13 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	blocks := []block{
 		{Type: "header", Text: plain(title, maxHeader)},
 		{Type: "section", Fields: fields},
-		{Type: "section", Text: plain(channels.Summary(a), maxSection)},
+		{Type: "section", Text: plain(notice.Details(a), maxSection)},
 	}
-	if b := buttons(d.Links); b != nil {
+	links, view := d.Links, "View the alert"
+	if d.Digest != nil { // its one link is its page's
+		links, view = herald.ActionLinks{View: d.Digest.Link}, channels.DigestLinkLabel
+	}
+	if b := buttons(links, view); b != nil {
 		blocks = append(blocks, *b)
 	}
 	req, err := channels.PostJSON(ctx, "CHAT_B", base+"/api/chat.postMessage", message{

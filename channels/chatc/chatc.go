@@ -77,7 +77,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	title := herald.OneLine(notice.Headline + ": " + notice.What)
 	var facts []fact
 	all := notice.Facts(a)
-	if !a.Created.IsZero() {
+	if !a.Created.IsZero() && d.Digest == nil {
 		all = append(all, [2]string{"Created", a.Created.String()})
 	}
 	for _, f := range all {
@@ -98,7 +98,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		Sections: []section{{
 			ActivityTitle: channels.Truncate(notice.What, maxLine, "…"),
 			Facts:         facts,
-			Text:          channels.Truncate(channels.Summary(a), maxText, "…"),
+			Text:          channels.Truncate(notice.Details(a), maxText, "…"),
 			Markdown:      false,
 		}},
 		PotentialAction: actions,

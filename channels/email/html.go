@@ -47,6 +47,6 @@ func htmlBody(n channels.Notice, a herald.Alert) (string, error) {
 	err := page.Execute(&b, struct {
 		N                       channels.Notice
 		Subject, Color, Summary string
-	}{n, subject(n), cmp.Or(colors[n.Status], "#dc2626"), channels.Summary(a)})
+	}{n, subject(n), cmp.Or(colors[n.Status], "#dc2626"), n.Details(a)})
 	return b.String(), err
 }

@@ -80,7 +80,7 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 	req.SetBasicAuth(n.AccountSID, n.AuthToken)
 
 	err = channels.Send(n.Client, req)
-	if err == nil && n.Sent != nil && !d.Links.Empty() {
+	if err == nil && n.Sent != nil && !d.Links.Empty() && d.Digest == nil {
 		n.Sent(ctx, to, d)
 	}
 	var f *channels.Failure
@@ -102,6 +102,9 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 // 4 for 4h" for an open alert, "Reply 0 to unack" for an acknowledged one; the text before it
 // is cut to leave it room.
 func Text(d channels.Delivery, now time.Time) string {
+	if d.Digest != nil {
+		return digestText(d)
+	}
 	n, _ := channels.NoticeOf(d, now)
 	parts := []string{"Herald " + n.Status + ": " + n.What}
 	if n.Ack != "" {
@@ -120,6 +123,23 @@ func Text(d channels.Delivery, now time.Time) string {
 		code = replyWithdraw
 	}
 	return cutGSM(toGSM(herald.OneLine(strings.Join(parts, ", "))), MaxBody-gsmLen(code), "...") + code
+}
+
+// digestWordsMin is the least room a digest's text leaves its words: a link longer than that
+// allows is left out (its page is then reached from the email or chat digests).
+const digestWordsMin = 30
+
+// digestText is the text of a digest, in one segment: its counts, then the link to its page
+// whole ("Herald: 41 alerts opened in project prod: Host down x38, No primary x3
+// https://..."); the counts are cut to leave the link room.
+func digestText(d channels.Delivery) string {
+	n, _ := channels.NoticeOf(d, time.Time{})
+	words := toGSM(strings.ReplaceAll(herald.OneLine("Herald: "+n.Subject()), "×", "x"))
+	link := d.Digest.Link
+	if link == "" || gsmLen(link) > MaxBody-1-digestWordsMin || toGSM(link) != link {
+		return cutGSM(words, MaxBody, "...")
+	}
+	return cutGSM(words, MaxBody-1-gsmLen(link), "...") + " " + link
 }
 
 // normalize takes out what people write in phone numbers besides digits and a leading +.
