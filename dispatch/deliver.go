@@ -64,6 +64,9 @@ type recipient struct {
 	nobody string
 	// pace is the bucket of the delivery's target, once pace took its slot there ("": none).
 	pace string
+	// actor is whom its action links are made for (a person's username or address, a kind's
+	// Actor field); line, its target's digest line once it went through it (digest.go).
+	actor, line string
 }
 
 // notified is what a notice's delivery needs besides the notice.
@@ -104,8 +107,9 @@ func (e *Engine) recipients(n notice, nc noticeContext) ([]recipient, error) {
 		return e.Linker.Links(nc.alert, n.Global, ended, recipient, e.Clock.Now())
 	}
 	if kind.People == nil {
-		base.Links = links(actor(kind, base))
-		return []recipient{{kind: kind.Name, delivery: base}}, nil
+		who := actor(kind, base)
+		base.Links = links(who)
+		return []recipient{{kind: kind.Name, delivery: base, actor: who}}, nil
 	}
 	reaches := func(u herald.User) bool { return kind.People.Reaches(nt, u, nc.project) }
 	people := nc.people
@@ -133,8 +137,9 @@ func (e *Engine) recipients(n notice, nc noticeContext) ([]recipient, error) {
 			}
 			d := base
 			d.ID, d.To = personalID(n.DeliveryID, u.ID, via.kind), via.to
-			d.Links = links(cmp.Or(u.Username, via.to))
-			out = append(out, recipient{kind: via.kind, via: via.kind, userID: u.ID, delivery: d})
+			who := cmp.Or(u.Username, via.to)
+			d.Links = links(who)
+			out = append(out, recipient{kind: via.kind, via: via.kind, userID: u.ID, delivery: d, actor: who})
 		}
 	}
 	if len(out) == 0 && n.UserID != "" {
@@ -365,7 +370,7 @@ func (s *session) deliver(ctx context.Context, g sendGroup, pool *deliverers) se
 				mu.Lock()
 				defer mu.Unlock()
 				one := *n
-				one.UserID, one.Via = r.userID, r.via
+				one.UserID, one.Via, one.Line = r.userID, r.via, r.line
 				switch res {
 				case delivered:
 					out.notified[n.AlertID] = s.e.Clock.Now()
@@ -502,12 +507,21 @@ func retryTime(now time.Time, after time.Duration, paced bool) time.Time {
 
 // retryAt is retry with the task due at at.
 func (d *Dispatcher) retryAt(ctx context.Context, n notice, kind string, retries int, at time.Time) error {
-	id := n.DeliveryID
+	return d.enqueueDelivery(ctx, n, kind, retries, at, "delivery:"+n.personalID())
+}
+
+// personalID is the id of the notice's one delivery: its own, or its person's.
+func (n notice) personalID() string {
 	if n.UserID != "" {
-		id = personalID(id, n.UserID, n.Via)
+		return personalID(n.DeliveryID, n.UserID, n.Via)
 	}
+	return n.DeliveryID
+}
+
+// enqueueDelivery queues delivery task n as retryAt does, under task id taskID: once.
+func (d *Dispatcher) enqueueDelivery(ctx context.Context, n notice, kind string, retries int, at time.Time, taskID string) error {
 	_, err := d.client.EnqueueContext(ctx, newTask(TypeDelivery, n), asynq.Queue(DeliveryQueue(kind)),
-		asynq.TaskID("delivery:"+id), asynq.MaxRetry(retries+storeSpare), asynq.ProcessAt(at))
+		asynq.TaskID(taskID), asynq.MaxRetry(retries+storeSpare), asynq.ProcessAt(at))
 	if errors.Is(err, asynq.ErrTaskIDConflict) {
 		return nil
 	}
@@ -702,6 +716,12 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 			return fmt.Errorf("%w: %s", asynq.SkipRetry, n.DeadLetter)
 		}
 	}
+	if n.Digest != "" {
+		if n.Line == "" {
+			return fmt.Errorf("%w: %v", asynq.SkipRetry, errNotDigest)
+		}
+		return e.digestTask(ctx, n)
+	}
 	nc, err := e.loadNoticeContext(ctx, n)
 	if herald.IsNotFound(err) {
 		e.Log.Info("delivery dropped: its project is gone", zap.String("delivery", n.DeliveryID))
@@ -716,6 +736,13 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 	} else {
 		now := e.Clock.Now()
 		why = n.about().Superseded(nc.alert, nc.rule, silencedBy(nc.windows, nc.alert, now), now)
+	}
+	if why != "" && n.Line != "" {
+		if held, err := e.leaveLine(ctx, n); err != nil {
+			return storeFailed(err)
+		} else if held {
+			return nil // a digest claimed it: the digest tells of it or leaves it out
+		}
 	}
 	if why != "" {
 		if err := e.abandonTries(ctx, n, nc); err != nil {
@@ -744,7 +771,7 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 			markDeadLetter(records)
 		}
 		one := n
-		one.UserID, one.Via, one.DeadLetter = r.userID, r.via, ""
+		one.UserID, one.Via, one.DeadLetter, one.Line = r.userID, r.via, "", r.line
 		if rerr := e.recordAttempts(ctx, n.GroupID, appendTried(nil, one, records)); rerr != nil {
 			return storeFailed(rerr)
 		}
@@ -758,6 +785,12 @@ func (e *Engine) deliverTask(ctx context.Context, t *asynq.Task) error {
 				return storeFailed(err)
 			}
 			failed = fmt.Errorf("%w: %v", asynq.SkipRetry, err) // a dead letter, for a new credential
+		case res == paced && !fanned && r.line != "" && n.Line != r.line:
+			// It waits in its target's digest line: from a task that names the line (inLine).
+			wait, _ := lineWait(&r, res, err)
+			if err := e.dispatcher.enqueueDelivery(ctx, one, r.kind, e.DeliveryRetries, retryTime(time.Now(), wait, true), "line:"+one.personalID()); err != nil {
+				return storeFailed(err)
+			}
 		case fanned && res == givenUp:
 			one.DeadLetter = deadLetterReason(err)
 			if err := e.dispatcher.retry(ctx, one, r.via, e.DeliveryRetries, 0); err != nil {

@@ -60,6 +60,10 @@ type EngineConfig struct {
 	// Paces are the paces of each kind's targets, by kind name (pace.go; DefaultPaces are the
 	// services' documented limits). A kind missing, or off, is not paced; nil paces nothing.
 	Paces map[string]store.Pace
+	// DigestAfter is how many messages a target of a kind people read takes one by one in
+	// DigestWindow minutes (of Minute's length); more go out together as digests (digest.go).
+	// 0: no digests. DigestWindow unset is DefaultDigestWindow.
+	DigestAfter, DigestWindow int
 	// Observer is told of every delivery attempt and due step, for metrics (nil: nobody).
 	Observer Observer
 	Clock    herald.Clock
@@ -107,6 +111,9 @@ func NewEngine(st *store.Store, d *Dispatcher, cfg EngineConfig) *Engine {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = herald.SystemClock{}
+	}
+	if cfg.DigestWindow <= 0 {
+		cfg.DigestWindow = DefaultDigestWindow
 	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()

@@ -22,6 +22,8 @@ type Observer interface {
 	// Paced: a notice of kind (a notification typeName, or EMAIL or SMS for a person) waits
 	// for its target's next slot (pace.go).
 	Paced(kind string)
+	// Digested: a notice of kind was told in a digest with others (digest.go).
+	Digested(kind string)
 }
 
 // What EngineError counts.
@@ -50,5 +52,6 @@ type nopObserver struct{}
 func (nopObserver) Delivery(string, string, time.Duration) {}
 func (nopObserver) Lateness(time.Duration)                 {}
 func (nopObserver) Paced(string)                           {}
+func (nopObserver) Digested(string)                        {}
 func (nopObserver) Reclaimed(int, int, error)              {}
 func (nopObserver) EngineError(string, int)                {}

@@ -21,6 +21,7 @@ type recorder struct {
 	lateness     []time.Duration
 	engineErrors []string
 	paced        []string // kinds
+	digested     []string // kinds
 }
 
 func (r *recorder) Delivery(kind, outcome string, d time.Duration) {
@@ -37,6 +38,12 @@ func (r *recorder) Lateness(d time.Duration) {
 }
 
 func (r *recorder) Reclaimed(int, int, error) {}
+
+func (r *recorder) Digested(kind string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.digested = append(r.digested, kind)
+}
 
 func (r *recorder) Paced(kind string) {
 	r.mu.Lock()

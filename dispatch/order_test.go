@@ -129,6 +129,7 @@ func (o *latenessObserver) Delivery(string, string, time.Duration) {}
 func (o *latenessObserver) Reclaimed(int, int, error)              {}
 func (o *latenessObserver) EngineError(string, int)                {}
 func (o *latenessObserver) Paced(string)                           {}
+func (o *latenessObserver) Digested(string)                        {}
 func (o *latenessObserver) Lateness(d time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

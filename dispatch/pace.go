@@ -147,12 +147,20 @@ func lineWait(r *recipient, res outcome, err error) (wait time.Duration, inLine 
 	return retryAfter(err), false
 }
 
-// paceKey is the bucket of delivery r's target, "" when its kind is not paced: a person's
-// address or number, else the kind's required fields (its address, key or URL, and the
-// token that goes with a channel), as the notification or its integration gives them.
+// paceKey is the bucket of delivery r's target, "" when its kind is not paced (targetKey).
 func (e *Engine) paceKey(r recipient) string {
-	p, ok := e.Paces[r.kind]
-	if !ok || p.Off() || r.nobody != "" {
+	if p, ok := e.Paces[r.kind]; !ok || p.Off() {
+		return ""
+	}
+	return targetKey(r)
+}
+
+// targetKey names delivery r's target, as its pace bucket and its digest line do: a person's
+// address or number, else the kind's required fields (its address, key or URL, and the token
+// that goes with a channel), as the notification or its integration gives them. "" for a
+// delivery that stands for nobody.
+func targetKey(r recipient) string {
+	if r.nobody != "" {
 		return ""
 	}
 	if r.via != "" {

@@ -77,6 +77,9 @@ func (e *Engine) try(ctx context.Context, n notice, r *recipient, retry bool) (o
 		case v == store.CloseNeverOpened:
 			return superseded, []store.Attempt{e.superseded(n, r.delivery.ID, r.kind, r.via, herald.SupersededNeverOpened)}, nil
 		}
+		if res, records, err, held := e.inLine(ctx, n, r, retry); held {
+			return res, records, err
+		}
 		if ok, wait, rec, err := e.pace(ctx, n, r, retry); !ok {
 			return pacedOutcome(wait, rec, err)
 		}
@@ -84,7 +87,11 @@ func (e *Engine) try(ctx context.Context, n notice, r *recipient, retry bool) (o
 		e.paceTried(ctx, r, err)
 		return res, records, err
 	}
-	// Paced before its target is marked tried: a paced opening has reached nothing there.
+	// Digested and paced before its target is marked tried: a waiting opening has reached
+	// nothing there (a digest marks it tried when it tells of it: digest.go).
+	if res, records, err, held := e.inLine(ctx, n, r, retry); held {
+		return res, records, err
+	}
 	if ok, wait, rec, err := e.pace(ctx, n, r, retry); !ok {
 		return pacedOutcome(wait, rec, err)
 	}

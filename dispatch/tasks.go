@@ -118,6 +118,12 @@ type deliveryTask struct {
 	// DeadLetter, on a task queued to be archived at once, is why the delivery failed for good
 	// (a permanent failure on its first try); replayed, the task is tried as any other.
 	DeadLetter string `json:"deadLetter,omitempty"`
+	// Line is the digest line of the delivery's target (digest.go) once it went through it: a
+	// retry looks there first, for a digest that claimed it.
+	Line string `json:"line,omitempty"`
+	// Digest, set, makes the task a digest's (its id): it tells of every notice its claim in
+	// Line holds, as one message; the rest of the task names the notice that claimed them.
+	Digest string `json:"digest,omitempty"`
 }
 
 // ownersTask names the event of a removed credential (EventCredentialRejected) whose

@@ -31,6 +31,7 @@ type Metrics struct {
 	schedulerRuns    *prometheus.CounterVec
 	engineErrors     *prometheus.CounterVec
 	paced            *prometheus.CounterVec
+	digested         *prometheus.CounterVec
 
 	// series are the requests' series by route, method and status, and deliveryKinds the
 	// deliveries' by kind and outcome, each found once: finding a series by its label values
@@ -118,12 +119,15 @@ func New() *Metrics {
 		paced: counterVec("herald_paced_total",
 			"Notices that waited for their target's next slot (HERALD_PACE_<KIND>), by kind: a notification typeName, or EMAIL or SMS for a person.",
 			"kind"),
+		digested: counterVec("herald_digested_total",
+			"Notices told in a digest with others rather than alone (HERALD_DIGEST_AFTER), by kind: EMAIL, SMS, CHAT_A, CHAT_B or CHAT_C.",
+			"kind"),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.deliveries, m.deliveryDuration, m.lateness,
-		m.reclaimed, m.reclaimErrors, m.schedulerRuns, m.engineErrors, m.paced,
+		m.reclaimed, m.reclaimErrors, m.schedulerRuns, m.engineErrors, m.paced, m.digested,
 	)
 	// Every kind's series exist from the start, at zero, so that rate() and alerts on absence
 	// work before the first delivery: the kinds are the registry's senders (people are
@@ -134,6 +138,7 @@ func New() *Metrics {
 		}
 		m.deliveryDuration.WithLabelValues(kind)
 		m.paced.WithLabelValues(kind)
+		m.digested.WithLabelValues(kind)
 	}
 	for _, outcome := range reclaimOutcomes {
 		m.reclaimed.WithLabelValues(outcome)
@@ -222,6 +227,9 @@ func (m *Metrics) deliverySeries(k deliverySeriesKey) deliverySeries {
 
 // Paced records a notice of kind that waits for its target's next slot.
 func (m *Metrics) Paced(kind string) { m.paced.WithLabelValues(kind).Inc() }
+
+// Digested records a notice of kind told in a digest with others.
+func (m *Metrics) Digested(kind string) { m.digested.WithLabelValues(kind).Inc() }
 
 // Lateness records how long after its due time an alert's step started.
 func (m *Metrics) Lateness(d time.Duration) { m.observeLateness(TaskAlert, d) }

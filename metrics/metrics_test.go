@@ -215,21 +215,23 @@ func TestEngineErrorMetrics(t *testing.T) {
 	e.want(t, "herald_engine_errors_total", map[string]string{"what": dispatch.ErrLeaseRelease}, 2)
 }
 
-// Notices that waited for their target's slot are counted by kind, in series that exist at
-// zero for every sender before the first.
+// Notices that waited for their target's slot, and notices told in a digest, are counted by
+// kind, in series that exist at zero for every sender before the first.
 func TestPacedMetrics(t *testing.T) {
 	m := metrics.New()
-	e := scrape(t, m.Handler())
-	for _, kind := range herald.Senders() {
-		e.want(t, "herald_paced_total", map[string]string{"kind": kind}, 0)
+	for name, count := range map[string]func(string){"herald_paced_total": m.Paced, "herald_digested_total": m.Digested} {
+		e := scrape(t, m.Handler())
+		for _, kind := range herald.Senders() {
+			e.want(t, name, map[string]string{"kind": kind}, 0)
+		}
+		count("SMS")
+		count("SMS")
+		count("EMAIL")
+		e = scrape(t, m.Handler())
+		e.want(t, name, map[string]string{"kind": "SMS"}, 2)
+		e.want(t, name, map[string]string{"kind": "EMAIL"}, 1)
+		e.want(t, name, map[string]string{"kind": "WEBHOOK"}, 0)
 	}
-	m.Paced("SMS")
-	m.Paced("SMS")
-	m.Paced("EMAIL")
-	e = scrape(t, m.Handler())
-	e.want(t, "herald_paced_total", map[string]string{"kind": "SMS"}, 2)
-	e.want(t, "herald_paced_total", map[string]string{"kind": "EMAIL"}, 1)
-	e.want(t, "herald_paced_total", map[string]string{"kind": "WEBHOOK"}, 0)
 }
 
 // Every scheduler job's runs are counted by how they ended, in series that exist at zero

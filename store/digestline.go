@@ -88,6 +88,12 @@ func DigestLineTag(line string) string {
 	return ""
 }
 
+// DigestLineKind is the kind of a line's target.
+func DigestLineKind(line string) string {
+	kind, _, _ := strings.Cut(strings.TrimPrefix(DigestLineTag(line), "{pace:"), ":")
+	return kind
+}
+
 func validLine(line string) bool {
 	return strings.HasPrefix(line, "herald:{pace:") && strings.Contains(line, "}:digest:")
 }

@@ -54,6 +54,9 @@ type common struct {
 	Hooks hookSettings
 	// Paces are the paces of each kind's targets (HERALD_PACE_<KIND>), by kind name.
 	Paces map[string]store.Pace
+	// DigestAfter and DigestWindow: how many messages one target people read takes one by one
+	// in how many minutes (HERALD_DIGEST_AFTER, HERALD_DIGEST_WINDOW); more go out as digests.
+	DigestAfter, DigestWindow int
 }
 
 // bindBase binds what every long-running role has: where Redis is, and the log level.
@@ -140,6 +143,7 @@ func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 	c.services.bind(s)
 	c.Outbound.bind(s)
 	c.bindPaces(s)
+	c.bindDigests(s)
 	s.duration(&c.Lease, "lease", "HERALD_ENGINE_LEASE", dispatch.DefaultLease, "how long a worker's claim on a project's work lasts unrenewed (a working session renews it every quarter): after a worker dies, its work resumes after this")
 	s.check(func() error {
 		switch {

@@ -109,7 +109,7 @@ func startWorker(ctx context.Context, st *store.Store, d *dispatch.Dispatcher, c
 	notifiers, mailer := sendersOver(c.services, transport.Client(channels.DefaultTimeout))
 	rememberSMSReplies(notifiers, st, log)
 	engine := dispatch.NewEngine(st, d, dispatch.EngineConfig{Notifiers: notifiers, Mailer: mailer, Administrators: c.Administrators, Minute: c.Minute,
-		Lease: c.Lease, Paces: c.Paces, Linker: linker, Observer: processMetrics(), Clock: herald.SystemClock{}, Log: log.Named("engine")})
+		Lease: c.Lease, Paces: c.Paces, DigestAfter: c.DigestAfter, DigestWindow: c.DigestWindow, Linker: linker, Observer: processMetrics(), Clock: herald.SystemClock{}, Log: log.Named("engine")})
 	w := dispatch.NewWorker(engine, dispatch.WorkerConfig{Concurrency: c.Concurrency, Queues: queues})
 	return w, w.Start()
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/heraldhq/herald"
@@ -34,4 +35,15 @@ func (c *common) bindPaces(s settings) {
 		}
 		return nil
 	})
+}
+
+// bindDigests binds HERALD_DIGEST_AFTER and HERALD_DIGEST_WINDOW, each read by its one parser
+// (dispatch.ParseDigestAfter, ParseDigestWindow).
+func (c *common) bindDigests(s settings) {
+	bindValue(s, &c.DigestAfter, "digest-after", dispatch.SettingDigestAfter, dispatch.DefaultDigestAfter,
+		"how many messages one target people read (an address, a number, a chat channel) takes one by one in a window: more go out together as one digest; 0: no digests",
+		kind{arg: "N", form: "a whole number from 0", example: "3"}, dispatch.ParseDigestAfter, strconv.Itoa)
+	bindValue(s, &c.DigestWindow, "digest-window", dispatch.SettingDigestWindow, dispatch.DefaultDigestWindow,
+		"the window of --digest-after, in minutes of HERALD_MINUTE's length",
+		kind{arg: "MINUTES", form: "a whole number of minutes from 1", example: "5"}, dispatch.ParseDigestWindow, strconv.Itoa)
 }

@@ -1,0 +1,253 @@
+package dispatch_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"mime"
+	"net/mail"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/channels/channelstest"
+	"github.com/heraldhq/herald/dispatch"
+)
+
+// digestAfter is the rigs' HERALD_DIGEST_AFTER.
+const digestAfter = 3
+
+// newDigestRig is a mail rig with digests on (3 messages a target in 10 minutes of 200 ms: 2 s)
+// and two project owners mailed by a GROUP notification of HOST_DOWN; it returns their ids by
+// address.
+func newDigestRig(t *testing.T) (*rig, *channelstest.SMTPServer, map[string]string) {
+	r, smtpSrv := newMailRig(t, func(c *dispatch.EngineConfig) { c.DigestAfter, c.DigestWindow = digestAfter, 10 })
+	owners := map[string]string{}
+	for _, name := range []string{"ana", "bo"} {
+		now := time.Now()
+		u := herald.User{ID: herald.NewID(now), Username: name, EmailAddress: name + "@example.com", FirstName: "A", LastName: "B",
+			Roles: []herald.Role{{GroupID: r.project, RoleName: herald.GroupOwner}}, Created: herald.At(now)}
+		if err := r.Store.CreateUser(context.Background(), u, herald.NewEvent(herald.EventUserCreated, herald.Principal{}, herald.Scope{}, now), nil); err != nil {
+			t.Fatal(err)
+		}
+		owners[u.EmailAddress] = u.ID
+	}
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{map[string]any{
+		"typeName": "GROUP", "roles": []string{"GROUP_OWNER"}, "emailEnabled": true, "smsEnabled": false, "delayMin": 0, "intervalMin": 60}}})
+	r.waitEngineIdle(10 * time.Second)
+	return r, smtpSrv, owners
+}
+
+// storm posts n hosts' observations at once (active: down; else up again).
+func (r *rig) storm(n int, active bool) {
+	var obs []map[string]any
+	for i := range n {
+		obs = append(obs, hostDown(fmt.Sprintf("s%02d", i), active))
+	}
+	r.observe(obs...)
+}
+
+// openAlerts waits for n alerts to be open and returns them.
+func (r *rig) openAlerts(n int) []map[string]any {
+	r.t.Helper()
+	var alerts []map[string]any
+	if !eventually(15*time.Second, func() bool { alerts = r.alerts("?status=OPEN&itemsPerPage=100"); return len(alerts) == n }) {
+		r.t.Fatalf("%d alerts open, want %d", len(alerts), n)
+	}
+	return alerts
+}
+
+// told is what one owner was told, as their mailbox and the deliveries log say: for each host
+// and event ("open", "close"), the indexes of the messages that told it (a message naming it,
+// or a digest the log records it DIGESTED in), and the messages' ids in order.
+type told struct {
+	by       map[string][]int // host + " " + event -> message indexes
+	messages []string         // Message-IDs, in the order received
+	digests  int
+	stray    []string // DIGESTED records of digests the owner never received
+}
+
+var hostInSubject = regexp.MustCompile(`(s\d\d)\.example\.com`)
+
+// toldTo reads what address (user id userID) was told about the project's alerts.
+func (r *rig) toldTo(mails *channelstest.SMTPServer, address, userID string, alerts []map[string]any) told {
+	r.t.Helper()
+	tl := told{by: map[string][]int{}}
+	index := map[string]int{}
+	for _, m := range mails.Mails() {
+		if len(m.To) != 1 || m.To[0] != address {
+			continue
+		}
+		msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		id := strings.TrimSuffix(strings.TrimPrefix(msg.Header.Get("Message-Id"), "<"), "@herald>")
+		subject, _ := new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject"))
+		i := len(tl.messages)
+		tl.messages = append(tl.messages, id)
+		index[id] = i
+		switch host := hostInSubject.FindStringSubmatch(subject); {
+		case strings.Contains(subject, " alerts "):
+			tl.digests++
+		case host != nil && strings.HasPrefix(subject, "[Herald] Open: "):
+			tl.by[host[1]+" open"] = append(tl.by[host[1]+" open"], i)
+		case host != nil && strings.HasPrefix(subject, "[Herald] Resolved: "):
+			tl.by[host[1]+" close"] = append(tl.by[host[1]+" close"], i)
+		default:
+			r.t.Errorf("%s got %q", address, subject)
+		}
+	}
+	for _, a := range alerts {
+		host := strings.TrimSuffix(a["hostnameAndPort"].(string), ".example.com:27017")
+		for _, at := range r.attemptsOf(a["id"].(string)) {
+			delivery, _ := at["deliveryId"].(string)
+			if at["outcome"] != "DIGESTED" || !strings.HasSuffix(delivery, "-"+userID+"-EMAIL") {
+				continue
+			}
+			ev := "open"
+			if strings.Contains(delivery, "-close-") {
+				ev = "close"
+			}
+			i, ok := index[at["digestId"].(string)]
+			if !ok {
+				tl.stray = append(tl.stray, host+" "+ev+" in "+at["digestId"].(string))
+				continue
+			}
+			tl.by[host+" "+ev] = append(tl.by[host+" "+ev], i)
+		}
+	}
+	return tl
+}
+
+// accounted says whether every alert's event was told to the owner exactly once (else why).
+func (tl told) accounted(alerts []map[string]any, ev string) string {
+	for _, a := range alerts {
+		host := strings.TrimSuffix(a["hostnameAndPort"].(string), ".example.com:27017")
+		if n := len(tl.by[host+" "+ev]); n != 1 {
+			return fmt.Sprintf("%s %s told %d times", host, ev, n)
+		}
+	}
+	if len(tl.stray) > 0 {
+		return fmt.Sprintf("DIGESTED in digests never received: %v", tl.stray)
+	}
+	return ""
+}
+
+// waitTold waits until each owner was told ev of every alert (told exactly once: accounted),
+// and returns what each was told.
+func (r *rig) waitTold(mails *channelstest.SMTPServer, owners map[string]string, alerts []map[string]any, ev string) map[string]told {
+	r.t.Helper()
+	out := map[string]told{}
+	why := ""
+	if !eventually(30*time.Second, func() bool {
+		for address, id := range owners {
+			out[address] = r.toldTo(mails, address, id, alerts)
+			if why = out[address].accounted(alerts, ev); why != "" {
+				why = address + ": " + why
+				return false
+			}
+		}
+		return true
+	}) {
+		r.t.Fatalf("not every alert's %s told exactly once: %s\n%s", ev, why, r.failedTasks())
+	}
+	return out
+}
+
+// A storm of 50 hosts down, two owners mailed: each owner is told of every alert exactly once,
+// alone or in a digest the deliveries log names, in a few messages; then every resolution
+// likewise, and never one before its opening.
+func TestStormDigestsForPeople(t *testing.T) {
+	r, mails, owners := newDigestRig(t)
+	const n = 50
+	r.storm(n, true)
+	alerts := r.openAlerts(n)
+	opened := r.waitTold(mails, owners, alerts, "open")
+	for address, tl := range opened {
+		t.Logf("%s: %d alerts opened in %d messages, %d of them digests", address, n, len(tl.messages), tl.digests)
+		if len(tl.messages) > digestAfter+2 || tl.digests == 0 {
+			t.Errorf("%s got %d messages (%d digests) for %d alerts, want at most %d and a digest", address, len(tl.messages), tl.digests, n, digestAfter+2)
+		}
+	}
+	r.storm(n, false)
+	closed := r.waitTold(mails, owners, alerts, "close")
+	for address, tl := range closed {
+		t.Logf("%s: %d alerts resolved in %d messages", address, n, len(tl.messages)-len(opened[address].messages))
+		if later := len(tl.messages) - len(opened[address].messages); later > digestAfter+2 || tl.digests == opened[address].digests {
+			t.Errorf("%s got %d messages for %d resolutions (%d digests in all), want at most %d and a digest", address, later, n, tl.digests, digestAfter+2)
+		}
+		for _, a := range alerts {
+			host := strings.TrimSuffix(a["hostnameAndPort"].(string), ".example.com:27017")
+			if o, c := tl.by[host+" open"], tl.by[host+" close"]; c[0] <= o[0] {
+				t.Errorf("%s was told %s closed (message %d) no later than opened (message %d)", address, host, c[0], o[0])
+			}
+		}
+	}
+}
+
+// A digest whose claimer's worker fails right after the claim (its task queued no digest),
+// and whose first message the mail server defers: the claimer's retry queues the digest, which
+// is sent again with the same id; every alert is accounted for once per owner.
+func TestDigestSurvivesItsClaimerAndARetry(t *testing.T) {
+	r, mails, owners := newDigestRig(t)
+	r.faults.fail(1, func(name string, args []any) bool {
+		for _, a := range args {
+			if s, ok := a.(string); ok && strings.Contains(s, ":t:digest:") {
+				return true
+			}
+		}
+		return false
+	})
+	var mu sync.Mutex
+	deferred := map[string]int{}
+	mails.RefuseWith(func(m channelstest.Mail) error {
+		mu.Lock()
+		defer mu.Unlock()
+		msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
+		if err != nil {
+			return nil
+		}
+		subject, _ := new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject"))
+		id := msg.Header.Get("Message-Id")
+		if strings.Contains(subject, " alerts ") && deferred[id] == 0 {
+			deferred[id]++
+			return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCodeNotSet, Message: "try again later"}
+		}
+		return nil
+	})
+	const n = 12
+	r.storm(n, true)
+	alerts := r.openAlerts(n)
+	got := r.waitTold(mails, owners, alerts, "open")
+	if r.faults.injected() != 1 {
+		t.Fatalf("the claimer's queueing of its digest never failed (%d)", r.faults.injected())
+	}
+	mu.Lock()
+	if len(deferred) == 0 {
+		t.Error("no digest was deferred")
+	}
+	mu.Unlock()
+	for address, tl := range got {
+		mu.Lock()
+		if tl.digests == 0 {
+			t.Errorf("%s got no digest", address)
+		}
+		for _, id := range tl.messages {
+			if deferred["<"+id+"@herald>"] > 0 {
+				delete(deferred, "<"+id+"@herald>") // sent after its deferral, with the same id
+			}
+		}
+		mu.Unlock()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(deferred) != 0 {
+		t.Errorf("digests deferred and never sent with the same id: %v", deferred)
+	}
+}
