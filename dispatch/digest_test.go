@@ -22,11 +22,11 @@ import (
 // digestAfter is the rigs' HERALD_DIGEST_AFTER.
 const digestAfter = 3
 
-// newDigestRig is a mail rig with digests on (3 messages a target in 10 minutes of 200 ms: 2 s)
+// newDigestRig is a mail rig with digests on (3 messages a target in window minutes of 200 ms)
 // and two project owners mailed by a GROUP notification of HOST_DOWN; it returns their ids by
 // address.
-func newDigestRig(t *testing.T) (*rig, *channelstest.SMTPServer, map[string]string) {
-	r, smtpSrv := newMailRig(t, func(c *dispatch.EngineConfig) { c.DigestAfter, c.DigestWindow = digestAfter, 10 })
+func newDigestRig(t *testing.T, window int) (*rig, *channelstest.SMTPServer, map[string]string) {
+	r, smtpSrv := newMailRig(t, func(c *dispatch.EngineConfig) { c.DigestAfter, c.DigestWindow = digestAfter, window })
 	owners := map[string]string{}
 	for _, name := range []string{"ana", "bo"} {
 		now := time.Now()
@@ -164,7 +164,7 @@ func (r *rig) waitTold(mails *channelstest.SMTPServer, owners map[string]string,
 // alone or in a digest the deliveries log names, in a few messages; then every resolution
 // likewise, and never one before its opening.
 func TestStormDigestsForPeople(t *testing.T) {
-	r, mails, owners := newDigestRig(t)
+	r, mails, owners := newDigestRig(t, 10)
 	const n = 50
 	r.storm(n, true)
 	alerts := r.openAlerts(n)
@@ -195,7 +195,7 @@ func TestStormDigestsForPeople(t *testing.T) {
 // and whose first message the mail server defers: the claimer's retry queues the digest, which
 // is sent again with the same id; every alert is accounted for once per owner.
 func TestDigestSurvivesItsClaimerAndARetry(t *testing.T) {
-	r, mails, owners := newDigestRig(t)
+	r, mails, owners := newDigestRig(t, 10)
 	r.faults.fail(1, func(name string, args []any) bool {
 		for _, a := range args {
 			if s, ok := a.(string); ok && strings.Contains(s, ":t:digest:") {
@@ -249,5 +249,89 @@ func TestDigestSurvivesItsClaimerAndARetry(t *testing.T) {
 	defer mu.Unlock()
 	if len(deferred) != 0 {
 		t.Errorf("digests deferred and never sent with the same id: %v", deferred)
+	}
+}
+
+// hostOf is the host an alert is about ("s07").
+func hostOf(a map[string]any) string {
+	return strings.TrimSuffix(a["hostnameAndPort"].(string), ".example.com:27017")
+}
+
+// recorded says whether the deliveries log has an attempt of alert a with outcome for the
+// owner userID, of its resolution (closing) or its opening.
+func (r *rig) recorded(a map[string]any, userID, outcome string, closing bool) bool {
+	for _, at := range r.attemptsOf(a["id"].(string)) {
+		d, _ := at["deliveryId"].(string)
+		reason, _ := at["reason"].(string)
+		if at["outcome"] == outcome && strings.HasSuffix(d, "-"+userID+"-EMAIL") && strings.Contains(d, "-close-") == closing &&
+			(outcome != "PACED" || strings.Contains(reason, "digest")) {
+			return true
+		}
+	}
+	return false
+}
+
+// supersededOpenings counts the SUPERSEDED records of alert a's openings to people by email.
+func (r *rig) supersededOpenings(a map[string]any) int {
+	n := 0
+	for _, at := range r.attemptsOf(a["id"].(string)) {
+		if d, _ := at["deliveryId"].(string); at["outcome"] == "SUPERSEDED" && at["via"] == "EMAIL" && !strings.Contains(d, "-close") {
+			n++
+		}
+	}
+	return n
+}
+
+// Alerts that close while their openings wait for a digest are left out of it, recorded
+// SUPERSEDED, and their resolutions withheld: the owners are never told of them; the digest
+// tells of the others.
+func TestDigestLeavesOutAlertsClosedWhileWaiting(t *testing.T) {
+	r, mails, owners := newDigestRig(t, 20) // a window of 4 s
+	const n = 7
+	r.storm(n, true)
+	alerts := r.openAlerts(n)
+	var waiting []map[string]any // waiting for a digest, for both owners
+	if !eventually(5*time.Second, func() bool {
+		waiting = nil
+		for _, a := range alerts {
+			both := true
+			for _, id := range owners {
+				both = both && r.recorded(a, id, "PACED", false)
+			}
+			if both {
+				waiting = append(waiting, a)
+			}
+		}
+		return len(waiting) >= 2
+	}) {
+		t.Fatalf("%d alerts wait for a digest for both owners, want 2 or more", len(waiting))
+	}
+	gone, kept := waiting[:2], map[string]bool{}
+	r.observe(hostDown(hostOf(gone[0]), false), hostDown(hostOf(gone[1]), false))
+	var rest []map[string]any
+	for _, a := range alerts {
+		if a["id"] != gone[0]["id"] && a["id"] != gone[1]["id"] {
+			rest = append(rest, a)
+			kept[hostOf(a)] = true
+		}
+	}
+	got := r.waitTold(mails, owners, rest, "open")
+	for address, id := range owners {
+		if got[address].digests != 1 {
+			t.Errorf("%s got %d digests, want 1", address, got[address].digests)
+		}
+		for _, a := range gone {
+			// A person's opening is recorded under the notice's id, by its means, when its own
+			// task finds it superseded; under the person's delivery when a digest leaves it out.
+			if !eventually(10*time.Second, func() bool {
+				return r.recorded(a, id, "SUPERSEDED", true) && r.supersededOpenings(a) >= len(owners)
+			}) {
+				t.Errorf("%s: %s's openings and resolution not recorded SUPERSEDED: %v", address, hostOf(a), r.attemptsOf(a["id"].(string)))
+			}
+			tl := r.toldTo(mails, address, id, alerts)
+			if o, c := tl.by[hostOf(a)+" open"], tl.by[hostOf(a)+" close"]; len(o)+len(c) != 0 {
+				t.Errorf("%s was told of %s, closed while it waited: opened in %v, closed in %v", address, hostOf(a), o, c)
+			}
+		}
 	}
 }

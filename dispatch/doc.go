@@ -24,7 +24,10 @@
 // batched: a task carries a project's batch, not one delivery, and deliveries that succeed
 // need no task of their own; only retries become tasks.
 //
-// Every notice ends as exactly one of: delivered; superseded (every try re-checks it against
+// In a storm, the notices for one target people read go out together, as digests (digest.go):
+// a notice a digest tells of is recorded DIGESTED, and the digest is a delivery of its own.
+//
+// Every notice ends as exactly one of: delivered (alone, or told in a digest); superseded (every try re-checks it against
 // the alert and its notification as they are now, and a resolution goes to a target only
 // after the opening reached it: supersede.go), recorded with why; or a dead letter, an
 // archived asynq task recorded DEAD_LETTER (deadletters.go lists and replays them). A store

@@ -15,7 +15,8 @@
 // the counters of failed authentications {authfail} (one script reads or bumps a request's
 // three counters at once), the signed callbacks of chat and SMS services already taken
 // {callback} (callbacks.go), the last notice texted to a number {sms:<number>}
-// (smsreplies.go), and each paced target's bucket {pace:<kind>:<target hash>} (pace.go).
+// (smsreplies.go), and each paced target's bucket {pace:<kind>:<target hash>} (pace.go),
+// beside which its digest lines live (digestline.go).
 // The engine's kicks (kicks.go) are a pub/sub channel, not a key: any worker may listen.
 // The few writes that must cross slots (registering a new project in the global index) are
 // ordered so that a crash between them leaves nothing a reader can trip on.
