@@ -357,38 +357,74 @@ func (e *Engine) digestEntries(ctx context.Context, claim map[string]string, nc 
 		rules[k] = r
 		return r, nil
 	}
-	now := e.Clock.Now()
 	out := make([]digestEntry, 0, len(claim))
 	for _, raw := range claim {
 		var m notice
 		if err := decodeJSON([]byte(raw), &m); err != nil || m.AlertID == "" {
 			continue // not a notice: nothing to tell
 		}
-		d := digestEntry{n: m, opening: !m.about().Closing}
 		ru, err := ruleOf(m)
 		if err != nil {
 			return nil, err
 		}
-		d.rule, d.rank = ru.rule, ru.rank
-		if m.Global {
-			d.alert, err = e.store.GlobalAlert(ctx, m.AlertID)
-		} else {
-			d.alert, err = e.store.Alert(ctx, m.GroupID, m.AlertID)
-		}
-		switch {
-		case herald.IsNotFound(err):
+		out = append(out, digestEntry{n: m, opening: !m.about().Closing, rule: ru.rule, rank: ru.rank})
+	}
+	found, err := e.digestAlerts(ctx, out)
+	if err != nil {
+		return nil, err
+	}
+	now := e.Clock.Now()
+	for i := range out {
+		d := &out[i]
+		a, ok := found[alertKey{d.n.Global, d.n.AlertID}]
+		if !ok {
 			d.why = herald.SupersededAlertGone
-		case err != nil:
-			return nil, err
-		default:
-			d.why = m.about().Superseded(d.alert, d.rule, silencedBy(nc.windows, d.alert, now), now)
+			continue
 		}
-		out = append(out, d)
+		d.alert = a
+		d.why = d.n.about().Superseded(a, d.rule, silencedBy(nc.windows, a, now), now)
 	}
 	slices.SortFunc(out, func(a, b digestEntry) int {
 		return cmp.Or(a.rank.Compare(b.rank.Time), a.alert.Created.Compare(b.alert.Created.Time), strings.Compare(a.n.personalID(), b.n.personalID()))
 	})
 	return out, nil
+}
+
+type alertKey struct {
+	global bool
+	id     string
+}
+
+// digestAlertsRead is how many alerts one read of a digest's takes.
+const digestAlertsRead = 500
+
+// digestAlerts reads the alerts of entries that exist, a few hundred a round trip.
+func (e *Engine) digestAlerts(ctx context.Context, entries []digestEntry) (map[alertKey]herald.Alert, error) {
+	ids := map[bool][]string{}
+	for _, d := range entries {
+		ids[d.n.Global] = append(ids[d.n.Global], d.n.AlertID)
+	}
+	found := make(map[alertKey]herald.Alert, len(entries))
+	for global, list := range ids {
+		slices.Sort(list)
+		list = slices.Compact(list)
+		for chunk := range slices.Chunk(list, digestAlertsRead) {
+			var as []herald.Alert
+			var err error
+			if global {
+				as, err = e.store.GlobalAlertsByID(ctx, chunk)
+			} else {
+				as, err = e.store.AlertsByID(ctx, entries[0].n.GroupID, chunk)
+			}
+			if err != nil {
+				return nil, err
+			}
+			for _, a := range as {
+				found[alertKey{global, a.ID}] = a
+			}
+		}
+	}
+	return found, nil
 }
 
 // digestRecipient is the delivery of entry d to its target, under the digest's id: the
