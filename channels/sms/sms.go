@@ -1,6 +1,7 @@
 package sms
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -130,11 +131,10 @@ func Text(d channels.Delivery, now time.Time) string {
 const digestWordsMin = 30
 
 // digestText is the text of a digest, in one segment: its counts, then the link to its page
-// whole ("Herald: 41 alerts opened in project prod: Host down x38, No primary x3
-// https://..."); the counts are cut to leave the link room.
+// whole ("Herald: 41 alerts opened in project prod https://..."); the counts are cut to leave
+// the link room.
 func digestText(d channels.Delivery) string {
-	n, _ := channels.NoticeOf(d, time.Time{})
-	words := toGSM(strings.ReplaceAll(herald.OneLine("Herald: "+n.Subject()), "×", "x"))
+	words := toGSM(herald.OneLine("Herald: " + d.Digest.Headline(cmp.Or(herald.OneLine(d.Project), d.Alert.GroupID))))
 	link := d.Digest.Link
 	if link == "" || gsmLen(link) > MaxBody-1-digestWordsMin || toGSM(link) != link {
 		return cutGSM(words, MaxBody, "...")
