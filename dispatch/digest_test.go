@@ -335,3 +335,32 @@ func TestDigestLeavesOutAlertsClosedWhileWaiting(t *testing.T) {
 		}
 	}
 }
+
+// Machines are never digested: with digests on, a webhook gets one notice per alert in a storm.
+func TestWebhooksAreNotDigested(t *testing.T) {
+	r := newRigWith(t, 200*time.Millisecond, func(c *dispatch.EngineConfig) { c.DigestAfter = 1 })
+	r.config(map[string]any{"eventTypeName": "HOST_DOWN", "notifications": []any{r.webhook(0, 60)}})
+	const n = 10
+	r.storm(n, true)
+	opened := func() map[string]bool {
+		r.recv.mu.Lock()
+		defer r.recv.mu.Unlock()
+		out := map[string]bool{}
+		for _, d := range r.recv.got {
+			if d.Event == "alert.open" {
+				out[d.Alert["id"].(string)] = true
+			}
+		}
+		return out
+	}
+	if !eventually(15*time.Second, func() bool { return len(opened()) == n }) {
+		t.Fatalf("%d of %d alerts' openings reached the webhook\n%s", len(opened()), n, r.failedTasks())
+	}
+	for _, a := range r.openAlerts(n) {
+		for _, at := range r.attemptsOf(a["id"].(string)) {
+			if at["outcome"] != "DELIVERED" {
+				t.Errorf("a webhook's notice: %v", at)
+			}
+		}
+	}
+}
