@@ -126,6 +126,9 @@ func TestDigestEachPeopleKind(t *testing.T) {
 				t.Errorf("%s: %s\nwant %q in it", s.name, body, want)
 			}
 		}
+		if strings.Contains(body, ", project prod") {
+			t.Errorf("%s names the project twice: %s", s.name, body)
+		}
 		if strings.Contains(body, "Alert ID") {
 			t.Errorf("%s: a digest carries one alert's summary: %s", s.name, body)
 		}

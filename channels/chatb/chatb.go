@@ -115,7 +115,8 @@ func (n Notifier) Notify(ctx context.Context, d channels.Delivery) error {
 		fields = append(fields, plain(f[0]+": "+f[1], maxField))
 	}
 	fallback := title
-	if notice.Where != "" {
+	if notice.Where != "" && d.Digest == nil { // a digest's headline names its project
+
 		fallback += ", project " + notice.Where
 	}
 	base, err := channels.AbsoluteBaseURL("CHAT_B", n.BaseURL, DefaultBaseURL)
