@@ -68,6 +68,8 @@ func encodeDocAt(key string, v any) ([]byte, error) {
 		return encodeAlertAt(key, &d)
 	case *herald.Alert:
 		return encodeAlertAt(key, d)
+	case herald.Heartbeat:
+		return json.Marshal(packHeartbeatAt(key, d))
 	}
 	return encodeDoc(v)
 }
@@ -95,25 +97,29 @@ func packAlertAt(key string, a *herald.Alert) alertDoc {
 // decodeDocAt is decodeDoc of the document stored at key: an alert's id and project, where
 // its stored form leaves them out (encodeDocAt), are the key's.
 func decodeDocAt[T docText](key string, b T, dst any) error {
+	if h, ok := dst.(*herald.Heartbeat); ok {
+		return decodeHeartbeatAt(key, []byte(b), h)
+	}
 	if err := decodeDoc(b, dst); err != nil {
 		return err
 	}
-	if a, ok := dst.(*herald.Alert); ok && (a.ID == "" || a.GroupID == "") {
-		identifyAlert(key, a)
+	switch d := dst.(type) {
+	case *herald.Alert:
+		identify(key, &d.ID, &d.GroupID)
 	}
 	return nil
 }
 
-// identifyAlert sets an alert's id and project, where its document left them out, from the key
-// it was stored at: herald:{g:<project>}:alert:<id>, or herald:{global}:galert:<id>.
-func identifyAlert(key string, a *herald.Alert) {
-	if a.ID == "" {
+// identify sets a document's id and project, where it left them out, from the key it was
+// stored at: herald:{g:<project>}:<name>:<id>, or herald:{global}:<name>:<id>.
+func identify(key string, id, groupID *string) {
+	if *id == "" {
 		if i := strings.LastIndexByte(key, ':'); i >= 0 {
-			a.ID = key[i+1:]
+			*id = key[i+1:]
 		}
 	}
-	if a.GroupID == "" {
-		a.GroupID, _, _ = projectOfKey(key)
+	if *groupID == "" {
+		*groupID, _, _ = projectOfKey(key)
 	}
 }
 
@@ -125,6 +131,9 @@ type docText interface{ ~string | ~[]byte }
 func decodeDoc[T docText](b T, dst any) error {
 	if a, ok := dst.(*herald.Alert); ok && !isAPIForm(b) {
 		return decodeCompact[alertDoc]([]byte(b), a)
+	}
+	if h, ok := dst.(*herald.Heartbeat); ok {
+		return decodeHeartbeatAt("", []byte(b), h)
 	}
 	return json.Unmarshal([]byte(b), dst)
 }
@@ -169,7 +178,7 @@ func decodeCompact[D interface{ unpack() T }, T any](b []byte, dst *T) error {
 	return nil
 }
 
-// isAPIForm reports whether a stored alert or event is in the form written before the
+// isAPIForm reports whether a stored alert, event or heartbeat is in the form written before the
 // compact one: the API's, whose first name is "id".
 func isAPIForm[T docText](b T) bool {
 	const apiForm = `{"id":`

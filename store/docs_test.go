@@ -39,6 +39,10 @@ func filled(t *testing.T, v any, n int) {
 			f.Set(reflect.ValueOf(herald.Labels{"alertname": name, "job": "node"}))
 		case f.Type() == reflect.TypeFor[[]herald.Undeliverable]():
 			f.Set(reflect.ValueOf([]herald.Undeliverable{{Notification: n, TypeName: "SMS", Why: name + " ✓ \"quoted\"", Setting: "HERALD_SMS_URL"}}))
+		case f.Type() == reflect.TypeFor[time.Time]():
+			f.Set(reflect.ValueOf(time.Unix(int64(1_700_000_000+1000*i+n), 123456789).UTC()))
+		case f.Type() == reflect.TypeFor[[]herald.LabelMatcher]():
+			f.Set(reflect.ValueOf([]herald.LabelMatcher{{Name: "alertname", Value: name, IsRegex: true}}))
 		case f.Type() == reflect.TypeFor[map[string]any]():
 			f.Set(reflect.ValueOf(map[string]any{"status": "OPEN", "n": float64(n), "nested": map[string]any{"k": "v"}}))
 		default:

@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,20 +17,25 @@ import (
 	"github.com/heraldhq/herald"
 )
 
-// Heartbeats live on their project's slot: documents at hb:<id>, listed by creation in hbs,
-// names in the hbnames hash (name → id, for uniqueness). Their ping tokens are found by hash
-// (hbtoken:<sha256 hex> → "<groupId>/<id>"), and their deadlines are one sorted set for the
-// whole installation (hbdue, member "<groupId>/<id>", score the deadline in ms) that the
-// engine polls for what came due: no scan of every heartbeat. The due set and the token refs
-// are on other slots than the document, so they are written in their own commands, ordered so
-// that a write lost between them never makes a heartbeat missed early nor never looked at:
-// the engine re-reads the document of every due entry and moves the entry to the document's
-// own deadline (HeartbeatWrite.Due) when they disagree.
+// Heartbeats live on their project's slot: documents at hb:<id> (heartbeatDoc), listed by
+// creation in hbs, names in the hbnames hash (name → id, for uniqueness). Their ping tokens
+// are found by hash in one hash for the installation (hbtokens: the SHA-256's 32 bytes →
+// "<groupId>/<id>";
+// a field costs Redis far less than a key of its own, hbtoken:<hash>, which tokens issued
+// before still have until their first ping moves them), and their deadlines are one sorted set
+// for the whole installation (hbdue, member "<groupId>/<id>", score the deadline in ms) that
+// the engine polls for what came due: no scan of every heartbeat. The due set and the token
+// refs are on other slots than the document, so they are written in their own commands,
+// ordered so that a write lost between them never makes a heartbeat missed early nor never
+// looked at: the engine re-reads the document of every due entry and moves the entry to the
+// document's own deadline (HeartbeatWrite.Due) when they disagree.
 
 func heartbeats(groupID string) collection      { return collection{groupTag(groupID), "hb"} }
 func heartbeatNames(groupID string) string      { return key(groupTag(groupID), "hbnames") }
 func heartbeatWatchdogs(groupID string) string  { return key(groupTag(groupID), "hbwatch") }
-func heartbeatToken(hash string) string         { return key(keysTag, "hbtoken", hash) }
+func heartbeatTokens() string                   { return key(keysTag, "hbtokens") }
+func heartbeatTokenField(hash string) string    { return packTokenHash(hash) }
+func legacyHeartbeatToken(hash string) string   { return key(keysTag, "hbtoken", hash) }
 func heartbeatsDue() string                     { return key(globalTag, "hbdue") }
 func heartbeatMember(groupID, id string) string { return groupID + "/" + id }
 
@@ -67,7 +75,7 @@ func (s *Store) CreateHeartbeat(ctx context.Context, h herald.Heartbeat, due tim
 	if err := s.scheduleHeartbeat(ctx, h.GroupID, h.ID, due); err != nil {
 		return err
 	}
-	if err := s.rdb.Set(ctx, heartbeatToken(h.TokenHash), heartbeatMember(h.GroupID, h.ID), 0).Err(); err != nil {
+	if err := s.setHeartbeatToken(ctx, h.TokenHash, h.GroupID, h.ID); err != nil {
 		return err
 	}
 	hs, names := heartbeats(h.GroupID), heartbeatNames(h.GroupID)
@@ -76,14 +84,14 @@ func (s *Store) CreateHeartbeat(ctx context.Context, h herald.Heartbeat, due tim
 			return err
 		} else if taken {
 			s.rdb.ZRem(ctx, heartbeatsDue(), heartbeatMember(h.GroupID, h.ID)) // one left behind is dropped when due
-			s.rdb.Del(ctx, heartbeatToken(h.TokenHash))
+			s.dropHeartbeatToken(ctx, h.TokenHash)
 			return errHeartbeatName(h.Name)
 		}
 		_, err := tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 			if err := set(ctx, pipe, hs.doc(h.ID), h); err != nil {
 				return err
 			}
-			pipe.ZAdd(ctx, hs.index(), redis.Z{Score: score(h.Created), Member: h.ID})
+			pipe.ZAdd(ctx, hs.index(), redis.Z{Score: score(h.Created), Member: hs.indexMember(h.ID)})
 			pipe.HSet(ctx, names, h.Name, h.ID)
 			indexWatchdog(ctx, pipe, h)
 			return recordEvent(ctx, pipe, events(h.GroupID, ""), ev)
@@ -135,16 +143,61 @@ func (s *Store) Heartbeats(ctx context.Context, groupID string, p Page) ([]heral
 }
 
 // HeartbeatByToken is the heartbeat whose token hashes to hash: ok false when there is none.
+// A token issued before refs were fields of hbtokens is found at its own key (in the same
+// round trip) and moved to its field.
 func (s *Store) HeartbeatByToken(ctx context.Context, hash string) (ref HeartbeatRef, ok bool, err error) {
-	v, err := s.rdb.Get(ctx, heartbeatToken(hash)).Result()
-	if errors.Is(err, redis.Nil) {
+	var field, legacy *redis.StringCmd
+	_, err = s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		field = pipe.HGet(ctx, heartbeatTokens(), heartbeatTokenField(hash))
+		legacy = pipe.Get(ctx, legacyHeartbeatToken(hash))
+		return nil
+	})
+	v, ferr := field.Result()
+	if errors.Is(ferr, redis.Nil) {
+		v, ferr = legacy.Result()
+		if ferr == nil {
+			s.moveHeartbeatToken(ctx, hash)
+		}
+	}
+	if errors.Is(ferr, redis.Nil) {
 		return ref, false, nil
 	}
-	if err != nil {
-		return ref, false, err
+	if ferr != nil {
+		return ref, false, ferr
 	}
 	ref.GroupID, ref.ID, ok = strings.Cut(v, "/")
 	return ref, ok, nil
+}
+
+// moveHeartbeatToken moves a token ref from its own key to its field of hbtokens, in one step
+// that a removal of the ref meanwhile (dropHeartbeatToken) cancels. A move that fails is tried
+// again at the token's next ping: the ref is found at either place.
+func (s *Store) moveHeartbeatToken(ctx context.Context, hash string) {
+	legacy := legacyHeartbeatToken(hash)
+	_ = s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+		v, err := tx.Get(ctx, legacy).Result()
+		if err != nil {
+			return err
+		}
+		_, err = tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+			pipe.HSet(ctx, heartbeatTokens(), heartbeatTokenField(hash), v)
+			pipe.Del(ctx, legacy)
+			return nil
+		})
+		return err
+	}, legacy)
+}
+
+// setHeartbeatToken makes hash the token ref of heartbeat id of project groupID.
+func (s *Store) setHeartbeatToken(ctx context.Context, hash, groupID, id string) error {
+	return s.rdb.HSet(ctx, heartbeatTokens(), heartbeatTokenField(hash), heartbeatMember(groupID, id)).Err()
+}
+
+// dropHeartbeatToken removes a token ref, at its own key (first: a move under way then fails)
+// and as a field of hbtokens. Best effort: a ref left behind finds no matching hash.
+func (s *Store) dropHeartbeatToken(ctx context.Context, hash string) {
+	s.rdb.Del(ctx, legacyHeartbeatToken(hash))
+	s.rdb.HDel(ctx, heartbeatTokens(), heartbeatTokenField(hash))
 }
 
 // UpdateHeartbeat changes a heartbeat: change modifies it and says what else to write. A new
@@ -177,7 +230,7 @@ func (s *Store) UpdateHeartbeat(ctx context.Context, groupID, id string, change 
 		}
 		if h.TokenHash != before.TokenHash {
 			// The new ref first: a token the caller is told of always works.
-			if err := s.rdb.Set(ctx, heartbeatToken(h.TokenHash), heartbeatMember(groupID, id), 0).Err(); err != nil {
+			if err := s.setHeartbeatToken(ctx, h.TokenHash, groupID, id); err != nil {
 				return err
 			}
 		}
@@ -209,7 +262,7 @@ func (s *Store) UpdateHeartbeat(ctx context.Context, groupID, id string, change 
 		return out, err
 	}
 	if out.TokenHash != before.TokenHash {
-		s.rdb.Del(ctx, heartbeatToken(before.TokenHash)) // a ref left behind finds no matching hash
+		s.dropHeartbeatToken(ctx, before.TokenHash) // a ref left behind finds no matching hash
 	}
 	if w.Due.IsZero() {
 		s.rdb.ZRem(ctx, heartbeatsDue(), heartbeatMember(groupID, id)) // one left behind is dropped when due
@@ -234,7 +287,7 @@ func (s *Store) DeleteHeartbeat(ctx context.Context, groupID, id string, obs []h
 		}
 		_, err := tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 			pipe.Del(ctx, docKey)
-			pipe.ZRem(ctx, hs.index(), id)
+			pipe.ZRem(ctx, hs.index(), hs.indexMembers(id)...)
 			pipe.HDel(ctx, heartbeatNames(groupID), h.Name)
 			pipe.SRem(ctx, heartbeatWatchdogs(groupID), id)
 			if err := queueObservations(ctx, pipe, groupID, obs); err != nil {
@@ -247,7 +300,7 @@ func (s *Store) DeleteHeartbeat(ctx context.Context, groupID, id string, obs []h
 	if err != nil {
 		return err
 	}
-	s.rdb.Del(ctx, heartbeatToken(h.TokenHash))
+	s.dropHeartbeatToken(ctx, h.TokenHash)
 	s.rdb.ZRem(ctx, heartbeatsDue(), heartbeatMember(groupID, id))
 	return nil
 }
@@ -299,4 +352,119 @@ func (s *Store) HeartbeatDue(ctx context.Context, groupID, id string) (time.Time
 		return time.Time{}, nil
 	}
 	return time.UnixMilli(int64(v)), err
+}
+
+// heartbeatDoc is a heartbeat as stored: short names, times in unix seconds (Since, which
+// deadlines count from, in nanoseconds), the token hash's bytes in base64url, its id and
+// project left out where its key names them, its creation time where it is the second its id
+// was made in (as for every heartbeat the API makes), and its updated time while it equals
+// its creation. Every field of herald.Heartbeat has one here (a test checks). Documents
+// written before, in the API's form (they begin with {"id":), are read as they are and
+// rewritten in this form at their next change (a ping).
+type heartbeatDoc struct {
+	ID            string                `json:"i,omitempty"`
+	GroupID       string                `json:"gi,omitempty"`
+	Name          string                `json:"n,omitempty"`
+	PeriodMin     int                   `json:"p,omitempty"`
+	Schedule      string                `json:"sc,omitempty"`
+	TimeZone      string                `json:"tz,omitempty"`
+	GraceMin      int                   `json:"g,omitempty"`
+	LabelMatchers []herald.LabelMatcher `json:"lm,omitempty"`
+	Status        string                `json:"s,omitempty"`
+	Created       *int64                `json:"t,omitempty"`
+	Updated       *int64                `json:"u,omitempty"` // absent: the same as Created
+	LastPing      *int64                `json:"lp,omitempty"`
+	LastStart     *int64                `json:"ls,omitempty"`
+	LastFailure   *int64                `json:"lf,omitempty"`
+	LastBody      string                `json:"b,omitempty"`
+	PingURL       string                `json:"url,omitempty"`
+	TokenHash     string                `json:"h,omitempty"`
+	TokenTail     string                `json:"tt,omitempty"`
+	Since         *int64                `json:"S,omitempty"`
+	Missed        bool                  `json:"m,omitempty"`
+	Failed        bool                  `json:"f,omitempty"`
+}
+
+// packHeartbeatAt is h's stored form at key.
+func packHeartbeatAt(key string, h herald.Heartbeat) heartbeatDoc {
+	d := heartbeatDoc{ID: packID(h.ID), GroupID: packID(h.GroupID), Name: h.Name, PeriodMin: h.PeriodMin,
+		Schedule: h.Schedule, TimeZone: h.TimeZone, GraceMin: h.GraceMin, LabelMatchers: h.LabelMatchers,
+		Status: h.Status, Created: packTimeOrZero(h.Created), LastPing: packTime(h.LastPing), LastStart: packTime(h.LastStart),
+		LastFailure: packTime(h.LastFailure), LastBody: h.LastBody, PingURL: h.PingURL, TokenHash: packHex(h.TokenHash),
+		TokenTail: h.TokenTail, Missed: h.Missed, Failed: h.Failed}
+	if !h.Updated.Equal(h.Created.Time) {
+		d.Updated = packTimeOrZero(h.Updated)
+	}
+	if s, ok := idSecond(h.ID); ok && !h.Created.IsZero() && h.Created.Unix() == s {
+		d.Created = nil
+	}
+	if !h.Since.IsZero() {
+		ns := h.Since.UnixNano()
+		d.Since = &ns
+	}
+	if h.ID != "" && strings.HasSuffix(key, ":"+h.ID) {
+		d.ID = ""
+	}
+	if gid, _, ok := projectOfKey(key); ok && gid == h.GroupID {
+		d.GroupID = ""
+	}
+	return d
+}
+
+// decodeHeartbeatAt reads a heartbeat's stored form at key (a document written before, in the
+// API's form, as it is).
+func decodeHeartbeatAt(key string, b []byte, h *herald.Heartbeat) error {
+	if isAPIForm(b) {
+		return json.Unmarshal(b, h)
+	}
+	var d heartbeatDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		return err
+	}
+	*h = d.unpack()
+	identify(key, &h.ID, &h.GroupID)
+	if s, ok := idSecond(h.ID); ok && d.Created == nil {
+		h.Created = herald.At(time.Unix(s, 0))
+		if d.Updated == nil {
+			h.Updated = h.Created
+		}
+	}
+	return nil
+}
+
+func (d heartbeatDoc) unpack() herald.Heartbeat {
+	h := herald.Heartbeat{ID: unpackID(d.ID), GroupID: unpackID(d.GroupID), Name: d.Name, PeriodMin: d.PeriodMin,
+		Schedule: d.Schedule, TimeZone: d.TimeZone, GraceMin: d.GraceMin, LabelMatchers: d.LabelMatchers,
+		Status: d.Status, Created: unpackTime(d.Created), LastPing: unpackTime(d.LastPing), LastStart: unpackTime(d.LastStart),
+		LastFailure: unpackTime(d.LastFailure), LastBody: d.LastBody, PingURL: d.PingURL, TokenHash: unpackID(d.TokenHash),
+		TokenTail: d.TokenTail, Missed: d.Missed, Failed: d.Failed}
+	h.Updated = h.Created
+	if d.Updated != nil {
+		h.Updated = unpackTime(d.Updated)
+	}
+	if d.Since != nil {
+		h.Since = time.Unix(0, *d.Since).UTC()
+	}
+	return h
+}
+
+// packTokenHash is a token hash as its field of hbtokens: the 32 bytes a SHA-256 in hex
+// spells, any other hash whole after the raw mark.
+func packTokenHash(hash string) string {
+	if b, err := hex.DecodeString(hash); err == nil && len(b) == sha256.Size && hex.EncodeToString(b) == hash {
+		return string(b)
+	}
+	return rawIDMark + hash
+}
+
+// packHex is a string of lower-case hex digits (a token's SHA-256) as the base64url of its
+// bytes, as unpackID reads it back; any other string whole after the raw mark.
+func packHex(s string) string {
+	if s == "" {
+		return ""
+	}
+	if b, err := hex.DecodeString(s); err == nil && hex.EncodeToString(b) == s {
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	return rawIDMark + s
 }

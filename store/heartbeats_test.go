@@ -2,8 +2,13 @@ package store_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,5 +227,109 @@ func TestWatchdogHeartbeats(t *testing.T) {
 	}
 	if got := ids(); len(got) != 0 {
 		t.Fatalf("after the delete: %v", got)
+	}
+}
+
+// Heartbeats written by the layout before (the API's JSON at hb:<id>, the id in hex in hbs, a
+// key of its own per token at hbtoken:<hash>) are read, listed, pinged and deleted: the token
+// is found and moved to its field of hbtokens, the document rewritten in the stored form at
+// its next change, and nothing of it left once it is deleted.
+func TestHeartbeatsWrittenBefore(t *testing.T) {
+	ctx := context.Background()
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	now, err := st.Now(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.UTC() // as documents are read back
+	g := herald.NewID(now)
+	sum := sha256.Sum256([]byte("old token"))
+	old := herald.Heartbeat{ID: herald.NewID(now.Add(-time.Hour)), GroupID: g, Name: "old", PeriodMin: 1, GraceMin: 1,
+		Status: herald.HeartbeatUp, Created: herald.At(now.Add(-time.Hour)), Updated: herald.At(now.Add(-time.Hour)),
+		LastPing: herald.At(now), TokenHash: hex.EncodeToString(sum[:]), TokenTail: "oldT", Since: now}
+	doc, _ := json.Marshal(old)
+	tag := "herald:{g:" + g + "}:"
+	legacyToken := "herald:{keys}:hbtoken:" + old.TokenHash
+	if _, err := rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		pipe.Set(ctx, tag+"hb:"+old.ID, doc, 0)
+		pipe.ZAdd(ctx, tag+"hbs", redis.Z{Score: float64(old.Created.Unix()), Member: old.ID})
+		pipe.HSet(ctx, tag+"hbnames", old.Name, old.ID)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, legacyToken, g+"/"+old.ID, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.Heartbeat(ctx, g, old.ID); err != nil || !reflect.DeepEqual(got, old) {
+		t.Fatalf("read %+v, %v; want %+v", got, err, old)
+	}
+	for range 2 { // found at its key, then at its field
+		if ref, ok, err := st.HeartbeatByToken(ctx, old.TokenHash); err != nil || !ok || ref != (store.HeartbeatRef{GroupID: g, ID: old.ID}) {
+			t.Fatalf("the old token finds %+v %v %v", ref, ok, err)
+		}
+		if n := rdb.Exists(ctx, legacyToken).Val(); n != 0 {
+			t.Fatal("the old token's key is still there once found")
+		}
+	}
+	newer := herald.Heartbeat{ID: herald.NewID(now), GroupID: g, Name: "new", PeriodMin: 1, GraceMin: 1, Status: herald.HeartbeatNew,
+		Created: herald.At(now), Updated: herald.At(now), TokenHash: "new-hash", Since: now}
+	if err := st.CreateHeartbeat(ctx, newer, now.Add(2*time.Minute), herald.NewEvent(herald.EventHeartbeatAdded, herald.Principal{}, herald.Scope{GroupID: g}, now)); err != nil {
+		t.Fatal(err)
+	}
+	if hs, n, err := st.Heartbeats(ctx, g, store.Page{Limit: 10}); err != nil || n != 2 || len(hs) != 2 || hs[0].ID != old.ID || hs[1].ID != newer.ID {
+		t.Fatalf("listed %d: %+v, %v; want the old one, then the new one", n, hs, err)
+	}
+	pinged, err := st.UpdateHeartbeat(ctx, g, old.ID, func(h *herald.Heartbeat) (store.HeartbeatWrite, error) {
+		h.Ping(herald.PingSuccess, "", now.Add(time.Second))
+		return store.HeartbeatWrite{Due: now.Add(time.Minute)}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw := rdb.Get(ctx, tag+"hb:"+old.ID).Val(); strings.HasPrefix(raw, `{"id":`) || len(raw) >= len(doc) {
+		t.Errorf("rewritten as %s", raw)
+	}
+	if got, err := st.Heartbeat(ctx, g, old.ID); err != nil || !reflect.DeepEqual(got, pinged) {
+		t.Fatalf("read after the ping %+v, %v; want %+v", got, err, pinged)
+	}
+	if err := st.DeleteHeartbeat(ctx, g, old.ID, nil, herald.NewEvent(herald.EventHeartbeatDeleted, herald.Principal{}, herald.Scope{GroupID: g}, now)); err != nil {
+		t.Fatal(err)
+	}
+	if n := rdb.ZCard(ctx, tag+"hbs").Val(); n != 1 {
+		t.Errorf("%d members left in the index, want the new one's", n)
+	}
+	if _, ok, _ := st.HeartbeatByToken(ctx, old.TokenHash); ok {
+		t.Error("a deleted heartbeat's old token still finds it")
+	}
+	if n := rdb.HLen(ctx, "herald:{keys}:hbtokens").Val(); n != 1 {
+		t.Errorf("%d token refs, want the new one's", n)
+	}
+
+	// A token of the layout before, re-issued before it was ever pinged, stops working.
+	other := herald.Heartbeat{ID: herald.NewID(now), GroupID: g, Name: "other", PeriodMin: 1, GraceMin: 1, TokenHash: "other-old",
+		Created: herald.At(now), Updated: herald.At(now), Since: now}
+	if err := st.CreateHeartbeat(ctx, other, now.Add(time.Minute), herald.Event{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		pipe.HDel(ctx, "herald:{keys}:hbtokens", "~other-old")
+		pipe.Set(ctx, "herald:{keys}:hbtoken:other-old", g+"/"+other.ID, 0)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.UpdateHeartbeat(ctx, g, other.ID, func(h *herald.Heartbeat) (store.HeartbeatWrite, error) {
+		h.TokenHash = "other-new"
+		return store.HeartbeatWrite{Due: now.Add(time.Minute)}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := st.HeartbeatByToken(ctx, "other-old"); ok {
+		t.Error("a re-issued token of the layout before still finds its heartbeat")
+	}
+	if ref, ok, _ := st.HeartbeatByToken(ctx, "other-new"); !ok || ref.ID != other.ID {
+		t.Errorf("the new token finds %+v %v", ref, ok)
 	}
 }

@@ -137,7 +137,7 @@ func markRaw(s string) string {
 	return rawIDMark + s
 }
 
-// Event and alert indexes list each item by its id's 12 bytes (docField) rather than its 24
+// Event, alert and heartbeat indexes list each item by its id's 12 bytes (docField) rather than its 24
 // hex digits: a sorted-set member of 16 bytes rather than 32 (Redis's size classes), some 23
 // bytes less an entry as measured, and an open alert has three entries (status,
 // configuration, due). The order within a second is the same (hex digits sort as the bytes
@@ -147,7 +147,7 @@ func markRaw(s string) string {
 // upgrade within that second can show. Other
 // collections list ids as they are.
 func (c collection) binaryMembers() bool {
-	return c.inHash() || c.name == "alert" || c.name == "galert"
+	return c.inHash() || c.name == "alert" || c.name == "galert" || c.name == "hb"
 }
 
 // isAlerts reports whether c is a collection of alerts, a project's or the global one.
