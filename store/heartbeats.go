@@ -69,7 +69,9 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 }
 
 // CreateHeartbeat stores a new heartbeat, its token ref and deadline, and its audit event; a
-// name the project has already is refused.
+// name the project has already is refused. The name is claimed first, by itself (HSETNX, as
+// projects' names are), so that heartbeats made at once in a project never wait on one
+// another; a claim whose heartbeat was not written is given up.
 func (s *Store) CreateHeartbeat(ctx context.Context, h herald.Heartbeat, due time.Time, ev herald.Event) error {
 	// Due first: a heartbeat whose document is written is always looked at.
 	if err := s.scheduleHeartbeat(ctx, h.GroupID, h.ID, due); err != nil {
@@ -79,25 +81,30 @@ func (s *Store) CreateHeartbeat(ctx context.Context, h herald.Heartbeat, due tim
 		return err
 	}
 	hs, names := heartbeats(h.GroupID), heartbeatNames(h.GroupID)
-	return s.watchRetry(ctx, func(tx *redis.Tx) error {
-		if taken, err := tx.HExists(ctx, names, h.Name).Result(); err != nil {
-			return err
-		} else if taken {
-			s.rdb.ZRem(ctx, heartbeatsDue(), heartbeatMember(h.GroupID, h.ID)) // one left behind is dropped when due
-			s.dropHeartbeatToken(ctx, h.TokenHash)
-			return errHeartbeatName(h.Name)
-		}
-		_, err := tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+	claimed, err := s.rdb.HSetNX(ctx, names, h.Name, h.ID).Result()
+	if err == nil && !claimed {
+		err = errHeartbeatName(h.Name)
+	}
+	if err == nil {
+		_, err = s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 			if err := set(ctx, pipe, hs.doc(h.ID), h); err != nil {
 				return err
 			}
 			pipe.ZAdd(ctx, hs.index(), redis.Z{Score: score(h.Created), Member: hs.indexMember(h.ID)})
-			pipe.HSet(ctx, names, h.Name, h.ID)
 			indexWatchdog(ctx, pipe, h)
 			return recordEvent(ctx, pipe, events(h.GroupID, ""), ev)
 		})
-		return err
-	}, names)
+	}
+	if err != nil && s.rdb.Exists(ctx, hs.doc(h.ID)).Val() == 0 {
+		// Not written: what was claimed for it is given up (an entry of the due set left
+		// behind is dropped when due).
+		if claimed {
+			s.rdb.HDel(ctx, names, h.Name)
+		}
+		s.rdb.ZRem(ctx, heartbeatsDue(), heartbeatMember(h.GroupID, h.ID))
+		s.dropHeartbeatToken(ctx, h.TokenHash)
+	}
+	return err
 }
 
 // watchRetry runs fn watching keys, again while another client changes them meanwhile.
@@ -222,6 +229,11 @@ func (s *Store) UpdateHeartbeat(ctx context.Context, groupID, id string, change 
 			return err
 		}
 		if h.Name != before.Name {
+			// Watched only now: pings and other changes without a rename never wait on the
+			// project's other heartbeats being made or renamed.
+			if err := tx.Watch(ctx, nameKey).Err(); err != nil {
+				return err
+			}
 			if other, err := tx.HGet(ctx, nameKey, h.Name).Result(); err == nil && other != id {
 				return errHeartbeatName(h.Name)
 			} else if err != nil && !errors.Is(err, redis.Nil) {
@@ -257,7 +269,7 @@ func (s *Store) UpdateHeartbeat(ctx context.Context, groupID, id string, change 
 		})
 		out = h
 		return err
-	}, docKey, nameKey)
+	}, docKey)
 	if err != nil {
 		return out, err
 	}

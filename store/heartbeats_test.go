@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -331,5 +332,85 @@ func TestHeartbeatsWrittenBefore(t *testing.T) {
 	}
 	if ref, ok, _ := st.HeartbeatByToken(ctx, "other-new"); !ok || ref.ID != other.ID {
 		t.Errorf("the new token finds %+v %v", ref, ok)
+	}
+}
+
+// Heartbeats made at once in one project (a Terraform apply with parallelism, a fleet
+// registering its jobs) are all made, and pings of the project's heartbeats meanwhile all
+// succeed: neither waits on the project's other heartbeats. Two made at once with the same
+// name: one is, the other is refused.
+func TestHeartbeatsMadeAtOnce(t *testing.T) {
+	ctx := context.Background()
+	_, st, g := newProject(t)
+	now := time.Now()
+	mk := func(name string) herald.Heartbeat {
+		return herald.Heartbeat{ID: herald.NewID(now), GroupID: g, Name: name, PeriodMin: 1, GraceMin: 1,
+			Status: herald.HeartbeatNew, Created: herald.At(now), Updated: herald.At(now), TokenHash: "hash-" + name, Since: now}
+	}
+	pinged := mk("pinged")
+	if err := st.CreateHeartbeat(ctx, pinged, now.Add(time.Hour), herald.Event{}); err != nil {
+		t.Fatal(err)
+	}
+	const makers, each = 16, 15
+	errs := make(chan error, makers*each+1)
+	done := make(chan struct{})
+	go func() { // pings while the others are made
+		defer close(done)
+		for range 200 {
+			if _, err := st.UpdateHeartbeat(ctx, g, pinged.ID, func(h *herald.Heartbeat) (store.HeartbeatWrite, error) {
+				h.Ping(herald.PingSuccess, "", time.Now())
+				return store.HeartbeatWrite{Due: time.Now().Add(time.Hour)}, nil
+			}); err != nil {
+				errs <- fmt.Errorf("a ping: %w", err)
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for m := range makers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				ev := herald.NewEvent(herald.EventHeartbeatAdded, herald.Principal{}, herald.Scope{GroupID: g}, now)
+				if err := st.CreateHeartbeat(ctx, mk(fmt.Sprintf("job-%d-%d", m, i)), now.Add(time.Hour), ev); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	<-done
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if _, n, err := st.Heartbeats(ctx, g, store.Page{Limit: 1}); err != nil || n != makers*each+1 {
+		t.Errorf("%d heartbeats listed (%v), want %d", n, err, makers*each+1)
+	}
+
+	results := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			h := mk("same name")
+			h.ID, h.TokenHash = herald.NewID(now), fmt.Sprintf("same-%d", i)
+			results <- st.CreateHeartbeat(ctx, h, now.Add(time.Hour), herald.Event{})
+		}()
+	}
+	made := 0
+	for range 8 {
+		switch err := <-results; {
+		case err == nil:
+			made++
+		case herald.ErrorOf(err) == nil || herald.ErrorOf(err).Code != herald.CodeHeartbeatAlreadyExists:
+			t.Errorf("a second of the same name: %v", err)
+		}
+	}
+	if made != 1 {
+		t.Errorf("%d heartbeats made with the same name, want 1", made)
+	}
+	if n := st.Redis().HLen(ctx, "herald:{keys}:hbtokens").Val(); n != makers*each+2 {
+		t.Errorf("%d token refs, want one for each heartbeat made (%d)", n, makers*each+2)
 	}
 }
