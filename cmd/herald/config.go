@@ -131,9 +131,24 @@ func (c *common) bindDeliveryWarnings(s settings) {
 	s.bool(&c.AllowPrivate, "allow-private-targets", herald.SettingPrivateTargets, false, "whether the workers let webhooks and chat reach private addresses"+why+"; the api role also updates clicked CHAT_B messages under it")
 }
 
+// bindMinute binds HERALD_MINUTE: the engine's roles count delayMin and intervalMin in it,
+// and every role that serves the API heartbeats' periods and grace times.
+func (c *common) bindMinute(s settings) {
+	s.duration(&c.Minute, "minute", "HERALD_MINUTE", time.Minute, "length of one minute of delayMin, intervalMin and heartbeats' periodMin and graceMin (demos and tests shorten it)")
+	s.check(func() error {
+		switch {
+		case c.Minute <= 0:
+			return fmt.Errorf("HERALD_MINUTE must be positive, not %s", c.Minute)
+		case c.Minute < minMinute:
+			return fmt.Errorf("HERALD_MINUTE must be %s or more, not %s: an open alert repeats its notifications every intervalMin of them", minMinute, c.Minute)
+		}
+		return nil
+	})
+}
+
 // bindWorker binds the settings of the roles that run the engine.
 func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
-	s.duration(&c.Minute, "minute", "HERALD_MINUTE", time.Minute, "length of one minute of delayMin and intervalMin (demos and tests shorten it)")
+	c.bindMinute(s)
 	s.bool(&c.AllowPrivate, "allow-private-targets", "HERALD_ALLOW_PRIVATE_TARGETS", allowPrivateDefault, "let webhooks and chat reach loopback, link-local and private addresses")
 	s.int(&c.Concurrency, "concurrency", "HERALD_WORKER_CONCURRENCY", 20, "tasks a worker runs at once")
 	s.string(&c.QueuePriorities, "queue-priorities", "HERALD_QUEUE_PRIORITIES", "",
@@ -147,10 +162,6 @@ func (c *common) bindWorker(s settings, allowPrivateDefault bool) {
 	s.duration(&c.Lease, "lease", "HERALD_ENGINE_LEASE", dispatch.DefaultLease, "how long a worker's claim on a project's work lasts unrenewed (a working session renews it every quarter): after a worker dies, its work resumes after this")
 	s.check(func() error {
 		switch {
-		case c.Minute <= 0:
-			return fmt.Errorf("HERALD_MINUTE must be positive, not %s", c.Minute)
-		case c.Minute < minMinute:
-			return fmt.Errorf("HERALD_MINUTE must be %s or more, not %s: an open alert repeats its notifications every intervalMin of them", minMinute, c.Minute)
 		case c.Concurrency < 1:
 			return fmt.Errorf("HERALD_WORKER_CONCURRENCY must be 1 or more, not %d", c.Concurrency)
 		case c.Concurrency > maxConcurrency:
@@ -211,6 +222,7 @@ func bindServing(s settings, role, listenDefault string) *serving {
 		c.bindWorker(s, true)
 		c.periodic.bind(s)
 	} else {
+		c.bindMinute(s)
 		c.bindDeliveryWarnings(s)
 		c.Outbound.bind(s)
 	}

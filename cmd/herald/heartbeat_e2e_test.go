@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/internal/testkit"
+	"github.com/heraldhq/herald/store/storetest"
 )
 
 // countType is how many notices of event type typ with status came.
@@ -71,4 +74,38 @@ func TestRealPrometheusWatchdog(t *testing.T) {
 	waitFor(t, 60*time.Second, "the heartbeat's resolution", func() (bool, string) {
 		return h.hooks.countType(herald.EventTypeHeartbeatMissed, herald.StatusClosed) > closed, h.hooks.String()
 	})
+}
+
+// `herald api` counts heartbeats' minutes in HERALD_MINUTE, as the workers do: a heartbeat of
+// period 1 reads LATE once a shortened minute has passed without a ping, and a ping makes it
+// UP again. (Read by the workers only, the API's heartbeats were late a real minute after
+// their ping and found missed only at its deadline in real minutes.)
+func TestAPIRoleHeartbeatMinute(t *testing.T) {
+	const minute = time.Second
+	redisURL := storetest.URL(storetest.Redis(t))
+	addr := testkit.FreeLoopbackAddr(t)
+	startRole(t, "api", "herald api", "HERALD_REDIS_URL="+redisURL, "HERALD_LISTEN="+addr,
+		"HERALD_BOOTSTRAP_KEY=hbapi:3f1c2e9a-heartbeat-minute-key", "HERALD_MINUTE="+minute.String(), "HERALD_LOG_LEVEL=warn")
+	waitReady(t, 20*time.Second, "herald api", addr)
+	c := newClusterAPI("http://"+addr+api.BasePath, "hbapi", "3f1c2e9a-heartbeat-minute-key")
+	var org, project struct{ ID string }
+	c.call(t, "POST", "/orgs", map[string]any{"name": "hb"}, http.StatusCreated, &org)
+	c.call(t, "POST", "/groups", map[string]any{"name": "hb", "orgId": org.ID}, http.StatusCreated, &project)
+	var hb struct{ ID, Status, PingURL string }
+	c.call(t, "POST", "/groups/"+project.ID+"/heartbeats", map[string]any{"name": "job", "periodMin": 1, "graceMin": 60}, http.StatusCreated, &hb)
+	self, pingURL := "/groups/"+project.ID+"/heartbeats/"+hb.ID, hb.PingURL // shown whole only now
+	status := func() (bool, string) {
+		c.call(t, "GET", self, nil, http.StatusOK, &hb)
+		return hb.Status == herald.HeartbeatLate, hb.Status
+	}
+	waitFor(t, 10*minute, "the heartbeat to be late after its period of one minute", status)
+	resp, err := http.Get(pingURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if c.call(t, "GET", self, nil, http.StatusOK, &hb); resp.StatusCode != http.StatusOK || hb.Status != herald.HeartbeatUp {
+		t.Fatalf("after a ping (%s): %s", resp.Status, hb.Status)
+	}
+	waitFor(t, 10*minute, "the heartbeat to be late again a minute after its ping", status)
 }

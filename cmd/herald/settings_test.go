@@ -251,10 +251,11 @@ func TestRoleHelpListsItsOwnSettings(t *testing.T) {
 		return out.String()
 	}
 	for role, c := range map[string]struct{ has, hasNot []string }{
-		// The api role reads the three settings that decide what the workers deliver, only to warn.
+		// The api role reads the three settings that decide what the workers deliver, only to
+		// warn, and the minute heartbeats' periods count in.
 		"api": {has: []string{"--listen", "--external-url", "--tls-cert", "--monitoring", "--bootstrap-key", "--redis-url", "--log-level",
-			"--smtp-addr", "--sms-account", "--allow-private-targets"},
-			hasNot: []string{"--concurrency", "--minute", "--metrics-listen", "--retention", "--smtp-from", "--smtp-username", "--sms-url", "--lease"}},
+			"--smtp-addr", "--sms-account", "--allow-private-targets", "--minute"},
+			hasNot: []string{"--concurrency", "--metrics-listen", "--retention", "--smtp-from", "--smtp-username", "--sms-url", "--lease"}},
 		// The worker reads --external-url for notices' action links.
 		"worker": {has: []string{"--concurrency", "--minute", "--queue-priorities", "--smtp-addr", "--lease", "--metrics-listen", `(default "` + workerMetricsListen + `")`,
 			"--external-url"},
