@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -209,24 +210,84 @@ func (s *Store) dropHeartbeatToken(ctx context.Context, hash string) {
 
 // UpdateHeartbeat changes a heartbeat: change modifies it and says what else to write. A new
 // name is checked free, a new token hash replaces the old one's ref, and the deadline is set.
+// The document is read and changed, and the token ref and deadline written, before the
+// transaction, which commits only if the document is still the one read (else all of it is
+// done again): a change holds a watched connection only for its transaction, never while it
+// waits for another connection of the pool (change reads Redis' clock), which pings beyond
+// the pool's size at once would otherwise all do, until the pool's timeout.
 func (s *Store) UpdateHeartbeat(ctx context.Context, groupID, id string, change func(*herald.Heartbeat) (HeartbeatWrite, error)) (herald.Heartbeat, error) {
 	if !herald.ValidID(id) {
 		return herald.Heartbeat{}, errHeartbeatNotFound(id)
 	}
+	docKey := heartbeats(groupID).doc(id)
+	const attempts = 20
+	for range attempts {
+		h, before, w, err := s.changeHeartbeat(ctx, groupID, id, change)
+		if errors.Is(err, redis.TxFailedErr) {
+			continue
+		}
+		if err != nil {
+			return h, err
+		}
+		if h.TokenHash != before.TokenHash {
+			s.dropHeartbeatToken(ctx, before.TokenHash) // a ref left behind finds no matching hash
+		}
+		if w.Due.IsZero() {
+			s.rdb.ZRem(ctx, heartbeatsDue(), heartbeatMember(groupID, id)) // one left behind is dropped when due
+		}
+		return h, nil
+	}
+	return herald.Heartbeat{}, fmt.Errorf("store: %s changed %d times while writing", docKey, attempts)
+}
+
+// changeHeartbeat is one attempt of UpdateHeartbeat: redis.TxFailedErr when the document
+// changed meanwhile.
+func (s *Store) changeHeartbeat(ctx context.Context, groupID, id string, change func(*herald.Heartbeat) (HeartbeatWrite, error)) (h, before herald.Heartbeat, w HeartbeatWrite, err error) {
 	hs := heartbeats(groupID)
-	docKey := hs.doc(id)
-	nameKey := heartbeatNames(groupID)
-	var out, before herald.Heartbeat
-	var w HeartbeatWrite
-	err := s.watchRetry(ctx, func(tx *redis.Tx) error {
-		var h herald.Heartbeat
-		if err := get(ctx, tx, docKey, &h, errHeartbeatNotFound(id)); err != nil {
+	docKey, nameKey := hs.doc(id), heartbeatNames(groupID)
+	read, err := s.rdb.Get(ctx, docKey).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return h, before, w, errHeartbeatNotFound(id)
+	}
+	if err != nil {
+		return h, before, w, err
+	}
+	if err := decodeDocAt(docKey, read, &h); err != nil {
+		return h, before, w, fmt.Errorf("store: decode %s: %w", docKey, err)
+	}
+	before = h
+	if w, err = change(&h); err != nil {
+		return h, before, w, err
+	}
+	if h.Name != before.Name {
+		// Checked first so that a refused rename writes nothing; again in the transaction.
+		if err := nameFree(ctx, s.rdb, nameKey, h.Name, id); err != nil {
+			return h, before, w, err
+		}
+	}
+	if h.TokenHash != before.TokenHash {
+		// The new ref first: a token the caller is told of always works.
+		if err := s.setHeartbeatToken(ctx, h.TokenHash, groupID, id); err != nil {
+			return h, before, w, err
+		}
+	}
+	if !w.Due.IsZero() {
+		// Before the document: a deadline in the set that is later than the document's is
+		// moved back by the engine's check; one missing would never be looked at.
+		if err := s.scheduleHeartbeat(ctx, groupID, id, w.Due); err != nil {
+			return h, before, w, err
+		}
+	}
+	err = s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+		now, err := tx.Get(ctx, docKey).Bytes()
+		if errors.Is(err, redis.Nil) {
+			return errHeartbeatNotFound(id)
+		}
+		if err != nil {
 			return err
 		}
-		before = h
-		var err error
-		if w, err = change(&h); err != nil {
-			return err
+		if !bytes.Equal(now, read) {
+			return redis.TxFailedErr
 		}
 		if h.Name != before.Name {
 			// Watched only now: pings and other changes without a rename never wait on the
@@ -234,22 +295,7 @@ func (s *Store) UpdateHeartbeat(ctx context.Context, groupID, id string, change 
 			if err := tx.Watch(ctx, nameKey).Err(); err != nil {
 				return err
 			}
-			if other, err := tx.HGet(ctx, nameKey, h.Name).Result(); err == nil && other != id {
-				return errHeartbeatName(h.Name)
-			} else if err != nil && !errors.Is(err, redis.Nil) {
-				return err
-			}
-		}
-		if h.TokenHash != before.TokenHash {
-			// The new ref first: a token the caller is told of always works.
-			if err := s.setHeartbeatToken(ctx, h.TokenHash, groupID, id); err != nil {
-				return err
-			}
-		}
-		if !w.Due.IsZero() {
-			// Before the document: a deadline in the set that is later than the document's is
-			// moved back by the engine's check; one missing would never be looked at.
-			if err := s.scheduleHeartbeat(ctx, groupID, id, w.Due); err != nil {
+			if err := nameFree(ctx, tx, nameKey, h.Name, id); err != nil {
 				return err
 			}
 		}
@@ -265,21 +311,25 @@ func (s *Store) UpdateHeartbeat(ctx context.Context, groupID, id string, change 
 				return err
 			}
 			indexWatchdog(ctx, pipe, h)
-			return set(ctx, pipe, hs.doc(id), h)
+			return set(ctx, pipe, docKey, h)
 		})
-		out = h
 		return err
 	}, docKey)
-	if err != nil {
-		return out, err
+	return h, before, w, err
+}
+
+// nameFree fails with errHeartbeatName when another heartbeat than id has name in nameKey.
+func nameFree(ctx context.Context, c redis.Cmdable, nameKey, name, id string) error {
+	other, err := c.HGet(ctx, nameKey, name).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return nil
+	case err != nil:
+		return err
+	case other != id:
+		return errHeartbeatName(name)
 	}
-	if out.TokenHash != before.TokenHash {
-		s.dropHeartbeatToken(ctx, before.TokenHash) // a ref left behind finds no matching hash
-	}
-	if w.Due.IsZero() {
-		s.rdb.ZRem(ctx, heartbeatsDue(), heartbeatMember(groupID, id)) // one left behind is dropped when due
-	}
-	return out, nil
+	return nil
 }
 
 // DeleteHeartbeat removes a heartbeat, queueing obs (the observations that close its open

@@ -414,3 +414,51 @@ func TestHeartbeatsMadeAtOnce(t *testing.T) {
 		t.Errorf("%d token refs, want one for each heartbeat made (%d)", n, makers*each+2)
 	}
 }
+
+// Changes of heartbeats (pings) at once, more of them than the client has connections, all
+// succeed: a change holds its watched connection only for its own transaction, not while its
+// change reads Redis' clock or the due set is written (the API deadlocked on its pool under 32
+// pings at once, and answered 503 after the pool's timeout).
+func TestHeartbeatChangesBeyondThePool(t *testing.T) {
+	ctx := context.Background()
+	opt := *storetest.Redis(t).Options()
+	opt.PoolSize, opt.PoolTimeout = 4, time.Second
+	rdb := redis.NewClient(&opt)
+	t.Cleanup(func() { _ = rdb.Close() })
+	st := store.New(rdb)
+	g, now := herald.NewID(time.Now()), time.Now()
+	const n = 16
+	ids := make([]string, n)
+	for i := range ids {
+		h := herald.Heartbeat{ID: herald.NewID(now), GroupID: g, Name: fmt.Sprintf("job-%d", i), PeriodMin: 1, GraceMin: 1,
+			Status: herald.HeartbeatNew, Created: herald.At(now), Updated: herald.At(now), TokenHash: fmt.Sprintf("hash-%d", i), Since: now}
+		if err := st.CreateHeartbeat(ctx, h, now.Add(time.Hour), herald.Event{}); err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = h.ID
+	}
+	errs := make(chan error, n)
+	for _, id := range ids {
+		go func() {
+			_, err := st.UpdateHeartbeat(ctx, g, id, func(h *herald.Heartbeat) (store.HeartbeatWrite, error) {
+				at, err := st.Now(ctx) // as the API's ping does
+				if err != nil {
+					return store.HeartbeatWrite{}, err
+				}
+				h.Ping(herald.PingSuccess, "", at)
+				return store.HeartbeatWrite{Due: at.Add(2 * time.Minute)}, nil
+			})
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	for _, id := range ids {
+		if h, err := st.Heartbeat(ctx, g, id); err != nil || h.Status != herald.HeartbeatUp {
+			t.Errorf("%s after its ping: %s, %v", id, h.Status, err)
+		}
+	}
+}
