@@ -42,13 +42,14 @@ type apiUnderTest struct {
 	base string
 }
 
-// startAPIUnderTest starts `herald api` on the benchmark's Redis.
-func (b *bench) startAPIUnderTest(ctx context.Context) (*apiUnderTest, error) {
+// startAPIUnderTest starts `herald api` on the benchmark's Redis, with env added to its
+// settings.
+func (b *bench) startAPIUnderTest(ctx context.Context, env ...string) (*apiUnderTest, error) {
 	addr, err := freeLoopbackAddr()
 	if err != nil {
 		return nil, err
 	}
-	c, err := b.startHerald("api", "HERALD_LISTEN="+addr, "HERALD_BOOTSTRAP_KEY="+benchPublicKey+":"+benchPrivateKey)
+	c, err := b.startHerald("api", append([]string{"HERALD_LISTEN=" + addr, "HERALD_BOOTSTRAP_KEY=" + benchPublicKey + ":" + benchPrivateKey}, env...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -59,9 +60,9 @@ func (b *bench) startAPIUnderTest(ctx context.Context) (*apiUnderTest, error) {
 	return &apiUnderTest{process: c, base: "http://" + addr}, nil
 }
 
-// startWorker starts `herald worker` on the benchmark's Redis.
-func (b *bench) startWorker() (*process, error) {
-	return b.startHerald("worker", fmt.Sprintf("HERALD_WORKER_CONCURRENCY=%d", b.sizes.Concurrency), "HERALD_ALLOW_PRIVATE_TARGETS=true")
+// startWorker starts `herald worker` on the benchmark's Redis, with env added to its settings.
+func (b *bench) startWorker(env ...string) (*process, error) {
+	return b.startHerald("worker", append([]string{fmt.Sprintf("HERALD_WORKER_CONCURRENCY=%d", b.sizes.Concurrency), "HERALD_ALLOW_PRIVATE_TARGETS=true"}, env...)...)
 }
 
 // apiRead is the scenario.

@@ -5,7 +5,7 @@
 //	go run ./bench -million 100000   # the same with a tenth of them
 //	go run ./bench -quick     # reduced sizes: a smoke run of about a minute
 //	go run ./bench -workers   # only deliveries/s with two workers against one (workers.go)
-//	go run ./bench -only storm,prometheus  # only the scenarios named (opened, due, waiting, million, storm, prometheus, apiread, ingest, people)
+//	go run ./bench -only storm,prometheus  # only the scenarios named (opened, due, waiting, million, storm, prometheus, apiread, ingest, people, heartbeats)
 //	go run ./bench -only people -people-minute 1m -timeout 30m  # the storm for people over 15 real minutes
 //	go run ./bench -help      # every size, and -profile DIR for a CPU profile of each scenario and each Herald process
 //
@@ -106,6 +106,23 @@
 //     deliveries API's records of -people-sample alerts (DELIVERED, or DIGESTED with a
 //     digestId) must agree with what each target received; its log keeps a project's last
 //     5,000 attempts, so most of a large storm's are no longer there.
+//   - 10, heartbeats (heartbeats.go; -heartbeats, default 100,000): heartbeats with a period of
+//     one minute and a grace of one, made through `herald api` (8 clients at once) and each
+//     pinged over HTTP at the ping endpoint once a minute at a moment of its own (32 pings in
+//     flight), while one `herald worker` watches them, both processes of their own. The minute
+//     is the real one (-heartbeat-minute; -quick: 5,000 heartbeats and a minute of 5 s, given
+//     to both processes as HERALD_MINUTE). Redis's used_memory growth per heartbeat, from
+//     before they are made to once each was pinged, target at most 1 KB (the figure says how
+//     much of it is their creation's audit events); the worker's CPU over a minute in which
+//     every heartbeat is pinged in time, target under 10% of a core, with the api's and
+//     redis-server's beside (what the pings cost). Then, at the start of each of
+//     -heartbeat-miss-minutes minutes (3), a new 1% stop being pinged for two periods (and are
+//     pinged again after, which closes their alerts): each must be found missed and notified,
+//     HEARTBEAT_MISSED opened and its notice at a webhook receiver on 127.0.0.1 (delayMin 0),
+//     within 5 s of its deadline (its last ping plus period and grace, as the due set held
+//     it): p99 and max of notice − deadline, none before the deadline, none for a heartbeat
+//     pinged in time. It logs the pinger's progress every half minute and Redis's memory by
+//     key pattern.
 //
 // The idle windows of 3 and 4 start once redis-server is done with what the load left it (an
 // append-only file rewrite, and the deletion of the old file after it, whose freeing of a

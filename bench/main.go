@@ -37,15 +37,20 @@ type sizes struct {
 	ReadFor      time.Duration // scenario 7: how long each server is loaded with reads
 	ReadRounds   int           // scenario 7: rounds (the plain handler, then Herald, each round)
 	IngestFor    time.Duration // scenario 8: how long observations are posted
+	Heartbeats   int           // scenario 9: heartbeats pinged once a minute
+	HBMinute     time.Duration // scenario 9: Herald's minute (HERALD_MINUTE)
+	HBMissRounds int           // scenario 9: minutes in which a new 1% of the heartbeats go silent
 }
 
 var (
 	fullSizes = sizes{Tasks: 20_000, Opened: 10_000, Due: 20_000, DueWindow: 10 * time.Second,
 		Waiting: 100_000, IdleWindow: 10 * time.Second, Million: 1_000_000, MillionSlice: 10_000, Storms: intList{10_000, 100_000}, StormRounds: 3,
-		Batch: 500, Concurrency: 20, ReadFor: 10 * time.Second, ReadRounds: 3, IngestFor: 20 * time.Second}
+		Batch: 500, Concurrency: 20, ReadFor: 10 * time.Second, ReadRounds: 3, IngestFor: 20 * time.Second,
+		Heartbeats: 100_000, HBMinute: time.Minute, HBMissRounds: 3}
 	quickSizes = sizes{Tasks: 4_000, Opened: 2_000, Due: 4_000, DueWindow: 4 * time.Second,
 		Waiting: 10_000, IdleWindow: 3 * time.Second, Million: 20_000, MillionSlice: 2_000, Storms: intList{2_000, 10_000}, StormRounds: 1,
-		Batch: 500, Concurrency: 20, ReadFor: 3 * time.Second, ReadRounds: 1, IngestFor: 5 * time.Second}
+		Batch: 500, Concurrency: 20, ReadFor: 3 * time.Second, ReadRounds: 1, IngestFor: 5 * time.Second,
+		Heartbeats: 5_000, HBMinute: 5 * time.Second, HBMissRounds: 2}
 )
 
 // bench is one run: its Redis, its sizes, and the raw asynq rate scenario 1 is judged by.
@@ -65,7 +70,7 @@ type scenario struct {
 }
 
 // onlyScenarios names the scenarios to run, when not all of them.
-var onlyScenarios = flag.String("only", "", "run only these scenarios, comma-separated names: opened, due, waiting, million, storm, prometheus, apiread, ingest, people")
+var onlyScenarios = flag.String("only", "", "run only these scenarios, comma-separated names: opened, due, waiting, million, storm, prometheus, apiread, ingest, people, heartbeats")
 
 // pickScenarios is the scenarios that names (comma-separated) lists, in the run's order.
 func pickScenarios(all []scenario, names string) ([]scenario, error) {
@@ -147,6 +152,9 @@ func parseFlags() (sizes, string, time.Duration) {
 	flag.DurationVar(&sz.ReadFor, "read-for", sz.ReadFor, "scenario 7: how long each server is loaded with reads, each round")
 	flag.IntVar(&sz.ReadRounds, "read-rounds", sz.ReadRounds, "scenario 7: rounds, each loading the plain handler and then Herald; the ratio and rates are the median round's, p99 and CPU a request the worst round's")
 	flag.DurationVar(&sz.IngestFor, "ingest-for", sz.IngestFor, "scenario 5: how long observations are posted")
+	flag.IntVar(&sz.Heartbeats, "heartbeats", sz.Heartbeats, "scenario 9: heartbeats, each pinged once a minute")
+	flag.DurationVar(&sz.HBMinute, "heartbeat-minute", sz.HBMinute, "scenario 9: Herald's minute (HERALD_MINUTE): the heartbeats' period and grace, and how often each is pinged")
+	flag.IntVar(&sz.HBMissRounds, "heartbeat-miss-minutes", sz.HBMissRounds, "scenario 9: minutes in which a new 1% of the heartbeats go silent")
 	flag.IntVar(&sz.Concurrency, "concurrency", sz.Concurrency, "tasks a worker runs at once (Herald's and raw asynq's)")
 	profileDir := flag.String("profile", "", "write a CPU profile of each scenario to `dir`/<scenario>.pprof (its idle window, if any, to <scenario>.idle.pprof, with the heap then in <scenario>.idle.heap.pprof), and of each Herald process it starts to `dir`/<process>.<n>.pprof")
 	timeout := flag.Duration("timeout", 20*time.Minute, "bound of the whole run")
@@ -160,8 +168,8 @@ func parseFlags() (sizes, string, time.Duration) {
 			_ = flag.Set(name, v)
 		}
 	}
-	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Million, sz.MillionSlice, sz.Concurrency, sz.StormRounds, sz.ReadRounds, slices.Min(append(sz.Storms, 1))) < 1 ||
-		min(sz.ReadFor, sz.IngestFor) <= 0 || sz.Batch < 1 || sz.Batch > herald.MaxObservationsPerRequest {
+	if min(sz.Tasks, sz.Opened, sz.Due, sz.Waiting, sz.Million, sz.MillionSlice, sz.Concurrency, sz.StormRounds, sz.ReadRounds, slices.Min(append(sz.Storms, 1)), sz.Heartbeats, sz.HBMissRounds) < 1 ||
+		min(sz.ReadFor, sz.IngestFor) <= 0 || sz.HBMinute < 100*time.Millisecond || sz.Batch < 1 || sz.Batch > herald.MaxObservationsPerRequest {
 		fmt.Fprintf(os.Stderr, "bench: sizes and -concurrency must be at least 1, -batch at most %d\n", herald.MaxObservationsPerRequest)
 		os.Exit(2)
 	}
@@ -198,6 +206,7 @@ func measure(ctx context.Context, sz sizes, profileDir string) (*report, error) 
 		{"7. API reads with Digest", "apiread", b.apiRead},
 		{"8. observations ingested", "ingest", b.ingest},
 		{"9. storm for people", "people", b.people},
+		{"10. heartbeats", "heartbeats", b.heartbeats},
 	}
 	if *onlyScenarios != "" {
 		if scenarios, err = pickScenarios(scenarios, *onlyScenarios); err != nil {

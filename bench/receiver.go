@@ -99,22 +99,31 @@ func (r *receiver) receive(w http.ResponseWriter, req *http.Request) {
 
 // first records key, packed, and reports whether this is its first arrival.
 func (r *receiver) first(key string) (packedKey, bool) {
-	if len(key) > keyRoom {
+	k, ok := packKey(key)
+	if !ok {
 		if r.longSeen[key] {
 			return packedKey{}, false
 		}
 		r.longSeen[key] = true
-		k := packedKey{n: longKey}
+		k = packedKey{n: longKey}
 		binary.LittleEndian.PutUint32(k.b[:4], uint32(len(r.long)))
 		r.long = append(r.long, key)
 		return k, true
 	}
-	k := packedKey{n: uint8(len(key))}
-	copy(k.b[:], key)
 	if _, ok := r.seen[k]; ok {
 		return k, false
 	}
 	r.seen[k] = struct{}{}
+	return k, true
+}
+
+// packKey is key packed in itself; false when it is too long for that.
+func packKey(key string) (packedKey, bool) {
+	if len(key) > keyRoom {
+		return packedKey{}, false
+	}
+	k := packedKey{n: uint8(len(key))}
+	copy(k.b[:], key)
 	return k, true
 }
 
