@@ -27,7 +27,14 @@ type Heartbeat struct {
 	LastFailure   Time           `json:"lastFailure,omitzero"`
 	// LastBody is the start of the body of the last POST ping (at most MaxPingBody bytes).
 	LastBody string `json:"lastBody,omitempty"`
-	PingURL  string `json:"pingUrl,omitempty"`
+	// LastDurationMs is how long the last run that ended took, from its start to its end (a
+	// success or a failure) in milliseconds: the start of the same run id, or the last start
+	// without one.
+	LastDurationMs int64 `json:"lastDurationMs,omitempty"`
+	// Runs are the runs started and not ended, oldest first, at most MaxOpenRuns: a start
+	// past that many forgets the oldest.
+	Runs    []HeartbeatRun `json:"runs,omitempty"`
+	PingURL string         `json:"pingUrl,omitempty"`
 
 	// Kept by the store, never shown (Public clears them): the hash of the ping token, its last
 	// characters (for the masked URL), when the deadline counts from (full precision), and
@@ -37,6 +44,13 @@ type Heartbeat struct {
 	Since     time.Time `json:"since,omitzero"`
 	Missed    bool      `json:"missed,omitempty"`
 	Failed    bool      `json:"failed,omitempty"`
+}
+
+// HeartbeatRun is a run of a heartbeat's job started and not ended: its run id (the ping's
+// ?rid=, "" for a start without one) and when it started.
+type HeartbeatRun struct {
+	RID     string    `json:"rid,omitempty"`
+	Started time.Time `json:"started"`
 }
 
 // Heartbeat statuses.
@@ -60,7 +74,25 @@ const (
 	MaxHeartbeatGraceMin  = 10080 // 7 days
 	MaxHeartbeatName      = 200
 	MaxPingBody           = 10 << 10
+	MaxOpenRuns           = 10 // runs a heartbeat keeps started and not ended
+	MaxRunID              = 64
 )
+
+// ValidRunID reports whether rid can be a ping's run id: 1 to MaxRunID letters, digits, '.',
+// '_', ':' or '-' (a UUID, a job's name and number).
+func ValidRunID(rid string) bool {
+	if rid == "" || len(rid) > MaxRunID {
+		return false
+	}
+	for i := range len(rid) {
+		switch c := rid[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == ':', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // HeartbeatOutput is the annotation of a HEARTBEAT_FAILED alert that holds the last lines of
 // the failure ping's body (a job's output), for its notices.
@@ -256,16 +288,33 @@ const (
 	PingFailure
 )
 
-// Ping applies a ping of kind at now to h and returns the observations it makes: a success
-// clears the heartbeat's open alerts, a failure opens HEARTBEAT_FAILED (unless open already),
-// a start changes no alert. A paused heartbeat records the ping and makes none.
+// Ping applies a ping of kind at now to h, without a run id (PingRun).
 func (h *Heartbeat) Ping(kind PingKind, body string, now time.Time) []Observation {
+	return h.PingRun(kind, "", body, now)
+}
+
+// PingRun applies a ping of kind of run rid ("" for none) at now to h and returns the
+// observations it makes: a success clears the heartbeat's open alerts, a failure opens
+// HEARTBEAT_FAILED (unless open already), a start changes no alert. A start opens run rid
+// (again, if it is open); a success or failure ends it, if open, and records its duration.
+// A paused heartbeat records the ping and makes none.
+func (h *Heartbeat) PingRun(kind PingKind, rid, body string, now time.Time) []Observation {
 	now = now.Round(0)
 	at := At(now)
 	if kind == PingStart {
 		h.LastStart = at
+		h.Runs = append(h.endRun(rid), HeartbeatRun{RID: rid, Started: now})
+		if len(h.Runs) > MaxOpenRuns {
+			h.Runs = h.Runs[len(h.Runs)-MaxOpenRuns:]
+		}
 		return nil
 	}
+	for _, r := range h.Runs {
+		if r.RID == rid {
+			h.LastDurationMs = max(0, now.Sub(r.Started).Milliseconds())
+		}
+	}
+	h.Runs = h.endRun(rid)
 	h.LastPing, h.LastBody = at, body
 	if h.Status == HeartbeatPaused {
 		return nil
@@ -288,6 +337,17 @@ func (h *Heartbeat) Ping(kind PingKind, body string, now time.Time) []Observatio
 	obs = h.CloseAlerts(now)
 	h.Status = HeartbeatUp
 	return obs
+}
+
+// endRun is h's runs without run rid (a new slice: h's may be shared with a copy).
+func (h *Heartbeat) endRun(rid string) []HeartbeatRun {
+	var out []HeartbeatRun
+	for _, r := range h.Runs {
+		if r.RID != rid {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // CloseAlerts closes h's open alerts: the observations that clear them (about its name as it

@@ -1,6 +1,8 @@
 package herald
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -117,5 +119,44 @@ func TestHeartbeatNameIsPrintable(t *testing.T) {
 	var h Heartbeat
 	if err := (HeartbeatInput{Name: &name}).Apply(&h, false, noCron); err != nil || h.Name != name {
 		t.Errorf("name %q: %v, stored %q", name, err, h.Name)
+	}
+}
+
+// Runs pair by run id, however they overlap: an end takes its duration from the start of its
+// own rid; a start again restarts its run; at most MaxOpenRuns stay open, the oldest forgotten.
+func TestHeartbeatPingRunPairs(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 2, 30, 0, 0, time.UTC)
+	var h Heartbeat
+	h.PingRun(PingStart, "a", "", t0)
+	h.PingRun(PingStart, "b", "", t0.Add(time.Second))
+	h.PingRun(PingSuccess, "b", "", t0.Add(1500*time.Millisecond))
+	if h.LastDurationMs != 500 || len(h.Runs) != 1 || h.Runs[0].RID != "a" {
+		t.Fatalf("b ended: %d ms, open %+v", h.LastDurationMs, h.Runs)
+	}
+	h.PingRun(PingFailure, "a", "", t0.Add(3*time.Second))
+	if h.LastDurationMs != 3000 || len(h.Runs) != 0 || !h.Failed {
+		t.Fatalf("a failed: %d ms, open %+v, failed %v", h.LastDurationMs, h.Runs, h.Failed)
+	}
+	h.PingRun(PingStart, "", "", t0)
+	h.PingRun(PingStart, "", "", t0.Add(time.Minute)) // restarted
+	h.Ping(PingSuccess, "", t0.Add(2*time.Minute))
+	if h.LastDurationMs != 60_000 || len(h.Runs) != 0 {
+		t.Fatalf("without rid: %d ms, open %+v", h.LastDurationMs, h.Runs)
+	}
+	h.PingRun(PingSuccess, "never", "", t0.Add(3*time.Minute))
+	if h.LastDurationMs != 60_000 {
+		t.Errorf("an end without a start changed the last duration to %d ms", h.LastDurationMs)
+	}
+	for i := range MaxOpenRuns + 2 {
+		h.PingRun(PingStart, fmt.Sprint("r", i), "", t0.Add(time.Duration(i)*time.Second))
+	}
+	if len(h.Runs) != MaxOpenRuns || h.Runs[0].RID != "r2" || h.Runs[MaxOpenRuns-1].RID != fmt.Sprint("r", MaxOpenRuns+1) {
+		t.Errorf("after %d starts: %+v", MaxOpenRuns+2, h.Runs)
+	}
+	for rid, ok := range map[string]bool{"a": true, "0f8fad5b-d9cb-469f-a165-70867728950e": true, "job:nightly.2_x": true,
+		"": false, "a b": false, "é": false, "a/b": false, strings.Repeat("x", MaxRunID+1): false} {
+		if ValidRunID(rid) != ok {
+			t.Errorf("ValidRunID(%q) = %v", rid, !ok)
+		}
 	}
 }

@@ -270,6 +270,15 @@ func (s *Server) servePing(w *statusRecorder, r *http.Request) {
 		s.writeError(w, r, herald.Errorf(herald.KindNotFound, herald.CodeResourceNotFound, []any{pingRoute}, "There is no heartbeat at this address."))
 		return
 	}
+	rids := r.URL.Query()["rid"]
+	if len(rids) > 1 || len(rids) == 1 && rids[0] != "" && !herald.ValidRunID(rids[0]) {
+		s.writeError(w, r, herald.InvalidAttribute("rid", "rid is one run id of 1 to %d letters, digits, '.', '_', ':' or '-'.", herald.MaxRunID))
+		return
+	}
+	rid := ""
+	if len(rids) == 1 {
+		rid = rids[0]
+	}
 	ctx, address := r.Context(), clientNetwork(remoteAddress(r))
 	if s.refusedByThrottle(w, r, pingThrottleName, address) {
 		return
@@ -291,7 +300,7 @@ func (s *Server) servePing(w *statusRecorder, r *http.Request) {
 	}
 	queued := false
 	if found {
-		queued, err = s.pingHeartbeat(ctx, ref, kind, body, func(hb herald.Heartbeat) bool {
+		queued, err = s.pingHeartbeat(ctx, ref, kind, rid, body, func(hb herald.Heartbeat) bool {
 			return hmac.Equal([]byte(hb.TokenHash), []byte(hash)) // else re-issued meanwhile
 		})
 		if errors.Is(err, errUnknownToken) || herald.IsNotFound(err) {
@@ -322,10 +331,10 @@ func (s *Server) servePing(w *statusRecorder, r *http.Request) {
 
 var errUnknownToken = errors.New("api: unknown heartbeat token")
 
-// pingHeartbeat records a ping of kind (with body) of heartbeat ref, stamped by Redis' clock,
-// with the observations it makes and its next deadline, if it is still the one ok says;
-// queued says whether it made observations.
-func (s *Server) pingHeartbeat(ctx context.Context, ref store.HeartbeatRef, kind herald.PingKind, body string, ok func(herald.Heartbeat) bool) (queued bool, err error) {
+// pingHeartbeat records a ping of kind (of run rid, with body) of heartbeat ref, stamped by
+// Redis' clock, with the observations it makes and its next deadline, if it is still the one
+// ok says; queued says whether it made observations.
+func (s *Server) pingHeartbeat(ctx context.Context, ref store.HeartbeatRef, kind herald.PingKind, rid, body string, ok func(herald.Heartbeat) bool) (queued bool, err error) {
 	_, err = s.store.UpdateHeartbeat(ctx, ref.GroupID, ref.ID, func(hb *herald.Heartbeat) (store.HeartbeatWrite, error) {
 		if !ok(*hb) {
 			return store.HeartbeatWrite{}, errUnknownToken
@@ -334,7 +343,7 @@ func (s *Server) pingHeartbeat(ctx context.Context, ref store.HeartbeatRef, kind
 		if err != nil {
 			return store.HeartbeatWrite{}, err
 		}
-		obs := hb.Ping(kind, body, now)
+		obs := hb.PingRun(kind, rid, body, now)
 		queued = len(obs) > 0
 		return store.HeartbeatWrite{Observations: obs, Due: dispatch.HeartbeatDeadline(*hb, s.minute())}, nil
 	})
@@ -360,7 +369,7 @@ func (s *Server) watchdog(ctx context.Context, groupID string, obs []herald.Obse
 			if o.Active == nil || !*o.Active {
 				continue // a resolved watchdog alert is no sign of life
 			}
-			q, err := s.pingHeartbeat(ctx, store.HeartbeatRef{GroupID: groupID, ID: h.ID}, herald.PingSuccess, "",
+			q, err := s.pingHeartbeat(ctx, store.HeartbeatRef{GroupID: groupID, ID: h.ID}, herald.PingSuccess, "", "",
 				func(herald.Heartbeat) bool { return true })
 			if err != nil && !herald.IsNotFound(err) {
 				return nil, err

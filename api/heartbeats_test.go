@@ -270,3 +270,76 @@ func TestHeartbeatWatchdog(t *testing.T) {
 		t.Fatalf("queued %s, want HighLatency alone", waiting)
 	}
 }
+
+// Runs that overlap are paired by their run id: an end ping (a success or a failure) with
+// ?rid= ends the start of the same rid, and the heartbeat shows that run's duration
+// (lastDurationMs) and the runs still open, at most 10 (a start past that forgets the oldest).
+// A start and end without a rid pair as one run. A rid that is not one is 400 naming rid, and
+// changes nothing; an end whose rid has no start is a ping all the same.
+func TestHeartbeatRunIDs(t *testing.T) {
+	e := newEnv(t)
+	p := e.project(e.org("acme"), "prod")
+	r := createHeartbeat(e, p, map[string]any{"name": "job", "periodMin": 60, "graceMin": 5})
+	url, self := r.str("pingUrl"), "/groups/"+p+"/heartbeats/"+r.str("id")
+	runs := func() (open []string, duration float64) {
+		t.Helper()
+		got := e.Owner.do("GET", self, nil).wantStatus(200)
+		rs, _ := got.Body["runs"].([]any)
+		for _, x := range rs {
+			open = append(open, x.(map[string]any)["rid"].(string))
+		}
+		d, _ := got.Body["lastDurationMs"].(float64)
+		return open, d
+	}
+	ping(t, "GET", url+"/start?rid=a", "").wantStatus(200)
+	time.Sleep(20 * time.Millisecond) // a duration of run a above 0
+	ping(t, "GET", url+"/start?rid=b", "").wantStatus(200)
+	if open, d := runs(); strings.Join(open, ",") != "a,b" || d != 0 {
+		t.Fatalf("two runs started: open %v, last duration %v", open, d)
+	}
+	ping(t, "GET", url+"?rid=b", "").wantStatus(200) // b ends first: paired with its own start
+	_, db := runs()
+	ping(t, "POST", url+"/fail?rid=a", "a failed").wantStatus(200)
+	open, da := runs()
+	if len(open) != 0 || da < db+19 || db < 0 {
+		t.Fatalf("after b then a ended: open %v, durations b %v, a %v (a started 20 ms before b)", open, db, da)
+	}
+	if got := e.Owner.do("GET", self, nil); got.str("status") != herald.HeartbeatDown {
+		t.Errorf("a run ended with a failure: %s", got.Raw)
+	}
+
+	// Without a rid: a start and an end are one run; an end without a start is a ping.
+	ping(t, "GET", url+"/start", "").wantStatus(200)
+	ping(t, "GET", url+"/0", "").wantStatus(200)
+	if open, _ := runs(); len(open) != 0 {
+		t.Fatalf("a start and an end without rid left %v open", open)
+	}
+	ping(t, "GET", url+"?rid=never-started", "").wantStatus(200)
+	if got := e.Owner.do("GET", self, nil); got.str("status") != herald.HeartbeatUp {
+		t.Errorf("an end of a run never started is a success all the same: %s", got.Raw)
+	}
+
+	// Bounded: 12 starts keep the last 10.
+	for i := range 12 {
+		ping(t, "GET", url+"/start?rid=r"+string(rune('a'+i)), "").wantStatus(200)
+	}
+	if open, _ := runs(); len(open) != herald.MaxOpenRuns || open[0] != "rc" || open[9] != "rl" {
+		t.Fatalf("after 12 starts: %v, want rc … rl", open)
+	}
+
+	// Hostile run ids: 400 naming rid, nothing recorded.
+	before := e.Owner.do("GET", self, nil).wantStatus(200).Raw
+	for _, bad := range []string{"?rid=" + strings.Repeat("x", herald.MaxRunID+1), "?rid=a%20b", "?rid=%00", "?rid=a/b",
+		"?rid=%C3%A9", "?rid=a&rid=b", "/start?rid=a%2Cb"} {
+		r := ping(t, "GET", url+bad, "")
+		r.wantError(400, herald.CodeInvalidAttribute)
+		if params, _ := r.Body["parameters"].([]any); len(params) == 0 || params[0] != "rid" {
+			t.Errorf("%s: %s, want the error to name rid", bad, r.Raw)
+		}
+	}
+	if after := e.Owner.do("GET", self, nil).wantStatus(200).Raw; string(after) != string(before) {
+		t.Errorf("refused pings changed the heartbeat:\n%s\n%s", before, after)
+	}
+	ping(t, "GET", url+"?rid=", "").wantStatus(200) // empty: no run id
+	ping(t, "GET", url+"?rid="+strings.Repeat("x", herald.MaxRunID), "").wantStatus(200)
+}

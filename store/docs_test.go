@@ -41,6 +41,8 @@ func filled(t *testing.T, v any, n int) {
 			f.Set(reflect.ValueOf([]herald.Undeliverable{{Notification: n, TypeName: "SMS", Why: name + " ✓ \"quoted\"", Setting: "HERALD_SMS_URL"}}))
 		case f.Type() == reflect.TypeFor[time.Time]():
 			f.Set(reflect.ValueOf(time.Unix(int64(1_700_000_000+1000*i+n), 123456789).UTC()))
+		case f.Type() == reflect.TypeFor[[]herald.HeartbeatRun]():
+			f.Set(reflect.ValueOf([]herald.HeartbeatRun{{RID: name, Started: time.Unix(int64(1_700_000_000+n), 5).UTC()}, {Started: time.Unix(1_700_000_000, 0).UTC()}}))
 		case f.Type() == reflect.TypeFor[[]herald.LabelMatcher]():
 			f.Set(reflect.ValueOf([]herald.LabelMatcher{{Name: "alertname", Value: name, IsRegex: true}}))
 		case f.Type() == reflect.TypeFor[map[string]any]():

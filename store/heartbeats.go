@@ -439,6 +439,8 @@ type heartbeatDoc struct {
 	LastStart     *int64                `json:"ls,omitempty"`
 	LastFailure   *int64                `json:"lf,omitempty"`
 	LastBody      string                `json:"b,omitempty"`
+	LastDuration  int64                 `json:"d,omitempty"`
+	Runs          []herald.HeartbeatRun `json:"r,omitempty"`
 	PingURL       string                `json:"url,omitempty"`
 	TokenHash     string                `json:"h,omitempty"`
 	TokenTail     string                `json:"tt,omitempty"`
@@ -452,7 +454,8 @@ func packHeartbeatAt(key string, h herald.Heartbeat) heartbeatDoc {
 	d := heartbeatDoc{ID: packID(h.ID), GroupID: packID(h.GroupID), Name: h.Name, PeriodMin: h.PeriodMin,
 		Schedule: h.Schedule, TimeZone: h.TimeZone, GraceMin: h.GraceMin, LabelMatchers: h.LabelMatchers,
 		Status: h.Status, Created: packTimeOrZero(h.Created), LastPing: packTime(h.LastPing), LastStart: packTime(h.LastStart),
-		LastFailure: packTime(h.LastFailure), LastBody: h.LastBody, PingURL: h.PingURL, TokenHash: packHex(h.TokenHash),
+		LastFailure: packTime(h.LastFailure), LastBody: h.LastBody, LastDuration: h.LastDurationMs, Runs: h.Runs,
+		PingURL: h.PingURL, TokenHash: packHex(h.TokenHash),
 		TokenTail: h.TokenTail, Missed: h.Missed, Failed: h.Failed}
 	if !h.Updated.Equal(h.Created.Time) {
 		d.Updated = packTimeOrZero(h.Updated)
@@ -498,7 +501,8 @@ func (d heartbeatDoc) unpack() herald.Heartbeat {
 	h := herald.Heartbeat{ID: unpackID(d.ID), GroupID: unpackID(d.GroupID), Name: d.Name, PeriodMin: d.PeriodMin,
 		Schedule: d.Schedule, TimeZone: d.TimeZone, GraceMin: d.GraceMin, LabelMatchers: d.LabelMatchers,
 		Status: d.Status, Created: unpackTime(d.Created), LastPing: unpackTime(d.LastPing), LastStart: unpackTime(d.LastStart),
-		LastFailure: unpackTime(d.LastFailure), LastBody: d.LastBody, PingURL: d.PingURL, TokenHash: unpackID(d.TokenHash),
+		LastFailure: unpackTime(d.LastFailure), LastBody: d.LastBody, LastDurationMs: d.LastDuration, Runs: d.Runs,
+		PingURL: d.PingURL, TokenHash: unpackID(d.TokenHash),
 		TokenTail: d.TokenTail, Missed: d.Missed, Failed: d.Failed}
 	h.Updated = h.Created
 	if d.Updated != nil {
