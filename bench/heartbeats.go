@@ -17,7 +17,7 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// Scenario 9, heartbeats (go run ./bench -only heartbeats): -heartbeats heartbeats with a
+// Scenario 10, heartbeats (go run ./bench -only heartbeats): -heartbeats heartbeats with a
 // period of one minute and a grace of one, made through `herald api` and each pinged over
 // HTTP at the ping endpoint once a minute at a moment of its own, while one `herald worker`
 // watches them (both processes of their own on the benchmark's Redis; Herald's minute is
@@ -102,7 +102,7 @@ func (r *hbRun) moment(i, k int) time.Time {
 	return r.start.Add(time.Duration(k)*r.minute + time.Duration(i)*r.minute/time.Duration(r.n))
 }
 
-// heartbeats is scenario 9.
+// heartbeats is scenario 10.
 func (b *bench) heartbeats(ctx context.Context) ([]figure, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -230,19 +230,19 @@ func (b *bench) heartbeats(ctx context.Context) ([]figure, error) {
 	cpuShare := func(i int) float64 { return float64(cpu1[i]-cpu0[i]) / float64(window) }
 	p99, worst := quantile(lateness, 0.99), lateness[len(lateness)-1]
 	return []figure{
-		{Name: "9. heartbeats made", Value: fmt.Sprintf("%d, a minute of %s, in %s (%.0f /s)", n, minute, made.Round(time.Millisecond), float64(n)/made.Seconds())},
-		{Name: "9. Redis memory per heartbeat", Value: fmt.Sprintf("%.0f B (used_memory +%s; of it their creation's audit events %.0f B a heartbeat, connections' buffers %+d KiB)",
+		{Name: "10. heartbeats made", Value: fmt.Sprintf("%d, a minute of %s, in %s (%.0f /s)", n, minute, made.Round(time.Millisecond), float64(n)/made.Seconds())},
+		{Name: "10. Redis memory per heartbeat", Value: fmt.Sprintf("%.0f B (used_memory +%s; of it their creation's audit events %.0f B a heartbeat, connections' buffers %+d KiB)",
 			perHB, mib(memAfter-memBefore), float64(events)/float64(n), (clientsAfter-clientsBefore)>>10),
 			Target: fmt.Sprintf("≤ %d B", hbMemoryTarget), Result: judge(perHB <= hbMemoryTarget)},
-		{Name: "9. worker CPU, every heartbeat healthy", Value: fmt.Sprintf("%.1f %% of a core over %s (api %.1f %%, redis-server %.1f %%, for %.0f pings/s, %d failed, latest ping %s after its moment)",
+		{Name: "10. worker CPU, every heartbeat healthy", Value: fmt.Sprintf("%.1f %% of a core over %s (api %.1f %%, redis-server %.1f %%, for %.0f pings/s, %d failed, latest ping %s after its moment)",
 			100*cpuShare(1), window.Round(time.Second), 100*cpuShare(0), 100*cpuShare(2), float64(pings)/window.Seconds(), r.failed.Load(),
 			time.Duration(r.maxLag.Load()).Round(time.Millisecond)),
 			Target: fmt.Sprintf("< %.0f %%", 100*hbWorkerCPUTarget), Result: judge(cpuShare(1) < hbWorkerCPUTarget)},
-		{Name: "9. missed heartbeats notified", Value: fmt.Sprintf("%d of %d (%d duplicates)", len(lateness), len(wantKeys), duplicates),
+		{Name: "10. missed heartbeats notified", Value: fmt.Sprintf("%d of %d (%d duplicates)", len(lateness), len(wantKeys), duplicates),
 			Target: "all", Result: judge(len(lateness) == len(wantKeys) && duplicates == 0)},
-		{Name: "9. notice − deadline, p99 / max", Value: fmt.Sprintf("%s / %s", p99.Round(time.Millisecond), worst.Round(time.Millisecond)),
+		{Name: "10. notice − deadline, p99 / max", Value: fmt.Sprintf("%s / %s", p99.Round(time.Millisecond), worst.Round(time.Millisecond)),
 			Target: "p99 ≤ " + hbNoticeLimit.String(), Result: judge(p99 <= hbNoticeLimit)},
-		{Name: "9. misses notified before their deadline, or of heartbeats pinged in time", Value: fmt.Sprintf("%d, %d", early, unexpected),
+		{Name: "10. misses notified before their deadline, or of heartbeats pinged in time", Value: fmt.Sprintf("%d, %d", early, unexpected),
 			Target: "0, 0", Result: judge(early == 0 && unexpected == 0)},
 	}, nil
 }

@@ -37,9 +37,9 @@ type sizes struct {
 	ReadFor      time.Duration // scenario 7: how long each server is loaded with reads
 	ReadRounds   int           // scenario 7: rounds (the plain handler, then Herald, each round)
 	IngestFor    time.Duration // scenario 8: how long observations are posted
-	Heartbeats   int           // scenario 9: heartbeats pinged once a minute
-	HBMinute     time.Duration // scenario 9: Herald's minute (HERALD_MINUTE)
-	HBMissRounds int           // scenario 9: minutes in which a new 1% of the heartbeats go silent
+	Heartbeats   int           // scenario 10: heartbeats pinged once a minute
+	HBMinute     time.Duration // scenario 10: Herald's minute (HERALD_MINUTE)
+	HBMissRounds int           // scenario 10: minutes in which a new 1% of the heartbeats go silent
 }
 
 var (
@@ -152,9 +152,9 @@ func parseFlags() (sizes, string, time.Duration) {
 	flag.DurationVar(&sz.ReadFor, "read-for", sz.ReadFor, "scenario 7: how long each server is loaded with reads, each round")
 	flag.IntVar(&sz.ReadRounds, "read-rounds", sz.ReadRounds, "scenario 7: rounds, each loading the plain handler and then Herald; the ratio and rates are the median round's, p99 and CPU a request the worst round's")
 	flag.DurationVar(&sz.IngestFor, "ingest-for", sz.IngestFor, "scenario 5: how long observations are posted")
-	flag.IntVar(&sz.Heartbeats, "heartbeats", sz.Heartbeats, "scenario 9: heartbeats, each pinged once a minute")
-	flag.DurationVar(&sz.HBMinute, "heartbeat-minute", sz.HBMinute, "scenario 9: Herald's minute (HERALD_MINUTE): the heartbeats' period and grace, and how often each is pinged")
-	flag.IntVar(&sz.HBMissRounds, "heartbeat-miss-minutes", sz.HBMissRounds, "scenario 9: minutes in which a new 1% of the heartbeats go silent")
+	flag.IntVar(&sz.Heartbeats, "heartbeats", sz.Heartbeats, "scenario 10: heartbeats, each pinged once a minute")
+	flag.DurationVar(&sz.HBMinute, "heartbeat-minute", sz.HBMinute, "scenario 10: Herald's minute (HERALD_MINUTE): the heartbeats' period and grace, and how often each is pinged")
+	flag.IntVar(&sz.HBMissRounds, "heartbeat-miss-minutes", sz.HBMissRounds, "scenario 10: minutes in which a new 1% of the heartbeats go silent")
 	flag.IntVar(&sz.Concurrency, "concurrency", sz.Concurrency, "tasks a worker runs at once (Herald's and raw asynq's)")
 	profileDir := flag.String("profile", "", "write a CPU profile of each scenario to `dir`/<scenario>.pprof (its idle window, if any, to <scenario>.idle.pprof, with the heap then in <scenario>.idle.heap.pprof), and of each Herald process it starts to `dir`/<process>.<n>.pprof")
 	timeout := flag.Duration("timeout", 20*time.Minute, "bound of the whole run")
