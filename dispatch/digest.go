@@ -32,6 +32,8 @@ import (
 // again (once: its task id is the digest's). The digest's task builds the message from the
 // claim each time it runs, with the same id, and is retried and dead-lettered as any
 // delivery. Each notice it tells of is recorded DIGESTED with its id once its fate is known.
+// Once sent, its claim goes (store.DigestDone): queued again by a claimer's retry after asynq
+// let go of the finished task, it finds nothing to send.
 //
 // Order: a digest goes through the reach record as each of its notices would (supersede.go):
 // an opening whose alert ended is left out, superseded, and then its resolution is withheld;
@@ -188,7 +190,7 @@ func (e *Engine) digestTask(ctx context.Context, n notice) error {
 		return storeFailed(err)
 	}
 	if len(claim) == 0 {
-		e.Log.Warn("a digest's claim is gone: nothing to send", zap.String("groupId", n.GroupID), zap.String("digest", n.Digest))
+		e.Log.Info("a digest's claim is gone (it was sent, or its time is over): nothing to send", zap.String("groupId", n.GroupID), zap.String("digest", n.Digest))
 		return nil
 	}
 	nc, err := e.loadNoticeContext(ctx, n)
@@ -220,7 +222,7 @@ func (e *Engine) digestTask(ctx context.Context, n notice) error {
 	}
 	head := slices.IndexFunc(entries, func(d digestEntry) bool { return d.why == "" })
 	if head < 0 {
-		return storeFailed(e.recordAttempts(ctx, n.GroupID, e.digestRecords(n, entries, "", "")))
+		return e.digestDone(ctx, n, e.digestRecords(n, entries, "", ""))
 	}
 	r, err := e.digestRecipient(entries[head], nc, n.Digest)
 	if err != nil {
@@ -260,7 +262,7 @@ func (e *Engine) digestTask(ctx context.Context, n notice) error {
 	switch {
 	case len(told) == 0:
 		e.paceTried(ctx, &r, nil)
-		return storeFailed(e.recordAttempts(ctx, n.GroupID, e.digestRecords(n, entries, "", "")))
+		return e.digestDone(ctx, n, e.digestRecords(n, entries, "", ""))
 	case len(told) == 1: // a digest of one notice is that notice
 		one, err := e.digestRecipient(*told[0], nc, n.Digest)
 		if err != nil {
@@ -310,7 +312,7 @@ func (e *Engine) digestTask(ctx context.Context, n notice) error {
 				return storeFailed(err)
 			}
 		}
-		return nil
+		return storeFailed(e.store.DigestDone(ctx, n.Line, n.Digest))
 	case res == rejected:
 		if err := e.refused(ctx, recN, r, nc.project); err != nil {
 			return storeFailed(err)
@@ -323,6 +325,15 @@ func (e *Engine) digestTask(ctx context.Context, n notice) error {
 		return &pacedError{wait: wait, failure: err}
 	}
 	return err
+}
+
+// digestDone records ts, what became of a digest's notices, and drops its claim: the digest's
+// task, queued again, sends nothing.
+func (e *Engine) digestDone(ctx context.Context, n notice, ts []tried) error {
+	if err := e.recordAttempts(ctx, n.GroupID, ts); err != nil {
+		return storeFailed(err)
+	}
+	return storeFailed(e.store.DigestDone(ctx, n.Line, n.Digest))
 }
 
 // digestEntries are the notices of claim, as they are now, the most important first: by their

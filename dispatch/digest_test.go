@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/mail"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -196,14 +197,7 @@ func TestStormDigestsForPeople(t *testing.T) {
 // is sent again with the same id; every alert is accounted for once per owner.
 func TestDigestSurvivesItsClaimerAndARetry(t *testing.T) {
 	r, mails, owners := newDigestRig(t, 10)
-	r.faults.fail(1, func(name string, args []any) bool {
-		for _, a := range args {
-			if s, ok := a.(string); ok && strings.Contains(s, ":t:digest:") {
-				return true
-			}
-		}
-		return false
-	})
+	r.faults.fail(1, onDigestTask)
 	var mu sync.Mutex
 	deferred := map[string]int{}
 	mails.RefuseWith(func(m channelstest.Mail) error {
@@ -249,6 +243,41 @@ func TestDigestSurvivesItsClaimerAndARetry(t *testing.T) {
 	defer mu.Unlock()
 	if len(deferred) != 0 {
 		t.Errorf("digests deferred and never sent with the same id: %v", deferred)
+	}
+}
+
+// onDigestTask matches asynq's commands on a digest's task (its key names its id).
+func onDigestTask(_ string, args []any) bool {
+	for _, a := range args {
+		if s, ok := a.(string); ok && strings.Contains(s, ":t:digest:") {
+			return true
+		}
+	}
+	return false
+}
+
+// A claimer whose queueing of its digest was done but never answered (the answer lost) runs
+// again after the digest was sent and asynq let go of its task: the digest is not sent again,
+// and every alert is told once per owner.
+func TestDigestIsNotSentAgainByItsClaimersRetry(t *testing.T) {
+	r, mails, owners := newDigestRig(t, 10)
+	r.faults.failAfter(1, onDigestTask)
+	const n = 12
+	r.storm(n, true)
+	alerts := r.openAlerts(n)
+	r.waitTold(mails, owners, alerts, "open")
+	if r.faults.injected() != 1 {
+		t.Fatalf("the claimer's queueing of its digest never lost its answer (%d)", r.faults.injected())
+	}
+	r.waitDeliveriesDrained(30 * time.Second) // the claimer's retry ran, and what it queued
+	for address, id := range owners {
+		tl := r.toldTo(mails, address, id, alerts)
+		if why := tl.accounted(alerts, "open"); why != "" {
+			t.Errorf("%s: %s (%d messages, %d digests)", address, why, len(tl.messages), tl.digests)
+		}
+		if seen := map[string]bool{}; slices.ContainsFunc(tl.messages, func(m string) bool { dup := seen[m]; seen[m] = true; return dup }) {
+			t.Errorf("%s got a message twice: %v", address, tl.messages)
+		}
 	}
 }
 

@@ -340,8 +340,9 @@ func (r *rig) failedTasks() string {
 type faults struct {
 	mu    sync.Mutex
 	match func(name string, args []any) bool
-	left  int // failures still to inject
-	hits  int // failures injected
+	left  int  // failures still to inject
+	hits  int  // failures injected
+	after bool // a failing command runs first: its reply is lost, as on a timeout after Redis did it
 
 	holdMatch func(name string, args []any) bool // pipelines with a matching command are held
 	holdFor   time.Duration
@@ -383,7 +384,22 @@ var errInjected = errors.New("i/o timeout (injected)")
 func (f *faults) fail(n int, match func(name string, args []any) bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.match, f.left = match, n
+	f.match, f.left, f.after = match, n, false
+}
+
+// failAfter makes the next n commands that match run and then fail, as a Redis that did them
+// and whose answer timed out would.
+func (f *faults) failAfter(n int, match func(name string, args []any) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.match, f.left, f.after = match, n, true
+}
+
+// ranFirst says whether failing commands run first (failAfter).
+func (f *faults) ranFirst() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.after
 }
 
 // injected is how many failures were injected so far.
@@ -414,6 +430,9 @@ func (f *faults) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (f *faults) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if f.hit(cmd) {
+			if f.ranFirst() {
+				_ = next(ctx, cmd)
+			}
 			cmd.SetErr(errInjected)
 			return errInjected
 		}
@@ -425,6 +444,9 @@ func (f *faults) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proce
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		f.held(cmds)
 		if f.hit(cmds...) {
+			if f.ranFirst() {
+				_ = next(ctx, cmds)
+			}
 			for _, c := range cmds {
 				c.SetErr(errInjected)
 			}

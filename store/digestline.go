@@ -108,7 +108,8 @@ func DigestID(deliveryID string) string {
 }
 
 // How long a line's parts are kept: its waiting notices and marks a day after the last
-// change (their tasks run long before), its claims as long as a digest's page (given).
+// change (their tasks run long before), its claims as long as a digest's page (given), or
+// until the digest was sent (DigestDone).
 const digestKeep = 24 * time.Hour
 
 // DigestTurn is what DigestStep found.
@@ -220,10 +221,20 @@ func (s *Store) DigestWithdraw(ctx context.Context, line, id string) (string, er
 }
 
 // DigestClaim is what digest id of line stands for: delivery id -> notice. Empty when the
-// claim is gone (never made, or its time is over).
+// claim is gone (never made, its time is over, or the digest was sent: DigestDone).
 func (s *Store) DigestClaim(ctx context.Context, line, id string) (map[string]string, error) {
 	if !validLine(line) {
 		return nil, errBadLine
 	}
 	return s.rdb.HGetAll(ctx, line+":claim:"+id).Result()
+}
+
+// DigestDone drops the claim of digest id of line once the digest was sent and each of its
+// notices recorded: its task, queued again by its claimer's retry, finds nothing to send. A
+// digest that became a dead letter keeps its claim, to be built again when it is replayed.
+func (s *Store) DigestDone(ctx context.Context, line, id string) error {
+	if !validLine(line) {
+		return errBadLine
+	}
+	return s.rdb.Del(ctx, line+":claim:"+id).Err()
 }
