@@ -21,7 +21,9 @@ import (
 
 // Digests. A target of a kind people read (an address, a number, a chat channel) takes at most
 // DigestAfter messages in any DigestWindow; while it is under that, each notice goes alone, as
-// any. A notice beyond that waits in the target's line (store.DigestStep), recorded PACED;
+// any. A notice beyond that waits in the target's line (store.DigestStep), recorded PACED
+// with its alert only, one record a notice (store.Attempt.Waiting: a storm's would fill the
+// project's log);
 // when the window allows a message again, the first waiting notice whose retry task runs
 // claims every notice waiting, itself with them, and queues the digest's task: one message
 // telling of them all, with the link to its page. The others' tasks find themselves claimed
@@ -124,7 +126,8 @@ func (e *Engine) inLine(ctx context.Context, n notice, r *recipient, retry bool)
 		wait := max(turn.Until.Sub(now), 0)
 		if !claim || wait > paceWaitMax {
 			rec := store.Attempt{At: herald.At(now), AlertID: n.AlertID, Global: n.Global, DeliveryID: r.delivery.ID, Kind: r.kind, Via: r.via,
-				Outcome: store.OutcomePaced, Reason: "waiting to go out in a digest with its target's other notices, from " + turn.Until.UTC().Format(time.RFC3339Nano)}
+				Outcome: store.OutcomePaced, Reason: "waiting to go out in a digest with its target's other notices, from " + turn.Until.UTC().Format(time.RFC3339Nano),
+				Waiting: true}
 			return paced, []store.Attempt{rec}, &pacedError{wait: wait}, true
 		}
 		timer := time.NewTimer(wait + paceSlack)
@@ -502,7 +505,7 @@ func (e *Engine) digestRecords(n notice, entries []digestEntry, digestID, kind s
 			e.Observer.Digested(k)
 			out = append(out, tried{d.n, store.Attempt{At: herald.At(e.Clock.Now()), AlertID: d.n.AlertID, Global: d.n.Global,
 				DeliveryID: d.n.personalID(), Kind: k, Via: d.n.Via, Outcome: store.OutcomeDigested, DigestID: digestID,
-				Reason: "told in digest " + digestID}})
+				Reason: store.DigestedReason(digestID)}})
 		}
 	}
 	return out

@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/channels/channelstest"
 	"github.com/heraldhq/herald/dispatch"
+	"github.com/heraldhq/herald/store"
 )
 
 // digestAfter is the rigs' HERALD_DIGEST_AFTER.
@@ -243,6 +244,52 @@ func TestDigestSurvivesItsClaimerAndARetry(t *testing.T) {
 	defer mu.Unlock()
 	if len(deferred) != 0 {
 		t.Errorf("digests deferred and never sent with the same id: %v", deferred)
+	}
+}
+
+// A storm's records overflow the project's log of attempts: each alert's deliveries still say
+// which digest told each owner about it. A notice that waited for a digest is one record with
+// its alert, PACED and then DIGESTED in its place; the project's log lists no waiting notice.
+func TestStormAccountingOutlivesTheLog(t *testing.T) {
+	r, mails, owners := newDigestRig(t, 10)
+	const n = 30
+	r.storm(n, true)
+	alerts := r.openAlerts(n)
+	r.waitTold(mails, owners, alerts, "open")
+	r.waitDeliveriesDrained(30 * time.Second)
+	ctx := context.Background()
+	logged, _, err := r.Store.Attempts(ctx, r.project, "", store.Page{Limit: store.AttemptsKept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range logged {
+		if a.Outcome == store.OutcomePaced {
+			t.Errorf("the project's log lists a waiting notice: %+v", a)
+		}
+	}
+	flood := make([]store.Attempt, store.AttemptsKept)
+	for i := range flood {
+		id := herald.NewID(time.Now())
+		flood[i] = store.Attempt{At: herald.At(time.Now()), AlertID: id, DeliveryID: id + "-0-0", Kind: "WEBHOOK", Outcome: store.OutcomeDelivered}
+	}
+	if err := r.Store.RecordAttempts(ctx, r.project, flood); err != nil {
+		t.Fatal(err)
+	}
+	for address, id := range owners {
+		tl := r.toldTo(mails, address, id, alerts)
+		if why := tl.accounted(alerts, "open"); why != "" {
+			t.Errorf("%s, with the log full of others: %s", address, why)
+		}
+		if tl.digests == 0 {
+			t.Errorf("%s got no digest", address)
+		}
+	}
+	for _, a := range alerts {
+		for _, at := range r.attemptsOf(a["id"].(string)) {
+			if at["outcome"] == "PACED" {
+				t.Errorf("%s: a waiting record left beside its digest's: %v", hostOf(a), at)
+			}
+		}
 	}
 }
 

@@ -277,6 +277,7 @@ func TestHostDocKeepsEveryField(t *testing.T) {
 func TestAttemptDocKeepsEveryField(t *testing.T) {
 	var a Attempt
 	filled(t, &a, 6)
+	a.Waiting = false // not stored: it says where the attempt is kept
 	engine := a
 	engine.DeliveryID = a.AlertID + "-0-1"
 	engine.Global, engine.Via, engine.StatusCode, engine.Reason, engine.DigestID = false, "", 0, "", ""

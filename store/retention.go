@@ -26,7 +26,8 @@ func (s *Store) OrgIDs(ctx context.Context, p Page) ([]string, error) {
 // with global the global alerts of every project, that ended before cutoff: their resolved
 // time, or updated for an alert without one (a cancelled alert). The document goes with its
 // entries in every index (all alerts, status, configuration) and any engine state left of it
-// (schedule, due entry, reach). more reports that it stopped at limit: there may be more.
+// (schedule, due entry, reach, its record of digests). more reports that it stopped at
+// limit: there may be more.
 func (s *Store) PurgeAlerts(ctx context.Context, global bool, groupID string, cutoff time.Time, limit int) (deleted int, more bool, err error) {
 	cs := alertCollection(global, groupID)
 	for _, status := range []string{herald.StatusClosed, herald.StatusCancelled} {
@@ -55,6 +56,7 @@ func (s *Store) PurgeAlerts(ctx context.Context, global bool, groupID string, cu
 				pipe.HDel(ctx, sc.schedules(), docField(id), id)
 				pipe.HDel(ctx, sc.expiring(), id)
 				pipe.Del(ctx, sc.reach(id))
+				pipe.HDel(ctx, sc.told(), packID(id))
 				pipe.ZRem(ctx, sc.due(), sc.dueMembers(id)...)
 			})
 		deleted += n

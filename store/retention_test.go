@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/hex"
 	"strings"
 	"testing"
@@ -60,9 +61,10 @@ func references(t *testing.T, rdb *redis.Client, id string) []string {
 			out = append(out, k)
 			continue
 		}
-		// Indexes and hashes name an id of herald's form by its 12 bytes, or else whole.
+		// Indexes and hashes name an id of herald's form by its 12 bytes (or their base64),
+		// or else whole.
 		raw, _ := hex.DecodeString(id)
-		for _, m := range []string{id, string(raw)} {
+		for _, m := range []string{id, string(raw), base64.RawURLEncoding.EncodeToString(raw)} {
 			switch typ, _ := rdb.Type(ctx, k).Result(); typ {
 			case "zset":
 				if _, err := rdb.ZScore(ctx, k, m).Result(); err == nil {
@@ -105,6 +107,14 @@ func TestPurgeDeletesExactlyWhatIsOld(t *testing.T) {
 		item{"cancelled after the cutoff", alertAt(t, st, false, gid, herald.StatusCancelled, ancient, recent, time.Time{}).ID},
 		item{"still open", alertAt(t, st, false, gid, herald.StatusOpen, ancient, ancient, time.Time{}).ID},
 		item{"global closed after the cutoff", alertAt(t, st, true, gid, herald.StatusClosed, ancient, recent, recent).ID})
+	// Each alert was told of in a digest: its record of digests goes with it.
+	for i, it := range append(gone[:3:3], kept[:4]...) {
+		a := store.Attempt{At: herald.At(old), AlertID: it.id, Global: i == 2 || i == 6, DeliveryID: it.id + "-0-1", Kind: "CHAT_B",
+			Outcome: store.OutcomeDigested, DigestID: "0123456789abcdef01234567"}
+		if err := st.RecordAttempts(ctx, gid, []store.Attempt{a}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Events of the project, the organization and the platform.
 	for _, sc := range []store.EventScope{{GroupID: gid}, {OrgID: orgID}, {}} {
 		gone = append(gone,
