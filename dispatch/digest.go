@@ -209,18 +209,17 @@ func (e *Engine) digestTask(ctx context.Context, n notice) error {
 	}
 	now := e.Clock.Now()
 	// Resolutions first: one whose opening is being sent waits, before anything is begun.
-	for i := range entries {
-		d := &entries[i]
-		if d.why != "" || d.opening {
-			continue
-		}
-		switch v, err := e.store.BeginClose(ctx, d.n.scope(), d.n.AlertID, d.target(), now); {
-		case err != nil:
-			return storeFailed(err)
-		case v == store.CloseWait:
-			return errWaitingForOpening
-		case v == store.CloseNeverOpened:
-			d.why = herald.SupersededNeverOpened
+	closing := pick(entries, func(d *digestEntry) bool { return d.why == "" && !d.opening })
+	vs, _, err := e.store.BeginCloses(ctx, reaches(closing), now)
+	if err != nil {
+		return storeFailed(err)
+	}
+	if slices.Contains(vs, store.CloseWait) {
+		return errWaitingForOpening
+	}
+	for i, v := range vs {
+		if v == store.CloseNeverOpened {
+			closing[i].why = herald.SupersededNeverOpened
 		}
 	}
 	head := slices.IndexFunc(entries, func(d digestEntry) bool { return d.why == "" })
@@ -241,26 +240,20 @@ func (e *Engine) digestTask(ctx context.Context, n notice) error {
 		return &pacedError{wait: wait}
 	}
 	// Openings: each marks its target tried, or is left out when its alert ended.
-	for i := range entries {
-		d := &entries[i]
-		if d.why != "" || !d.opening {
-			continue
-		}
-		if d.began, err = e.store.BeginNotice(ctx, d.n.scope(), d.n.AlertID, d.target(), n.Digest, now.Add(sendingMax)); err != nil {
-			e.endDigestTries(ctx, n, entries, false)
-			e.paceTried(ctx, &r, nil)
-			return storeFailed(err)
-		}
-		if !d.began.OK {
+	opening := pick(entries, func(d *digestEntry) bool { return d.why == "" && d.opening })
+	began, errs, err := e.store.BeginNotices(ctx, reaches(opening), n.Digest, now.Add(sendingMax))
+	for i, d := range opening {
+		d.began = began[i]
+		if errs[i] == nil && !d.began.OK {
 			d.why = herald.SupersededClosed
 		}
 	}
-	var told []*digestEntry
-	for i := range entries {
-		if entries[i].why == "" {
-			told = append(told, &entries[i])
-		}
+	if err != nil {
+		e.endDigestTries(ctx, n, entries, false)
+		e.paceTried(ctx, &r, nil)
+		return storeFailed(err)
 	}
+	told := pick(entries, func(d *digestEntry) bool { return d.why == "" })
 	recN := n // the notice the message's own attempts are recorded under
 	switch {
 	case len(told) == 0:
@@ -480,16 +473,38 @@ func (e *Engine) digestMessage(ctx context.Context, n notice, r *recipient, told
 
 // endDigestTries ends the tries of the digest's openings at their targets (EndNotice).
 func (e *Engine) endDigestTries(ctx context.Context, n notice, entries []digestEntry, reached bool) {
-	ctx = context.WithoutCancel(ctx)
-	for _, d := range entries {
-		if !d.opening || !d.began.OK {
-			continue
-		}
-		if err := e.store.EndNotice(ctx, d.n.scope(), d.n.AlertID, d.target(), n.Digest, d.began, reached && d.why == ""); err != nil {
-			e.Observer.EngineError(ErrNoticeEnd, 1)
-			e.Log.Warn("recording how a digest went", zap.String("digest", n.Digest), zap.Error(err))
+	begun := pick(entries, func(d *digestEntry) bool { return d.opening && d.began.OK })
+	if len(begun) == 0 {
+		return
+	}
+	tries, told := make([]store.Try, len(begun)), make([]bool, len(begun))
+	for i, d := range begun {
+		tries[i], told[i] = d.began, reached && d.why == ""
+	}
+	if failed, err := e.store.EndNotices(context.WithoutCancel(ctx), reaches(begun), n.Digest, tries, told); err != nil {
+		e.Observer.EngineError(ErrNoticeEnd, failed)
+		e.Log.Warn("recording how a digest went", zap.String("digest", n.Digest), zap.Int("failed", failed), zap.Error(err))
+	}
+}
+
+// pick is the entries that keep says to.
+func pick(entries []digestEntry, keep func(*digestEntry) bool) []*digestEntry {
+	var out []*digestEntry
+	for i := range entries {
+		if keep(&entries[i]) {
+			out = append(out, &entries[i])
 		}
 	}
+	return out
+}
+
+// reaches names the targets of entries in their alerts' reach records.
+func reaches(entries []*digestEntry) []store.Reach {
+	out := make([]store.Reach, len(entries))
+	for i, d := range entries {
+		out[i] = store.Reach{Scope: d.n.scope(), AlertID: d.n.AlertID, Target: d.target()}
+	}
+	return out
 }
 
 // digestRecords record what became of each notice of a digest: DIGESTED with the digest's id

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"time"
@@ -199,4 +200,116 @@ func idCreated(id string) int64 {
 		return math.MaxInt32
 	}
 	return t.Unix()
+}
+
+// Reach names one target of one alert, for the reach checks of many notices at once (a
+// digest's): BeginCloses, BeginNotices, EndNotices.
+type Reach struct {
+	Scope   Scope
+	AlertID string
+	Target  string
+}
+
+// reachBatch is how many reach checks one round trip takes.
+const reachBatch = 1000
+
+// BeginCloses is BeginClose for many resolutions, in a round trip per reachBatch (each check
+// as BeginClose makes it, in order). Each verdict is its check's; errs[i] is not nil where a
+// check failed (its verdict CloseWait). err is the first of them.
+func (s *Store) BeginCloses(ctx context.Context, rs []Reach, now time.Time) (vs []CloseVerdict, errs []error, err error) {
+	cmds, err := s.runEach(ctx, beginClose, len(rs), func(i int) ([]string, []any) {
+		r := rs[i]
+		return []string{r.Scope.reach(r.AlertID), r.Scope.reachSince()}, []any{r.Target, now.UnixMilli(), idCreated(r.AlertID)}
+	})
+	vs, errs = make([]CloseVerdict, len(rs)), make([]error, len(rs))
+	for i, c := range cmds {
+		n, cerr := c.Int()
+		switch {
+		case cerr != nil:
+			vs[i], errs[i] = CloseWait, cerr
+			err = cmp.Or(err, cerr)
+		case n == 1:
+			vs[i] = CloseSend
+		case n == 0:
+			vs[i] = CloseWait
+		default:
+			vs[i] = CloseNeverOpened
+		}
+	}
+	return vs, errs, err
+}
+
+// BeginNotices is BeginNotice for many openings or repeats tried by one delivery (by, until
+// until), in a round trip per reachBatch. A check that failed has no Try (not OK) and its
+// error in errs; err is the first of them.
+func (s *Store) BeginNotices(ctx context.Context, rs []Reach, by string, until time.Time) (ts []Try, errs []error, err error) {
+	cmds, err := s.runEach(ctx, beginNotice, len(rs), func(i int) ([]string, []any) {
+		r := rs[i]
+		return []string{r.Scope.reach(r.AlertID), r.Scope.schedules()}, []any{r.Target, until.UnixMilli(), by, docField(r.AlertID), r.AlertID}
+	})
+	ts, errs = make([]Try, len(rs)), make([]error, len(rs))
+	for i, c := range cmds {
+		n, cerr := c.Int()
+		if cerr != nil {
+			errs[i], err = cerr, cmp.Or(err, cerr)
+			continue
+		}
+		ts[i] = Try{OK: n > 0, WasTried: n == 2}
+	}
+	return ts, errs, err
+}
+
+// EndNotices is EndNotice for many tries begun by one delivery (by): ts[i] is the Try of
+// rs[i], reached[i] whether it reached its target or may have. It returns how many failed,
+// and the first error.
+func (s *Store) EndNotices(ctx context.Context, rs []Reach, by string, ts []Try, reached []bool) (failed int, err error) {
+	cmds, err := s.runEach(ctx, endNotice, len(rs), func(i int) ([]string, []any) {
+		r := rs[i]
+		return []string{r.Scope.reach(r.AlertID)}, []any{r.Target, flag(reached[i]), flag(ts[i].WasTried), by}
+	})
+	for _, c := range cmds {
+		if cerr := c.Err(); cerr != nil {
+			failed, err = failed+1, cmp.Or(err, cerr)
+		}
+	}
+	return failed, err
+}
+
+// runEach runs script n times, with item(i)'s keys and arguments, in pipelines of reachBatch:
+// one command each, in order. A pipeline whose commands Redis answers NOSCRIPT (its script
+// cache lacks the script) has the script loaded and those commands sent again. Each command
+// keeps its own reply and error; err is set only when loading the script failed, and then
+// every command not run has it.
+func (s *Store) runEach(ctx context.Context, script *redis.Script, n int, item func(i int) ([]string, []any)) ([]*redis.Cmd, error) {
+	cmds := make([]*redis.Cmd, n)
+	for lo := 0; lo < n; lo += reachBatch {
+		todo := make([]int, 0, min(reachBatch, n-lo))
+		for i := lo; i < min(lo+reachBatch, n); i++ {
+			todo = append(todo, i)
+		}
+		for loaded := false; len(todo) > 0; loaded = true {
+			pipe := s.rdb.Pipeline()
+			for _, i := range todo {
+				keys, args := item(i)
+				cmds[i] = script.EvalSha(ctx, pipe, keys, args...)
+			}
+			_, _ = pipe.Exec(ctx) // each command keeps its own error
+			again := todo[:0]
+			for _, i := range todo {
+				if err := cmds[i].Err(); err != nil && !loaded && redis.HasErrorPrefix(err, "NOSCRIPT") {
+					again = append(again, i)
+				}
+			}
+			if todo = again; len(todo) == 0 {
+				break
+			}
+			if err := script.Load(ctx, s.rdb).Err(); err != nil {
+				for _, i := range todo {
+					cmds[i].SetErr(err)
+				}
+				return cmds, err
+			}
+		}
+	}
+	return cmds, nil
 }

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,7 +15,7 @@ import (
 
 // reachRig opens and closes alerts of one project and drives their reach records.
 type reachRig struct {
-	t   *testing.T
+	t   testing.TB
 	ctx context.Context
 	rdb redis.UniversalClient
 	st  *store.Store
@@ -21,7 +23,7 @@ type reachRig struct {
 	now time.Time
 }
 
-func newReachRig(t *testing.T) *reachRig {
+func newReachRig(t testing.TB) *reachRig {
 	rdb, st, gid := newProject(t)
 	r := &reachRig{t: t, ctx: context.Background(), rdb: rdb, st: st,
 		sc: store.Scope{GroupID: gid}, now: time.UnixMilli(time.Now().UnixMilli())}
@@ -42,6 +44,23 @@ func (r *reachRig) open(created time.Time) string {
 		r.t.Fatal(err)
 	}
 	return a.ID
+}
+
+// openMany commits n open alerts created at created at once and returns their ids.
+func (r *reachRig) openMany(n int, created time.Time) []string {
+	r.t.Helper()
+	ids := make([]string, n)
+	cs := make([]store.Change, n)
+	for i := range cs {
+		a := herald.Alert{ID: herald.NewID(created), GroupID: r.sc.GroupID, AlertConfigID: "c1", EventTypeName: "HOST_DOWN",
+			Status: herald.StatusOpen, Created: herald.At(created), Updated: herald.At(created), HostID: fmt.Sprintf("h%d", i)}
+		sched := herald.Schedule{Detected: created, Next: []time.Time{r.now.Add(time.Hour)}, Sent: []int{1}}
+		ids[i], cs[i] = a.ID, store.Change{Tracked: store.Tracked{Alert: a, Schedule: sched, Target: a.HostID, Scope: r.sc}, Wake: herald.Wake(a, sched)}
+	}
+	if _, err := lease(r.t, r.st, r.sc.GroupID).Transact(r.ctx, r.sc, nil, func([]store.Tracked) ([]store.Change, error) { return cs, nil }); err != nil {
+		r.t.Fatal(err)
+	}
+	return ids
 }
 
 // close commits the alert's close, which ends its schedule.
@@ -237,4 +256,113 @@ func TestMarkTried(t *testing.T) {
 	r.end(id, "0", again, false) // a repeat that failed says nothing against the opening
 	r.close(id)
 	r.wantVerdict("verdict", id, "0", store.CloseSend)
+}
+
+// A digest's reach checks, made many at once, decide as one by one would, each for its own
+// target, even when Redis has lost its scripts (SCRIPT FLUSH): an opening is refused once its
+// alert closed; a resolution goes where its opening was tried, waits while a retry is under
+// way, and is withheld where nothing was tried.
+func TestReachChecksAtOnce(t *testing.T) {
+	r := newReachRig(t)
+	const target, digest = "0:u1:EMAIL", "dg"
+	ids := r.openMany(6, r.now)
+	r.begin(ids[1], target, time.Time{}) // tried before the digest
+	r.close(ids[3])
+	if err := r.rdb.ScriptFlush(r.ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	reaches := func(ids ...string) []store.Reach {
+		var out []store.Reach
+		for _, id := range ids {
+			out = append(out, store.Reach{Scope: r.sc, AlertID: id, Target: target})
+		}
+		return out
+	}
+	opening := reaches(ids[:4]...)
+	tries, errs, err := r.st.BeginNotices(r.ctx, opening, digest, r.now.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err, errs)
+	}
+	if want := []store.Try{{OK: true}, {OK: true, WasTried: true}, {OK: true}, {}}; !slices.Equal(tries, want) {
+		t.Fatalf("begun %+v, want %+v", tries, want)
+	}
+	// 0 reached; 1 and 2 failed with an answer: 1 was tried before, 2 takes its mark back.
+	if failed, err := r.st.EndNotices(r.ctx, opening[:3], digest, tries[:3], []bool{true, false, false}); err != nil || failed != 0 {
+		t.Fatalf("ending: %d failed: %v", failed, err)
+	}
+	r.end(ids[4], target, r.begin(ids[4], target, time.Time{}), false)
+	r.begin(ids[4], target, r.now.Add(time.Minute)) // a retry under way
+	for _, id := range ids[:6] {
+		if id != ids[3] {
+			r.close(id)
+		}
+	}
+	vs, _, err := r.st.BeginCloses(r.ctx, reaches(ids...), r.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.CloseVerdict{store.CloseSend, store.CloseSend, store.CloseNeverOpened, store.CloseNeverOpened, store.CloseWait, store.CloseNeverOpened}
+	for i := range want {
+		if vs[i] != want[i] {
+			t.Errorf("resolution %d: %s, want %s", i, verdictNames[vs[i]], verdictNames[want[i]])
+		}
+	}
+}
+
+// The reach checks of a digest of 10,000 notices: its openings begun and ended, and its
+// resolutions, one by one (a round trip each) and at once (a round trip per reachBatch).
+func BenchmarkDigestReach(b *testing.B) {
+	const n = 10_000
+	r := newReachRig(b)
+	const target, digest = "0:u1:EMAIL", "dg"
+	ids := r.openMany(n, r.now)
+	rs := make([]store.Reach, n)
+	for i, id := range ids {
+		rs[i] = store.Reach{Scope: r.sc, AlertID: id, Target: target}
+	}
+	reached := make([]bool, n)
+	until := r.now.Add(time.Minute)
+	b.Run("openings one by one", func(b *testing.B) {
+		for b.Loop() {
+			for _, x := range rs {
+				t, err := r.st.BeginNotice(r.ctx, x.Scope, x.AlertID, x.Target, digest, until)
+				if err != nil || !t.OK {
+					b.Fatal(t, err)
+				}
+				if err := r.st.EndNotice(r.ctx, x.Scope, x.AlertID, x.Target, digest, t, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("openings at once", func(b *testing.B) {
+		for i := range reached {
+			reached[i] = true
+		}
+		for b.Loop() {
+			ts, _, err := r.st.BeginNotices(r.ctx, rs, digest, until)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := r.st.EndNotices(r.ctx, rs, digest, ts, reached); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("resolutions one by one", func(b *testing.B) {
+		for b.Loop() {
+			for _, x := range rs {
+				if v, err := r.st.BeginClose(r.ctx, x.Scope, x.AlertID, x.Target, r.now); err != nil || v != store.CloseSend {
+					b.Fatal(v, err)
+				}
+			}
+		}
+	})
+	b.Run("resolutions at once", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := r.st.BeginCloses(r.ctx, rs, r.now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
