@@ -28,12 +28,6 @@ func toldAttempt(alertID, user, digest string, at time.Time) store.Attempt {
 	return a
 }
 
-// newTold is a store on a fresh Redis, and a project's id.
-func newTold(t *testing.T) (context.Context, *redis.Client, *store.Store, string) {
-	rdb := storetest.Redis(t)
-	return context.Background(), rdb, store.New(rdb), herald.NewID(time.Now())
-}
-
 func alertDeliveries(t *testing.T, st *store.Store, gid, alertID string, p store.Page) ([]store.Attempt, int) {
 	t.Helper()
 	got, n, err := st.Attempts(context.Background(), gid, alertID, p)
@@ -56,7 +50,8 @@ func outcomes(as []store.Attempt) string {
 // the project's log), replaced by its DIGESTED one; each alert keeps its last few, newest
 // first, merged with the log's, paged as before.
 func TestAlertDeliveriesKeepDigestsBeyondTheLog(t *testing.T) {
-	ctx, _, st, gid := newTold(t)
+	ctx := context.Background()
+	_, st, gid := newProject(t)
 	now := time.Now().Truncate(time.Second)
 	alert, user := herald.NewID(now), herald.NewID(now)
 	record := func(as ...store.Attempt) {
@@ -130,7 +125,8 @@ func TestAlertDeliveriesKeepDigestsBeyondTheLog(t *testing.T) {
 // Notices never digested (webhooks) write no record of digests: a webhook storm costs nothing
 // more.
 func TestUndigestedAttemptsKeepNoRecord(t *testing.T) {
-	ctx, rdb, st, gid := newTold(t)
+	ctx := context.Background()
+	rdb, st, gid := newProject(t)
 	now := time.Now()
 	var as []store.Attempt
 	for i := range 100 {
@@ -153,7 +149,8 @@ func TestDigestRecordMemory(t *testing.T) {
 	if !storetest.Real() {
 		t.Skip("measured on a real redis-server")
 	}
-	ctx, rdb, st, gid := newTold(t)
+	ctx := context.Background()
+	rdb, st, gid := newProject(t)
 	now := time.Now()
 	const alerts = 10_000
 	ids := make([]string, alerts)
