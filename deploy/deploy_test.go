@@ -106,6 +106,7 @@ func knownSettings(t *testing.T) map[string]bool {
 	for kind := range dispatch.DefaultPaces { // the paces per target, one per kind paced
 		known[dispatch.PaceSetting(kind)] = true
 	}
+	known[dispatch.SettingDigestAfter], known[dispatch.SettingDigestWindow] = true, true
 	for _, must := range []string{"HERALD_REDIS_URL", "HERALD_LISTEN", "HERALD_BOOTSTRAP_KEY"} {
 		if !known[must] {
 			t.Fatalf("cmd/herald no longer reads %s; found %v", must, known)
