@@ -131,22 +131,15 @@ func (n *noticeLog) gaps() string {
 
 // Killing the worker process mid-run and starting another loses no alert and no due notice:
 // every alert, including those observed while no worker ran, gets every notice in order.
-func TestKilledWorkerLosesNothing(t *testing.T) {
-	const minute = 200 * time.Millisecond // intervalMin 5 = 1 s
-	rdb := storetest.Redis(t)
-	st := store.New(rdb)
-	d := dispatch.NewDispatcher(st, herald.SystemClock{})
-	defer d.Close()
-	srv := apitest.Serve(t, st, d, nil, api.Config{})
-	log := &noticeLog{seqs: map[string]map[int]int{}}
-	recv := httptest.NewServer(log)
-	defer recv.Close()
+// apiCaller calls the API at base as a global owner, failing t on any other status than
+// the one wanted, and makes a project to call it about.
+func apiCaller(t *testing.T, st *store.Store, base string) (call func(method, path string, body any, want int) map[string]any, project string) {
 	k, priv := apitest.OwnerKey(t, st, "t")
 	client := &http.Client{Transport: &digest.Transport{Username: k.PublicKey, Password: priv}, Timeout: 10 * time.Second}
-	call := func(method, path string, body any, want int) map[string]any {
+	call = func(method, path string, body any, want int) map[string]any {
 		t.Helper()
 		b, _ := json.Marshal(body)
-		req, _ := http.NewRequest(method, srv.URL+api.BasePath+path, bytes.NewReader(b))
+		req, _ := http.NewRequest(method, base+api.BasePath+path, bytes.NewReader(b))
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
 		if err != nil {
@@ -162,7 +155,20 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 		return out
 	}
 	org := call("POST", "/orgs", map[string]any{"name": "acme"}, 201)["id"]
-	p := call("POST", "/groups", map[string]any{"name": "prod", "orgId": org}, 201)["id"].(string)
+	return call, call("POST", "/groups", map[string]any{"name": "prod", "orgId": org}, 201)["id"].(string)
+}
+
+func TestKilledWorkerLosesNothing(t *testing.T) {
+	const minute = 200 * time.Millisecond // intervalMin 5 = 1 s
+	rdb := storetest.Redis(t)
+	st := store.New(rdb)
+	d := dispatch.NewDispatcher(st, herald.SystemClock{})
+	defer d.Close()
+	srv := apitest.Serve(t, st, d, nil, api.Config{})
+	log := &noticeLog{seqs: map[string]map[int]int{}}
+	recv := httptest.NewServer(log)
+	defer recv.Close()
+	call, p := apiCaller(t, st, srv.URL)
 	for _, c := range call("GET", "/groups/"+p+"/alertConfigs", nil, 200)["results"].([]any) {
 		call("PATCH", "/groups/"+p+"/alertConfigs/"+c.(map[string]any)["id"].(string), map[string]any{"enabled": false}, 200)
 	}
