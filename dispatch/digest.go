@@ -207,6 +207,9 @@ func (e *Engine) digestTask(ctx context.Context, n notice) error {
 	if err != nil {
 		return storeFailed(err)
 	}
+	if err := e.abandonDigestTries(ctx, n, entries); err != nil {
+		return storeFailed(err)
+	}
 	now := e.Clock.Now()
 	// Resolutions first: one whose opening is being sent waits, before anything is begun.
 	closing := pick(entries, func(d *digestEntry) bool { return d.why == "" && !d.opening })
@@ -469,6 +472,18 @@ func (e *Engine) digestMessage(ctx context.Context, n notice, r *recipient, told
 	}
 	r.delivery.Alert, r.delivery.Links, r.delivery.Digest = told[0].alert, herald.ActionLinks{}, g
 	return nil
+}
+
+// abandonDigestTries ends the tries of the digest's openings left out, which a run of it
+// whose worker died may have begun: their resolutions need not wait for the marks to lapse.
+func (e *Engine) abandonDigestTries(ctx context.Context, n notice, entries []digestEntry) error {
+	var at []store.NoticeAt
+	for _, d := range entries {
+		if d.opening && d.why != "" {
+			at = append(at, store.NoticeAt{Scope: d.n.scope(), AlertID: d.n.AlertID, Target: d.target()})
+		}
+	}
+	return e.store.AbandonNotices(ctx, n.Digest, at)
 }
 
 // endDigestTries ends the tries of the digest's openings at their targets (EndNotice).

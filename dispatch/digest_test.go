@@ -440,3 +440,48 @@ func TestWebhooksAreNotDigested(t *testing.T) {
 		}
 	}
 }
+
+// A digest whose sender died once it was sent (its openings' tries never ended, nothing
+// recorded), and whose alerts closed before it ran again: its next run leaves the openings
+// out and ends their tries, so that the resolutions go at once, not once the tries' marks
+// lapse (two minutes).
+func TestDigestRunAgainEndsTheTriesOfItsDeadSender(t *testing.T) {
+	r, mails, owners := newDigestRig(t, 10) // a window of 2 s
+	digestID := regexp.MustCompile(`^[0-9a-f]{24}$`)
+	var mu sync.Mutex
+	recordFailed := false
+	// The digest's end as a dead sender leaves it: its tries (EndNotice, by the digest) not
+	// ended, its DIGESTED records not written; its task runs again (storeRetryDelay).
+	r.faults.fail(1000, func(name string, args []any) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if recordFailed {
+			return false
+		}
+		if name == "lpush" && slices.ContainsFunc(args, func(a any) bool {
+			b, ok := a.([]byte)
+			return ok && bytes.Contains(b, []byte(`DIGESTED`))
+		}) {
+			recordFailed = true
+			return true
+		}
+		by, _ := args[len(args)-1].(string)
+		return name == "evalsha" && len(args) == 8 && digestID.MatchString(by)
+	})
+	const n = 6
+	r.storm(n, true)
+	alerts := r.openAlerts(n)
+	if !eventually(15*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return recordFailed }) {
+		t.Fatalf("no digest was sent: %s", r.failedTasks())
+	}
+	r.storm(n, false)
+	got := r.waitTold(mails, owners, alerts, "close")
+	for address, tl := range got {
+		for _, a := range alerts {
+			h := hostOf(a)
+			if o, c := tl.by[h+" open"], tl.by[h+" close"]; len(o) > 0 && len(c) > 0 && c[0] < o[0] {
+				t.Errorf("%s got %s's resolution before its opening", address, h)
+			}
+		}
+	}
+}

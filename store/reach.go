@@ -160,6 +160,28 @@ func (s *Store) AbandonNotice(ctx context.Context, sc Scope, alertID, target, by
 	return n == 1, err
 }
 
+// NoticeAt is an alert's target that a try may have marked under way (BeginNotice).
+type NoticeAt struct {
+	Scope   Scope
+	AlertID string
+	Target  string
+}
+
+// AbandonNotices is AbandonNotice at each of at for delivery by, in one round trip: the
+// openings of a digest whose sender died, left out when the digest runs again.
+func (s *Store) AbandonNotices(ctx context.Context, by string, at []NoticeAt) error {
+	if len(at) == 0 {
+		return nil
+	}
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, a := range at {
+			abandonNotice.Eval(ctx, p, []string{a.Scope.reach(a.AlertID)}, a.Target, by)
+		}
+		return nil
+	})
+	return err
+}
+
 func flag(b bool) string {
 	if b {
 		return "1"

@@ -222,6 +222,27 @@ func TestAbandonNotice(t *testing.T) {
 	r.wantVerdict("after the dead try was ended", id, "0", store.CloseSend)
 }
 
+// A digest's openings begun by a run whose sender died, ended together by its next run
+// (AbandonNotices): the tries of that digest only.
+func TestAbandonNotices(t *testing.T) {
+	r := newReachRig(t)
+	a, b := r.open(r.now), r.open(r.now)
+	r.begin(b, "1", r.now.Add(time.Minute)) // another delivery's try, at another target
+	for _, id := range []string{a, b} {
+		if _, err := r.st.BeginNotice(r.ctx, r.sc, id, "0", "dg", r.now.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		r.close(id)
+	}
+	if err := r.st.AbandonNotices(r.ctx, "dg", []store.NoticeAt{{Scope: r.sc, AlertID: a, Target: "0"}, {Scope: r.sc, AlertID: b, Target: "0"},
+		{Scope: r.sc, AlertID: b, Target: "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	r.wantVerdict("a's resolution", a, "0", store.CloseSend)
+	r.wantVerdict("b's resolution", b, "0", store.CloseSend)
+	r.wantVerdict("b's resolution at the target another delivery tries", b, "1", store.CloseWait)
+}
+
 // An alert created before its scope recorded every try (an older engine's) is read as that
 // engine recorded it: no record, reached. One created since is not.
 func TestReachOfAnOlderEnginesAlert(t *testing.T) {
