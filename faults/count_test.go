@@ -20,6 +20,16 @@ func TestCount(t *testing.T) {
 		return notice{via: "email", to: to, key: key, event: event, alertID: alert, host: host, status: "OPEN", at: at(s)}
 	}
 	cut := func(n notice) notice { n.cut = true; return n }
+	digest := func(to, id string, s float64) notice {
+		return notice{via: "email", to: to, key: id, digest: id, at: at(s)}
+	}
+	told := func(to, id, event, alert, host string, s float64) notice {
+		status := "OPEN"
+		if event == evClose {
+			status = "CLOSED"
+		}
+		return notice{via: "email", to: to, key: id, told: id, event: event, alertID: alert, host: host, status: status, at: at(s)}
+	}
 	cond := func(host string, opened, cleared float64, rcpt ...string) condition {
 		c := condition{host: host, opened: at(opened), recipients: rcpt}
 		if cleared > 0 {
@@ -55,6 +65,17 @@ func TestCount(t *testing.T) {
 		{"a close alone", []condition{cond("h1", 1, 2, "webhook")},
 			[]notice{hook("a1-0-close", evClose, "a1", "h1", "CLOSED", 2.1)},
 			nil, tally{alerts: 1, expected: 2, lost: 1, lone: 1}},
+		{"a digest tells its alerts; sent twice, it is one duplicate", []condition{cond("h1", 1, 2, "u1@x"), cond("h2", 1, 0, "u1@x")},
+			[]notice{mail("u1@x", "a1-1-1-u1-EMAIL", evOpen, "a1", "h1", 1.1),
+				digest("u1@x", "d1", 3), told("u1@x", "d1", evClose, "a1", "h1", 3), told("u1@x", "d1", evOpen, "a2", "h2", 3),
+				digest("u1@x", "d1", 9), told("u1@x", "d1", evClose, "a1", "h1", 9), told("u1@x", "d1", evOpen, "a2", "h2", 9)},
+			nil, tally{alerts: 2, expected: 3, dups: 1}},
+		{"an alert told in a mail and again in a digest", []condition{cond("h1", 1, 0, "u1@x")},
+			[]notice{mail("u1@x", "a1-1-1-u1-EMAIL", evOpen, "a1", "h1", 1.1), digest("u1@x", "d1", 3), told("u1@x", "d1", evOpen, "a1", "h1", 3)},
+			nil, tally{alerts: 1, expected: 1, retold: 1}},
+		{"a resolution told in a digest before its opening", []condition{cond("h1", 1, 2, "u1@x")},
+			[]notice{digest("u1@x", "d1", 3), told("u1@x", "d1", evClose, "a1", "h1", 3), mail("u1@x", "a1-1-1-u1-EMAIL", evOpen, "a1", "h1", 4)},
+			nil, tally{alerts: 1, expected: 2, outOfOrder: 1}},
 		{"a second alert for one condition", []condition{cond("h1", 1, 0, "webhook")},
 			[]notice{hook("a1-0-1", evOpen, "a1", "h1", "OPEN", 1.1), hook("a9-0-1", evOpen, "a9", "h1", "OPEN", 1.5)},
 			nil, tally{alerts: 1, expected: 1, extra: 1}},
@@ -80,5 +101,13 @@ func TestParseNotices(t *testing.T) {
 	}
 	if m := parseEmail("u1@x", map[string][]string{"Message-Id": {"<a1-1-close-u1-EMAIL@herald>"}}); m.event != evClose {
 		t.Errorf("close email: %+v", m)
+	}
+	d := parseEmail("u1@x", map[string][]string{"Message-Id": {"<3f2a9c0d11e4b5a6c7d8e9f0@herald>"}, "Subject": {"[Herald] 41 alerts opened in project P: Host down ×41"}})
+	if d.digest != "3f2a9c0d11e4b5a6c7d8e9f0" || d.key != d.digest || d.alertID != "" || d.event != "" || d.host != "" {
+		t.Errorf("digest email: %+v", d)
+	}
+	one := parseEmail("u1@x", map[string][]string{"Message-Id": {"<3f2a9c0d11e4b5a6c7d8e9f0@herald>"}, "Subject": {"[Herald] Resolved: Host down: h1:27017 (replica set rs0), project P"}})
+	if one.digest != "3f2a9c0d11e4b5a6c7d8e9f0" || one.event != evClose || one.host != "h1:27017" || one.alertID != "" {
+		t.Errorf("digest of one notice: %+v", one)
 	}
 }

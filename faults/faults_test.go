@@ -31,6 +31,9 @@ type scale struct {
 	restarts                       []syscall.Signal
 	pauseProjects, pauseHosts      int // Redis paused during GROUP fan-out
 	pauseMembers                   int
+	stormProjects, stormHosts      int // digest storms: GROUP email to members
+	stormMembers                   int
+	stormPauses, stormKills        int // Redis SIGSTOPs, worker SIGKILLs during a digest storm
 	leaseProjects, leaseHosts      int // a worker paused past its lease under load
 	flakyAlerts                    int // a target failing, hanging, recovering
 	flaky500, flakyHang            time.Duration
@@ -48,6 +51,7 @@ var (
 		backlogProjects: 4, backlogHosts: 90, backlogKills: 4,
 		restartProjects: 8, restartHosts: 50, restarts: []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL, syscall.SIGKILL},
 		pauseProjects: 40, pauseHosts: 5, pauseMembers: 5,
+		stormProjects: 2, stormHosts: 40, stormMembers: 3, stormPauses: 2, stormKills: 2,
 		leaseProjects: 6, leaseHosts: 60,
 		flakyAlerts: 200, flaky500: 20 * time.Second, flakyHang: 14 * time.Second,
 		slowAlerts:    160,
@@ -59,6 +63,7 @@ var (
 		restartProjects: 20, restartHosts: 100,
 		restarts:      []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL, syscall.SIGTERM, syscall.SIGKILL, syscall.SIGKILL},
 		pauseProjects: 40, pauseHosts: 10, pauseMembers: 5,
+		stormProjects: 4, stormHosts: 250, stormMembers: 3, stormPauses: 3, stormKills: 5,
 		leaseProjects: 12, leaseHosts: 100,
 		flakyAlerts: 500, flaky500: 30 * time.Second, flakyHang: 20 * time.Second,
 		slowAlerts:    300,
@@ -116,6 +121,8 @@ func TestFaults(t *testing.T) {
 		{"worker-sigkill-backlog", backlogKills},
 		{"redis-restarts", redisRestarts},
 		{"redis-pause-fanout", redisPause},
+		{"redis-pause-digest", redisPauseDigest},
+		{"worker-sigkill-digest", workerSIGKILLDigest},
 		{"worker-paused-past-lease", workerPaused},
 		{"target-500-hang-recover", flakyTarget},
 		{"target-9s", slowTarget},
@@ -205,10 +212,14 @@ func (c *cluster) projects(t *testing.T, name string, n, hosts, members int, not
 	return ps
 }
 
-// received is everything both receivers got: answered, and the webhook requests whose
-// answer was cut off.
+// received is everything the receivers got (h nil: the SMTP server's alone): answered, the
+// webhook requests whose answer was cut off, and the alerts each digest mail told of.
 func received(c *cluster, h *hookReceiver) []notice {
-	return append(append(h.notices(), c.smtp.notices()...), h.cutRequests()...)
+	got := c.smtp.notices()
+	if h != nil {
+		got = append(append(got, h.notices()...), h.cutRequests()...)
+	}
+	return append(got, c.toldInDigests(got)...)
 }
 
 // awaitAll waits (at most within) until every expected notice arrived, or was taken by a
@@ -234,50 +245,63 @@ func (c *cluster) ended() map[string]bool {
 	out := map[string]bool{}
 	defer func() { c.endedCache, c.endedRead = out, time.Now() }()
 	for _, g := range c.groups {
-		hosts := map[string]string{} // alert -> host
-		for page := 1; ; page++ {
-			var alerts struct {
-				Results []struct{ ID, HostnameAndPort string }
+		hosts := c.alertHosts(g)
+		for _, a := range c.attempts(g) {
+			if a.Outcome != "SUPERSEDED" && a.Outcome != "DEAD_LETTER" {
+				continue
 			}
-			if err := c.admin.do("GET", fmt.Sprintf("/groups/%s/alerts?itemsPerPage=500&pageNum=%d", g, page), nil, http.StatusOK, &alerts); err != nil {
-				return out
+			// <alert>-<notification>-<1 for the opening, n for a repeat, or close>[-<person>]
+			parts := strings.Split(a.DeliveryID, "-")
+			if len(parts) < 3 {
+				continue
 			}
-			for _, a := range alerts.Results {
-				hosts[a.ID] = a.HostnameAndPort
-			}
-			if len(alerts.Results) < 500 {
-				break
-			}
-		}
-		for page := 1; ; page++ {
-			var attempts struct {
-				Results []struct{ AlertID, DeliveryID, Outcome string }
-			}
-			if err := c.admin.do("GET", fmt.Sprintf("/groups/%s/deliveries?itemsPerPage=500&pageNum=%d", g, page), nil, http.StatusOK, &attempts); err != nil {
-				return out
-			}
-			for _, a := range attempts.Results {
-				if a.Outcome != "SUPERSEDED" && a.Outcome != "DEAD_LETTER" {
-					continue
-				}
-				// <alert>-<notification>-<1 for the opening, n for a repeat, or close>[-<person>]
-				parts := strings.Split(a.DeliveryID, "-")
-				if len(parts) < 3 {
-					continue
-				}
-				switch parts[2] {
-				case "1":
-					out[hosts[a.AlertID]+"|"+evOpen] = true
-				case "close":
-					out[hosts[a.AlertID]+"|"+evClose] = true
-				}
-			}
-			if len(attempts.Results) < 500 {
-				break
+			switch parts[2] {
+			case "1":
+				out[hosts[a.AlertID]+"|"+evOpen] = true
+			case "close":
+				out[hosts[a.AlertID]+"|"+evClose] = true
 			}
 		}
 	}
 	return out
+}
+
+// alertHosts are the hosts of project g's alerts (alert -> hostnameAndPort), as far as the API
+// answered.
+func (c *cluster) alertHosts(g string) map[string]string {
+	hosts := map[string]string{}
+	for page := 1; ; page++ {
+		var alerts struct {
+			Results []struct{ ID, HostnameAndPort string }
+		}
+		if err := c.admin.do("GET", fmt.Sprintf("/groups/%s/alerts?itemsPerPage=500&pageNum=%d", g, page), nil, http.StatusOK, &alerts); err != nil {
+			return hosts
+		}
+		for _, a := range alerts.Results {
+			hosts[a.ID] = a.HostnameAndPort
+		}
+		if len(alerts.Results) < 500 {
+			return hosts
+		}
+	}
+}
+
+// attempt is one delivery attempt as the API lists it.
+type attempt struct{ AlertID, DeliveryID, Outcome, DigestID string }
+
+// attempts are the delivery attempts of project g, as far as the API answered.
+func (c *cluster) attempts(g string) []attempt {
+	var out []attempt
+	for page := 1; ; page++ {
+		var attempts struct{ Results []attempt }
+		if err := c.admin.do("GET", fmt.Sprintf("/groups/%s/deliveries?itemsPerPage=500&pageNum=%d", g, page), nil, http.StatusOK, &attempts); err != nil {
+			return out
+		}
+		out = append(out, attempts.Results...)
+		if len(attempts.Results) < 500 {
+			return out
+		}
+	}
 }
 
 // webhookScene is a cluster started with spec, a webhook receiver that answers 200 after
@@ -363,10 +387,14 @@ func checkRoles(t *testing.T, c *cluster) {
 	}
 }
 
+// onePerAlert turns digests and email pacing off: a scenario with it counts one email per
+// alert and person, as fast as they go (the digest storms count digests).
+var onePerAlert = []string{"HERALD_DIGEST_AFTER=0", "HERALD_PACE_EMAIL=off"}
+
 // The self-check: no fault at all. Every notice must arrive exactly once and in order, by
 // webhook and by the email of a GROUP notification; if not, the harness or Herald is broken.
 func noFault(t *testing.T, sc scale) row {
-	c := startCluster(t, clusterSpec{workers: 2, schedulers: 1})
+	c := startCluster(t, clusterSpec{workers: 2, schedulers: 1, env: onePerAlert})
 	h := startHooks(t)
 	l := newLoad()
 	const projects, hosts, members = 2, 50, 2
@@ -536,7 +564,7 @@ func redisRestarts(t *testing.T, sc scale) row {
 // commands wait) and once for the closings (DEBUG SLEEP: Redis answers nothing, takes no
 // connection). Every person must get every email; no webhook may tell a wrong status.
 func redisPause(t *testing.T, sc scale) row {
-	c := startCluster(t, clusterSpec{workers: 2, schedulers: 1})
+	c := startCluster(t, clusterSpec{workers: 2, schedulers: 1, env: onePerAlert})
 	h := startHooks(t)
 	l := newLoad()
 	ps := c.projects(t, "pause", sc.pauseProjects, sc.pauseHosts, sc.pauseMembers, groupByEmail(0, 60), webhookTo(h.url, 0, 60))

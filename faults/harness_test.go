@@ -195,6 +195,20 @@ func (r *redisServer) pause(d time.Duration) {
 	}
 }
 
+// freeze stops the redis-server process for d (SIGSTOP, then SIGCONT): it neither answers nor
+// accepts connections, and what clients send meanwhile waits in the kernel. It returns when
+// the process runs again.
+func (r *redisServer) freeze(d time.Duration) {
+	r.t.Helper()
+	if err := r.proc.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		r.t.Fatalf("SIGSTOP redis-server: %v", err)
+	}
+	time.Sleep(d)
+	if err := r.proc.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		r.t.Fatalf("SIGCONT redis-server: %v", err)
+	}
+}
+
 // sleep blocks Redis entirely for d (DEBUG SLEEP): it neither answers nor takes connections,
 // harsher than pause. It returns when Redis answers again.
 func (r *redisServer) sleep(d time.Duration) {
@@ -216,11 +230,13 @@ type cluster struct {
 	schedulers []*proc
 	smtp       *smtpReceiver
 	minute     time.Duration
+	settings   []string        // clusterSpec.env
 	admin      *client         // the bootstrap global owner key
 	killed     map[*proc]bool  // roles the scenario killed
 	groups     []string        // the scenario's projects
 	endedCache map[string]bool // ended's last reading, and when it was made
 	endedRead  time.Time
+	digests    map[string][]notice // toldInDigests' readings, by digest id
 }
 
 // clusterSpec is what a scenario runs.
@@ -231,6 +247,8 @@ type clusterSpec struct {
 	minute     time.Duration // HERALD_MINUTE; 0: 10 s, so that no repeat falls due during a scenario
 	// schedulerEnv is extra settings of the schedulers (HERALD_LOG_LEVEL=debug to see their runs).
 	schedulerEnv []string
+	// env is extra settings of every role (HERALD_DIGEST_AFTER, say).
+	env []string
 }
 
 const bootstrapPublic, bootstrapPrivate = "faults", "0b7e2c55-faults-suite-key"
@@ -242,7 +260,8 @@ func startCluster(t *testing.T, spec clusterSpec) *cluster {
 	if spec.minute == 0 {
 		spec.minute = 10 * time.Second
 	}
-	c := &cluster{t: t, redis: startRedis(t, spec.aof), smtp: startSMTP(t), minute: spec.minute, killed: map[*proc]bool{}}
+	c := &cluster{t: t, redis: startRedis(t, spec.aof), smtp: startSMTP(t), minute: spec.minute, settings: spec.env,
+		killed: map[*proc]bool{}, digests: map[string][]notice{}}
 	c.apiAddr = testkit.FreeLoopbackAddr(t)
 	c.api = startProc(t, "api", heraldBin, []string{"api"}, c.env("HERALD_LISTEN="+c.apiAddr,
 		"HERALD_BOOTSTRAP_KEY="+bootstrapPublic+":"+bootstrapPrivate, "HERALD_MONITORING=false"))
@@ -268,7 +287,7 @@ func startCluster(t *testing.T, spec clusterSpec) *cluster {
 
 // env is the environment of a herald role: the suite's Redis, SMTP server and minute, private
 // targets allowed (the receivers are on 127.0.0.1), no metrics listener (children cannot share
-// its fixed port), warnings only unless extra says otherwise (later settings win).
+// its fixed port), warnings only, then the scenario's settings and extra (later settings win).
 func (c *cluster) env(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -279,7 +298,7 @@ func (c *cluster) env(extra ...string) []string {
 	env = append(env, "HERALD_REDIS_URL="+c.redis.URL(), "HERALD_MINUTE="+c.minute.String(),
 		"HERALD_ALLOW_PRIVATE_TARGETS=true", "HERALD_METRICS_LISTEN=", "HERALD_LOG_LEVEL="+cmp.Or(os.Getenv("HERALD_FAULTS_LOG_LEVEL"), "warn"),
 		"HERALD_SMTP_ADDR="+c.smtp.addr, "HERALD_SMTP_FROM=herald@faults.example.com")
-	return append(env, extra...)
+	return append(append(env, c.settings...), extra...)
 }
 
 // startWorker starts one more `herald worker`, with the defaults an operator gets (lease,

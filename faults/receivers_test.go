@@ -42,6 +42,10 @@ type notice struct {
 	to      string // the email's recipient
 	at      time.Time
 	cut     bool // the request came whole but its answer was cut off (its sender killed)
+	// digest is a digest mail's id (its Message-ID): it tells of several alerts, each counted
+	// as a notice of its own whose told names the digest (toldInDigests).
+	digest string
+	told   string
 }
 
 // answer is how the webhook receiver answers at a moment: a status after a delay; hang holds
@@ -188,13 +192,20 @@ func (h *hookReceiver) busy() int {
 }
 
 // senders are the projects of the requests being answered now, by the pid of the process that
-// sent them, among pids. A webhook names no worker, so the receiver asks the kernel: the inode of each
-// client socket (/proc/net/tcp), and the process holding a descriptor on it (/proc/<pid>/fd).
+// sent them, among pids.
 func (h *hookReceiver) senders(pids []int) map[int][]string {
 	h.mu.Lock()
 	ports := maps.Clone(h.ports)
 	h.mu.Unlock()
-	inodes := map[string][]string{} // socket inode -> projects of the requests under way on it
+	return socketOwners(h.port, ports, pids)
+}
+
+// socketOwners maps what is under way on connections to the server on 127.0.0.1:port (ports:
+// client port -> what) to the pid, among pids, of the process holding each client socket. A
+// request names no worker, so the receiver asks the kernel: the inode of each client socket
+// (/proc/net/tcp), and the process holding a descriptor on it (/proc/<pid>/fd).
+func socketOwners(port int, ports map[int][]string, pids []int) map[int][]string {
+	inodes := map[string][]string{} // socket inode -> what is under way on it
 	f, err := os.Open("/proc/net/tcp")
 	if err != nil {
 		return nil
@@ -205,7 +216,7 @@ func (h *hookReceiver) senders(pids []int) map[int][]string {
 		// sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode;
 		// addresses in hex, IPv4 in the kernel's (little-endian) byte order.
 		fs := strings.Fields(sc.Text())
-		if len(fs) <= 9 || fs[2] != fmt.Sprintf("0100007F:%04X", h.port) {
+		if len(fs) <= 9 || fs[2] != fmt.Sprintf("0100007F:%04X", port) {
 			continue
 		}
 		var local int
@@ -240,10 +251,12 @@ func (h *hookReceiver) refusals() int {
 // smtpReceiver is a real SMTP server (go-smtp) on 127.0.0.1, no TLS, no AUTH, that records
 // every message as a delivered notice.
 type smtpReceiver struct {
-	addr  string
-	delay time.Duration // how long the server takes to accept a message, as a real one does
-	mu    sync.Mutex
-	got   []notice
+	addr     string
+	port     int
+	delay    time.Duration // how long the server takes to accept a message, as a real one does
+	mu       sync.Mutex
+	got      []notice
+	inFlight map[int][]string // client port -> Message-IDs of the messages being accepted on it
 }
 
 func startSMTP(t *testing.T) *smtpReceiver {
@@ -252,7 +265,7 @@ func startSMTP(t *testing.T) *smtpReceiver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &smtpReceiver{addr: l.Addr().String(), delay: 20 * time.Millisecond}
+	s := &smtpReceiver{addr: l.Addr().String(), port: l.Addr().(*net.TCPAddr).Port, delay: 20 * time.Millisecond, inFlight: map[int][]string{}}
 	srv := smtp.NewServer(s)
 	srv.Domain = "localhost"
 	srv.ReadTimeout, srv.WriteTimeout = 30*time.Second, 30*time.Second
@@ -274,12 +287,28 @@ func (s *smtpReceiver) notices() []notice {
 	return append([]notice(nil), s.got...)
 }
 
+// sending are the Message-IDs of the messages being accepted now, by the pid of the process
+// that sends them, among pids.
+func (s *smtpReceiver) sending(pids []int) map[int][]string {
+	s.mu.Lock()
+	ports := maps.Clone(s.inFlight)
+	s.mu.Unlock()
+	return socketOwners(s.port, ports, pids)
+}
+
 // NewSession is go-smtp's backend hook.
-func (s *smtpReceiver) NewSession(*smtp.Conn) (smtp.Session, error) { return &smtpSession{srv: s}, nil }
+func (s *smtpReceiver) NewSession(c *smtp.Conn) (smtp.Session, error) {
+	port := 0
+	if a, ok := c.Conn().RemoteAddr().(*net.TCPAddr); ok {
+		port = a.Port
+	}
+	return &smtpSession{srv: s, port: port}, nil
+}
 
 type smtpSession struct {
-	srv *smtpReceiver
-	to  string
+	srv  *smtpReceiver
+	port int
+	to   string
 }
 
 func (ss *smtpSession) Mail(string, *smtp.MailOptions) error { return nil }
@@ -294,14 +323,20 @@ func (ss *smtpSession) Data(r io.Reader) error {
 		return err
 	}
 	_, _ = io.Copy(io.Discard, m.Body)
+	n := parseEmail(ss.to, m.Header)
 	ss.srv.mu.Lock()
 	delay := ss.srv.delay
+	ss.srv.inFlight[ss.port] = append(ss.srv.inFlight[ss.port], n.key)
 	ss.srv.mu.Unlock()
+	// Accepted once the delay is over, whether or not the sender is still there to hear it (a
+	// real server has queued the message by then): a sender killed meanwhile sends it again.
 	time.Sleep(delay)
-	n := parseEmail(ss.to, m.Header)
 	n.at = time.Now()
 	ss.srv.mu.Lock()
 	ss.srv.got = append(ss.srv.got, n)
+	if ss.srv.inFlight[ss.port] = ss.srv.inFlight[ss.port][1:]; len(ss.srv.inFlight[ss.port]) == 0 {
+		delete(ss.srv.inFlight, ss.port)
+	}
 	ss.srv.mu.Unlock()
 	return nil
 }
@@ -311,10 +346,14 @@ func (ss *smtpSession) Logout() error { return nil }
 
 // parseEmail reads what an alert email tells. Its Message-ID is <delivery id@herald>, the id
 // <alert>-<notification>-<seq|close>-<user>-EMAIL; its subject
-// "[Herald] <Status>: <event type in words>: <host> (replica set ...), project ...".
+// "[Herald] <Status>: <event type in words>: <host> (replica set ...), project ...". A
+// digest's Message-ID is <digest id@herald>, an id without dashes; its subject counts alerts.
 func parseEmail(to string, h mail.Header) notice {
 	n := notice{via: "email", to: to}
 	n.key = strings.TrimSuffix(strings.TrimPrefix(h.Get("Message-Id"), "<"), "@herald>")
+	if isDigestID(n.key) {
+		n.digest = n.key
+	}
 	parts := strings.Split(n.key, "-")
 	if len(parts) >= 3 {
 		n.alertID = parts[0]
@@ -336,6 +375,14 @@ func parseEmail(to string, h mail.Header) notice {
 	if _, target, ok := strings.Cut(rest, ": "); ok {
 		n.host, _, _ = strings.Cut(target, " (")
 		n.host, _, _ = strings.Cut(n.host, ", project ")
+	}
+	if n.digest != "" && n.host != "" { // a digest of one notice is that notice, under the digest's id
+		n.event = evOpen
+		if n.status == "CLOSED" {
+			n.event = evClose
+		}
+	} else if n.digest != "" {
+		n.status = ""
 	}
 	return n
 }

@@ -3,6 +3,7 @@
 package faults
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"strings"
@@ -38,6 +39,7 @@ type tally struct {
 	stale      int      // open or repeat notices telling the alert CLOSED
 	extra      int      // alerts beyond one per condition and recipient
 	ended      int      // expected notices Herald recorded as superseded or dead letters, not lost
+	retold     int      // openings or resolutions told a recipient again in another message (a mail and a digest, two digests)
 	missing    []string // the first expected notices that never arrived, to dig into a finding
 }
 
@@ -52,8 +54,9 @@ func count(conds []condition, got []notice, kills []time.Time, ended func() map[
 		seen        bool      // an opening came, answered or not
 		alerts      map[string]bool
 	}
-	slots := map[string]*slot{} // recipient + host
-	times := map[string]int{}   // recipient + key
+	slots := map[string]*slot{}          // recipient + host
+	times := map[string]int{}            // recipient + key
+	msgs := map[string]map[string]bool{} // recipient + alert + event -> the messages that told it
 	var tl tally
 	for _, n := range got {
 		rcpt := "webhook"
@@ -68,7 +71,19 @@ func count(conds []condition, got []notice, kills []time.Time, ended func() map[
 			}
 			continue
 		}
-		times[rcpt+"|"+n.key]++
+		if n.told == "" {
+			times[rcpt+"|"+n.key]++
+		}
+		if n.digest != "" {
+			continue // a digest mail: its alerts come as notices told in it
+		}
+		if n.event == evOpen || n.event == evClose {
+			k := rcpt + "|" + n.alertID + "|" + n.event
+			if msgs[k] == nil {
+				msgs[k] = map[string]bool{}
+			}
+			msgs[k][cmp.Or(n.told, n.key)] = true
+		}
 		if n.status == "CLOSED" && n.event != evClose {
 			tl.stale++
 		}
@@ -93,6 +108,9 @@ func count(conds []condition, got []notice, kills []time.Time, ended func() map[
 	}
 	for _, c := range times {
 		tl.dups += c - 1
+	}
+	for _, m := range msgs {
+		tl.retold += len(m) - 1
 	}
 	inWindow := func(accepted time.Time) bool {
 		for _, k := range kills {
@@ -161,8 +179,8 @@ func count(conds []condition, got []notice, kills []time.Time, ended func() map[
 func (tl tally) complete() bool { return tl.lost == tl.fsyncLost }
 
 func (tl tally) String() string {
-	return fmt.Sprintf("%d alerts, %d notices expected: %d lost (+%d in the SIGKILL fsync window), %d duplicates, %d out of order, %d closes alone, %d stale, %d extra alerts",
-		tl.alerts, tl.expected, tl.lost-tl.fsyncLost, tl.fsyncLost, tl.dups, tl.outOfOrder, tl.lone, tl.stale, tl.extra)
+	return fmt.Sprintf("%d alerts, %d notices expected: %d lost (+%d in the SIGKILL fsync window), %d duplicates, %d told again, %d out of order, %d closes alone, %d stale, %d extra alerts",
+		tl.alerts, tl.expected, tl.lost-tl.fsyncLost, tl.fsyncLost, tl.dups, tl.retold, tl.outOfOrder, tl.lone, tl.stale, tl.extra)
 }
 
 // row is one scenario's line of the table.
@@ -216,7 +234,8 @@ func (tb *table) report(t *testing.T) {
 }
 
 // checkPromises asserts what every scenario promises: nothing lost (but what a Redis SIGKILL
-// takes within its fsync window), no close before its open, no notice telling a wrong status.
+// takes within its fsync window), no close before its open, no notice telling a wrong status,
+// no alert told a recipient twice in different messages.
 func checkPromises(t *testing.T, tl tally) {
 	t.Helper()
 	if n := tl.lost - tl.fsyncLost; n > 0 {
@@ -230,5 +249,8 @@ func checkPromises(t *testing.T, tl tally) {
 	}
 	if tl.stale > 0 {
 		t.Errorf("%d open or repeat notices told a CLOSED alert", tl.stale)
+	}
+	if tl.retold > 0 {
+		t.Errorf("%d openings or resolutions were told a recipient again in another message (a mail and a digest, or two digests)", tl.retold)
 	}
 }
