@@ -62,14 +62,15 @@ func (a *client) project(t *testing.T, name string, notifications ...notificatio
 }
 
 // member creates a user invited to project (a member, for GROUP notifications) and returns
-// its email address.
-func (a *client) member(t *testing.T, project, username string) string {
+// its id and email address.
+func (a *client) member(t *testing.T, project, username string) (id, email string) {
 	t.Helper()
-	email := username + "@faults.example.com"
+	email = username + "@faults.example.com"
+	var u struct{ ID string }
 	a.call(t, "POST", "/users", map[string]any{"username": username, "password": "faults-password-1",
 		"emailAddress": email, "firstName": "Fault", "lastName": username,
-		"roles": []map[string]string{{"groupId": project, "roleName": "GROUP_READ_ONLY"}}}, http.StatusCreated, nil)
-	return email
+		"roles": []map[string]string{{"groupId": project, "roleName": "GROUP_READ_ONLY"}}}, http.StatusCreated, &u)
+	return u.ID, email
 }
 
 // agent reports a project's hosts as a monitoring agent does, retrying a request the API did

@@ -88,6 +88,15 @@ func TestCount(t *testing.T) {
 	}
 }
 
+// A person's notice recorded superseded accounts for that person's only.
+func TestCountEndedPerPerson(t *testing.T) {
+	c := condition{host: "h1", opened: time.Now(), recipients: []string{"u1@x", "u2@x"}}
+	got := count([]condition{c}, nil, nil, func() map[string]bool { return map[string]bool{"h1|open|u1@x": true} })
+	if got.ended != 1 || got.lost != 1 {
+		t.Errorf("ended %d, lost %d; want 1 and 1", got.ended, got.lost)
+	}
+}
+
 // What the receivers read from a webhook and an email.
 func TestParseNotices(t *testing.T) {
 	hdr := map[string][]string{"Idempotency-Key": {"a1-0-close"}, "X-Vendor-Event": {"alert.close"}}

@@ -205,7 +205,9 @@ func (c *cluster) projects(t *testing.T, name string, n, hosts, members int, not
 		c.groups = append(c.groups, id)
 		rcpt := []string{"webhook"}
 		for m := range members {
-			rcpt = append(rcpt, c.admin.member(t, id, fmt.Sprintf("%s-%d-%d", name, i, m)))
+			user, email := c.admin.member(t, id, fmt.Sprintf("%s-%d-%d", name, i, m))
+			c.emails[user] = email
+			rcpt = append(rcpt, email)
 		}
 		ps = append(ps, project{c.agent(id), hostNames(fmt.Sprintf("%s%d-h", name, i), hosts), rcpt})
 	}
@@ -233,9 +235,10 @@ func awaitAll(c *cluster, h *hookReceiver, l *load, kills []time.Time, within, s
 	return done, count(l.conditions(), received(c, h), kills, c.ended)
 }
 
-// ended is what Herald recorded as not sent on purpose, by host and event ("h1:27017|open"):
-// notices superseded (their alert ended unseen by the target, say) or dead letters. An
-// expected notice that ended so is accounted for, not lost.
+// ended is what Herald recorded as not sent on purpose, by host and event ("h1:27017|open"),
+// and by the email address of the person it was for, if one ("h1:27017|open|u@x"): notices
+// superseded (their alert ended unseen by the target, say) or dead letters. An expected
+// notice that ended so is accounted for, not lost.
 func (c *cluster) ended() map[string]bool {
 	// Read at most once a second: a scenario polls every 50 ms, and reading every project's
 	// alerts and attempts that often would load the API it is measuring.
@@ -255,12 +258,18 @@ func (c *cluster) ended() map[string]bool {
 			if len(parts) < 3 {
 				continue
 			}
+			k := hosts[a.AlertID] + "|" + evOpen
 			switch parts[2] {
 			case "1":
-				out[hosts[a.AlertID]+"|"+evOpen] = true
 			case "close":
-				out[hosts[a.AlertID]+"|"+evClose] = true
+				k = hosts[a.AlertID] + "|" + evClose
+			default:
+				continue
 			}
+			if len(parts) > 3 { // a person's: <alert>-<notification>-<1|close>-<user>-<EMAIL|SMS>
+				k += "|" + c.emails[parts[3]]
+			}
+			out[k] = true
 		}
 	}
 	return out
@@ -287,7 +296,7 @@ func (c *cluster) alertHosts(g string) map[string]string {
 }
 
 // attempt is one delivery attempt as the API lists it.
-type attempt struct{ AlertID, DeliveryID, Outcome, DigestID string }
+type attempt struct{ AlertID, DeliveryID, Outcome, DigestID, Reason string }
 
 // attempts are the delivery attempts of project g, as far as the API answered.
 func (c *cluster) attempts(g string) []attempt {

@@ -237,6 +237,7 @@ type cluster struct {
 	endedCache map[string]bool // ended's last reading, and when it was made
 	endedRead  time.Time
 	digests    map[string][]notice // toldInDigests' readings, by digest id
+	emails     map[string]string   // the scenario's people: user id -> email address
 }
 
 // clusterSpec is what a scenario runs.
@@ -261,7 +262,7 @@ func startCluster(t *testing.T, spec clusterSpec) *cluster {
 		spec.minute = 10 * time.Second
 	}
 	c := &cluster{t: t, redis: startRedis(t, spec.aof), smtp: startSMTP(t), minute: spec.minute, settings: spec.env,
-		killed: map[*proc]bool{}, digests: map[string][]notice{}}
+		killed: map[*proc]bool{}, digests: map[string][]notice{}, emails: map[string]string{}}
 	c.apiAddr = testkit.FreeLoopbackAddr(t)
 	c.api = startProc(t, "api", heraldBin, []string{"api"}, c.env("HERALD_LISTEN="+c.apiAddr,
 		"HERALD_BOOTSTRAP_KEY="+bootstrapPublic+":"+bootstrapPrivate, "HERALD_MONITORING=false"))

@@ -133,11 +133,11 @@ func count(conds []condition, got []notice, kills []time.Time, ended func() map[
 		}
 	}
 	var endedSet map[string]bool
-	endedAs := func(host, event string) bool {
+	endedAs := func(host, event, rcpt string) bool {
 		if endedSet == nil && ended != nil {
 			endedSet = ended()
 		}
-		return endedSet[host+"|"+event]
+		return endedSet[host+"|"+event] || endedSet[host+"|"+event+"|"+rcpt]
 	}
 	tl.alerts = len(conds)
 	for _, c := range conds {
@@ -150,7 +150,7 @@ func count(conds []condition, got []notice, kills []time.Time, ended func() map[
 				tl.extra += len(s.alerts) - 1
 			}
 			tl.expected++
-			if s.open.IsZero() && endedAs(c.host, evOpen) {
+			if s.open.IsZero() && endedAs(c.host, evOpen, r) {
 				tl.ended++
 			} else if s.open.IsZero() {
 				miss(r+" open "+c.host+" reported "+c.opened.Format("15:04:05.000"), c.opened)
@@ -159,7 +159,7 @@ func count(conds []condition, got []notice, kills []time.Time, ended func() map[
 				continue
 			}
 			tl.expected++
-			if s.close.IsZero() && endedAs(c.host, evClose) {
+			if s.close.IsZero() && endedAs(c.host, evClose, r) {
 				tl.ended++
 			} else if s.close.IsZero() {
 				miss(r+" close "+c.host+" reported "+c.cleared.Format("15:04:05.000"), c.cleared, c.opened)

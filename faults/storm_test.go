@@ -138,7 +138,7 @@ func (s *storm) check(t *testing.T, sc scale, from time.Time, within time.Durati
 	if outside > 0 {
 		t.Errorf("%d mails were delivered again outside the at-least-once window (first copy more than %s from a fault)", outside, resendSlack)
 	}
-	unrecorded, late, unsent := s.crossCheck(got)
+	unrecorded, late, unsent, reasons := s.crossCheck(got)
 	if unrecorded > 0 || unsent > 0 {
 		t.Errorf("digests and their DIGESTED records differ: %d alerts told in a digest without their record, %d records naming a digest that did not tell them",
 			unrecorded, unsent)
@@ -147,6 +147,9 @@ func (s *storm) check(t *testing.T, sc scale, from time.Time, within time.Durati
 		recovery: since(from, done)}
 	figure := fmt.Sprintf("%d notices in %d mails, %d of them digests; %d resends of a Message-ID (%d digests), %d outside a fault's window; %d told again; %d told in a digest recorded SUPERSEDED (its sender died, its alert closed before it ran again); %d of %d faults hit a digest being sent",
 		tl.expected, mails, digests, tl.dups, resent, outside, tl.retold, late, s.hit, len(s.faults))
+	if len(reasons) > 0 {
+		figure += "; superseded: " + strings.Join(reasons, ", ")
+	}
 	return r, figure
 }
 
@@ -186,8 +189,9 @@ func (s *storm) resends(got []notice) (mails, digests, resent, outside int) {
 // attempts the API lists. unrecorded are told without a record naming their digest, but for
 // those of a digest first delivered within a fault's window and recorded SUPERSEDED since
 // (late: its sender died before recording it, and its alert closed before it ran again);
-// unsent are records naming a digest that did not tell their alert to anyone.
-func (s *storm) crossCheck(got []notice) (unrecorded, late, unsent int) {
+// unsent are records naming a digest that did not tell their alert to anyone; reasons count
+// the SUPERSEDED records by event and reason.
+func (s *storm) crossCheck(got []notice) (unrecorded, late, unsent int, reasons []string) {
 	told := map[string]bool{}       // alert|event|digest
 	single := map[string]bool{}     // digests of one notice, sent as that notice: no record
 	first := map[string]time.Time{} // digest -> its first delivery
@@ -203,6 +207,7 @@ func (s *storm) crossCheck(got []notice) (unrecorded, late, unsent int) {
 		}
 	}
 	recorded, superseded := map[string]bool{}, map[string]bool{}
+	why := map[string]int{}
 	for _, g := range s.c.groups {
 		for _, a := range s.c.attempts(g) {
 			event := evOpen
@@ -214,6 +219,7 @@ func (s *storm) crossCheck(got []notice) (unrecorded, late, unsent int) {
 				recorded[a.AlertID+"|"+event+"|"+a.DigestID] = true
 			case store.OutcomeSuperseded:
 				superseded[a.AlertID+"|"+event] = true
+				why[event+": "+a.Reason]++
 			}
 		}
 	}
@@ -232,7 +238,11 @@ func (s *storm) crossCheck(got []notice) (unrecorded, late, unsent int) {
 			unsent++
 		}
 	}
-	return unrecorded, late, unsent
+	for w, n := range why {
+		reasons = append(reasons, fmt.Sprintf("%s ×%d", w, n))
+	}
+	slices.Sort(reasons)
+	return unrecorded, late, unsent, reasons
 }
 
 // inWindow says whether a mail delivered at is within a fault's at-least-once window.
