@@ -477,13 +477,8 @@ func (e *Engine) digestMessage(ctx context.Context, n notice, r *recipient, told
 // abandonDigestTries ends the tries of the digest's openings left out, which a run of it
 // whose worker died may have begun: their resolutions need not wait for the marks to lapse.
 func (e *Engine) abandonDigestTries(ctx context.Context, n notice, entries []digestEntry) error {
-	var at []store.NoticeAt
-	for _, d := range entries {
-		if d.opening && d.why != "" {
-			at = append(at, store.NoticeAt{Scope: d.n.scope(), AlertID: d.n.AlertID, Target: d.target()})
-		}
-	}
-	return e.store.AbandonNotices(ctx, n.Digest, at)
+	left := pick(entries, func(d *digestEntry) bool { return d.opening && d.why != "" })
+	return e.store.AbandonNotices(ctx, reaches(left), n.Digest)
 }
 
 // endDigestTries ends the tries of the digest's openings at their targets (EndNotice).

@@ -449,24 +449,28 @@ func TestDigestRunAgainEndsTheTriesOfItsDeadSender(t *testing.T) {
 	r, mails, owners := newDigestRig(t, 10) // a window of 2 s
 	digestID := regexp.MustCompile(`^[0-9a-f]{24}$`)
 	var mu sync.Mutex
-	recordFailed := false
-	// The digest's end as a dead sender leaves it: its tries (EndNotice, by the digest) not
-	// ended, its DIGESTED records not written; its task runs again (storeRetryDelay).
+	dead, recordFailed := "", false
+	// The end of one digest (the first whose tries end) as a dead sender leaves it: its tries
+	// (EndNotices, by the digest) not ended, its records not written; its task runs again
+	// (storeRetryDelay).
 	r.faults.fail(1000, func(name string, args []any) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		if recordFailed {
 			return false
 		}
-		if name == "lpush" && slices.ContainsFunc(args, func(a any) bool {
+		if by, _ := args[len(args)-1].(string); name == "evalsha" && len(args) == 8 && digestID.MatchString(by) && (dead == "" || dead == by) {
+			dead = by
+			return true
+		}
+		if dead != "" && name == "lpush" && slices.ContainsFunc(args, func(a any) bool {
 			b, ok := a.([]byte)
-			return ok && bytes.Contains(b, []byte(`DIGESTED`))
+			return ok && bytes.Contains(b, []byte(dead))
 		}) {
 			recordFailed = true
 			return true
 		}
-		by, _ := args[len(args)-1].(string)
-		return name == "evalsha" && len(args) == 8 && digestID.MatchString(by)
+		return false
 	})
 	const n = 6
 	r.storm(n, true)

@@ -160,28 +160,6 @@ func (s *Store) AbandonNotice(ctx context.Context, sc Scope, alertID, target, by
 	return n == 1, err
 }
 
-// NoticeAt is an alert's target that a try may have marked under way (BeginNotice).
-type NoticeAt struct {
-	Scope   Scope
-	AlertID string
-	Target  string
-}
-
-// AbandonNotices is AbandonNotice at each of at for delivery by, in one round trip: the
-// openings of a digest whose sender died, left out when the digest runs again.
-func (s *Store) AbandonNotices(ctx context.Context, by string, at []NoticeAt) error {
-	if len(at) == 0 {
-		return nil
-	}
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, a := range at {
-			abandonNotice.Eval(ctx, p, []string{a.Scope.reach(a.AlertID)}, a.Target, by)
-		}
-		return nil
-	})
-	return err
-}
-
 func flag(b bool) string {
 	if b {
 		return "1"
@@ -295,6 +273,19 @@ func (s *Store) EndNotices(ctx context.Context, rs []Reach, by string, ts []Try,
 		}
 	}
 	return failed, err
+}
+
+// AbandonNotices is AbandonNotice for many tries begun by one delivery (by), in a round trip
+// per reachBatch: the openings of a digest whose sender died, left out when it runs again. It
+// returns the first error.
+func (s *Store) AbandonNotices(ctx context.Context, rs []Reach, by string) error {
+	cmds, err := s.runEach(ctx, abandonNotice, len(rs), func(i int) ([]string, []any) {
+		return []string{rs[i].Scope.reach(rs[i].AlertID)}, []any{rs[i].Target, by}
+	})
+	for _, c := range cmds {
+		err = cmp.Or(err, c.Err())
+	}
+	return err
 }
 
 // runEach runs script n times, with item(i)'s keys and arguments, in pipelines of reachBatch:

@@ -234,8 +234,8 @@ func TestAbandonNotices(t *testing.T) {
 		}
 		r.close(id)
 	}
-	if err := r.st.AbandonNotices(r.ctx, "dg", []store.NoticeAt{{Scope: r.sc, AlertID: a, Target: "0"}, {Scope: r.sc, AlertID: b, Target: "0"},
-		{Scope: r.sc, AlertID: b, Target: "1"}}); err != nil {
+	if err := r.st.AbandonNotices(r.ctx, []store.Reach{{Scope: r.sc, AlertID: a, Target: "0"}, {Scope: r.sc, AlertID: b, Target: "0"},
+		{Scope: r.sc, AlertID: b, Target: "1"}}, "dg"); err != nil {
 		t.Fatal(err)
 	}
 	r.wantVerdict("a's resolution", a, "0", store.CloseSend)
