@@ -120,8 +120,8 @@ func decodeAttempt(b []byte) (Attempt, bool) {
 }
 
 // RecordAttempts adds attempts to their project's log, in order (the last is the newest), and
-// those about digests (DIGESTED, and PACED ones Waiting, which go there only) to their
-// alert's record too (alertTold).
+// those about digests (DIGESTED, and PACED ones Waiting) to their alert's record instead
+// (alertTold): a storm's thousands of them would push every message sent out of the log.
 func (s *Store) RecordAttempts(ctx context.Context, groupID string, as []Attempt) error {
 	vals := make([]any, 0, len(as))
 	told := map[Scope][]any{}
@@ -130,15 +130,14 @@ func (s *Store) RecordAttempts(ctx context.Context, groupID string, as []Attempt
 		if err != nil {
 			return err
 		}
-		if !a.Waiting {
-			vals = append(vals, b)
-		}
 		if a.Waiting || a.Outcome == OutcomeDigested {
 			sc := Scope{GroupID: groupID, Global: a.Global}
 			if told[sc], err = appendTold(told[sc], a); err != nil {
 				return err
 			}
+			continue
 		}
+		vals = append(vals, b)
 	}
 	if len(vals) > 0 {
 		k := attemptsList(groupID)
