@@ -313,6 +313,24 @@ func (c *cluster) attempts(g string) []attempt {
 	}
 }
 
+// digestRecords are the DIGESTED attempts of project g's alerts, as far as the API answered:
+// they are listed with each alert, not in the project's list.
+func (c *cluster) digestRecords(g string) []attempt {
+	var out []attempt
+	for id := range c.alertHosts(g) {
+		var attempts struct{ Results []attempt }
+		if err := c.admin.do("GET", fmt.Sprintf("/groups/%s/alerts/%s/deliveries?itemsPerPage=500", g, id), nil, http.StatusOK, &attempts); err != nil {
+			continue
+		}
+		for _, a := range attempts.Results {
+			if a.Outcome == store.OutcomeDigested {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
 // webhookScene is a cluster started with spec, a webhook receiver that answers 200 after
 // delay, and n projects named after name of hosts hosts each, whose only notification is a
 // webhook to the receiver (at once, then every 60 minutes).

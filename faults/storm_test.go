@@ -209,7 +209,7 @@ func (s *storm) crossCheck(got []notice) (unrecorded, late, unsent int, reasons 
 	recorded, superseded := map[string]bool{}, map[string]bool{}
 	why := map[string]int{}
 	for _, g := range s.c.groups {
-		for _, a := range s.c.attempts(g) {
+		for _, a := range append(s.c.attempts(g), s.c.digestRecords(g)...) {
 			event := evOpen
 			if parts := strings.Split(a.DeliveryID, "-"); len(parts) > 2 && parts[2] == "close" {
 				event = evClose
