@@ -441,7 +441,6 @@ type heartbeatDoc struct {
 	LastBody      string                `json:"b,omitempty"`
 	LastDuration  int64                 `json:"d,omitempty"`
 	Runs          []herald.HeartbeatRun `json:"r,omitempty"`
-	PingURL       string                `json:"url,omitempty"`
 	TokenHash     string                `json:"h,omitempty"`
 	TokenTail     string                `json:"tt,omitempty"`
 	Since         *int64                `json:"S,omitempty"`
@@ -455,7 +454,7 @@ func packHeartbeatAt(key string, h herald.Heartbeat) heartbeatDoc {
 		Schedule: h.Schedule, TimeZone: h.TimeZone, GraceMin: h.GraceMin, LabelMatchers: h.LabelMatchers,
 		Status: h.Status, Created: packTimeOrZero(h.Created), LastPing: packTime(h.LastPing), LastStart: packTime(h.LastStart),
 		LastFailure: packTime(h.LastFailure), LastBody: h.LastBody, LastDuration: h.LastDurationMs, Runs: h.Runs,
-		PingURL: h.PingURL, TokenHash: packHex(h.TokenHash),
+		TokenHash: packHex(h.TokenHash),
 		TokenTail: h.TokenTail, Missed: h.Missed, Failed: h.Failed}
 	if !h.Updated.Equal(h.Created.Time) {
 		d.Updated = packTimeOrZero(h.Updated)
@@ -502,7 +501,7 @@ func (d heartbeatDoc) unpack() herald.Heartbeat {
 		Schedule: d.Schedule, TimeZone: d.TimeZone, GraceMin: d.GraceMin, LabelMatchers: d.LabelMatchers,
 		Status: d.Status, Created: unpackTime(d.Created), LastPing: unpackTime(d.LastPing), LastStart: unpackTime(d.LastStart),
 		LastFailure: unpackTime(d.LastFailure), LastBody: d.LastBody, LastDurationMs: d.LastDuration, Runs: d.Runs,
-		PingURL: d.PingURL, TokenHash: unpackID(d.TokenHash),
+		TokenHash: unpackID(d.TokenHash),
 		TokenTail: d.TokenTail, Missed: d.Missed, Failed: d.Failed}
 	h.Updated = h.Created
 	if d.Updated != nil {
