@@ -22,6 +22,8 @@ import (
 //	<line>:wait   HASH  delivery id -> the waiting notice (opaque to the store)
 //	<line>:mark   HASH  delivery id -> the digest that claimed it
 //	<line>:mode   STRING set while the target is being digested
+//	<line>:alone  HASH  delivery id -> when it was let go alone: its retry, however late,
+//	                    goes alone again rather than into a digest
 //	<line>:claim:<digest>  HASH  delivery id -> notice: what digest <digest> stands for
 //
 // A claim renames the waiting hash: claiming 10,000 notices moves no entry.
@@ -123,7 +125,7 @@ type DigestTurn struct {
 }
 
 // digestStep: delivery ARGV[1] (entry ARGV[2]) at line KEYS (sent, wait, mark, mode, the claim
-// of digest ARGV[7]) at ARGV[3] ms, After ARGV[4], Window ARGV[5] ms, ARGV[6] 1: it may claim.
+// of digest ARGV[7], alone) at ARGV[3] ms, After ARGV[4], Window ARGV[5] ms, ARGV[6] 1: it may claim.
 // As DigestPolicy.Decide, with the line's state: a claimed notice stays claimed, one sent
 // alone stays alone (its retry), a waiting one keeps its entry. ARGV[8], ARGV[9]: how long
 // the line's parts and its claims are kept (ms).
@@ -131,13 +133,15 @@ var digestStep = redis.NewScript(`
 local now, after, window, keep = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[8])
 local d = redis.call('HGET', KEYS[3], ARGV[1])
 if d then return {'claimed', d, 0, 0} end
+if redis.call('HEXISTS', KEYS[6], ARGV[1]) == 1 then return {'alone', '', 0, 0} end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return {'alone', '', 0, 0} end
 local n = redis.call('ZCARD', KEYS[1])
 local open = n < after
 if open and redis.call('HLEN', KEYS[2]) == 0 then
   redis.call('ZADD', KEYS[1], now, ARGV[1])
   redis.call('PEXPIRE', KEYS[1], window + 1000)
+  redis.call('HSET', KEYS[6], ARGV[1], now)
+  redis.call('PEXPIRE', KEYS[6], keep)
   return {'alone', '', 0, redis.call('DEL', KEYS[4])}
 end
 redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2])
@@ -162,7 +166,7 @@ return {'wait', untilMs, started, 0}
 `)
 
 func lineKeys(line, digestID string) []string {
-	return []string{line + ":sent", line + ":wait", line + ":mark", line + ":mode", line + ":claim:" + digestID}
+	return []string{line + ":sent", line + ":wait", line + ":mark", line + ":mode", line + ":claim:" + digestID, line + ":alone"}
 }
 
 // DigestStep is the turn of delivery id, whose notice is entry, at line, by policy p at now.

@@ -260,3 +260,33 @@ func TestDigestLineOnCluster(t *testing.T) {
 		t.Errorf("slot errors: %v", errs)
 	}
 }
+
+// A notice let go alone stays alone on a retry that comes after the window (Redis paused, a
+// worker stalled): with others waiting then, it would otherwise go into their digest and be
+// told twice.
+func TestDigestAloneStaysAloneAfterTheWindow(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(storetest.Redis(t))
+	p := store.DigestPolicy{After: 1, Window: time.Minute}
+	line := store.DigestLine(store.PaceKey("EMAIL", "ana@example.com"), herald.NewID(digestT0))
+	step := func(id string, claim bool, at time.Duration) store.DigestTurn {
+		t.Helper()
+		turn, err := st.DigestStep(ctx, line, id, "entry "+id, p, claim, time.Hour, digestT0.Add(at))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return turn
+	}
+	if turn := step("first", false, 0); turn.Verdict != store.DigestAlone {
+		t.Fatalf("first: %+v, want alone", turn)
+	}
+	if turn := step("second", false, time.Second); turn.Verdict != store.DigestWait {
+		t.Fatalf("second: %+v, want to wait", turn)
+	}
+	if turn := step("first", true, 2*time.Minute); turn.Verdict != store.DigestAlone {
+		t.Fatalf("first's retry after the window: %+v, want alone again", turn)
+	}
+	if turn := step("second", true, 2*time.Minute); turn.Verdict != store.DigestClaim || turn.Count != 1 {
+		t.Fatalf("second after the window: %+v, want a claim of itself alone", turn)
+	}
+}
